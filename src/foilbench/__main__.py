@@ -1,0 +1,3 @@
+from foilbench.cli.main import main
+
+main()

@@ -1,0 +1,80 @@
+"""The ``foilbench`` command. Subcommands load lazily so ``--help`` stays fast."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import click
+
+from foilbench import __version__
+from foilbench.errors import FoilbenchError
+
+# name -> ("module", "attribute", one-line help). Each module holds one click command/group.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("foilbench.cli.run_cmd", "run", "Evaluate models on benchmarks (default: embedded)."),
+    "models": ("foilbench.cli.catalog_cmd", "models", "List model names and spec schemes."),
+    "benchmarks": ("foilbench.cli.catalog_cmd", "benchmarks", "List benchmarks and loaders."),
+    "inspect": ("foilbench.cli.inspect_cmd", "inspect", "Counts and validation of a benchmark."),
+    "show": ("foilbench.cli.show_cmd", "show", "Print the metrics of a stored run."),
+    "build": ("foilbench.cli.build_cmd", "build", "Build benchmarks (the procedural suite)."),
+    "train": ("foilbench.cli.train_cmd", "train", "Train the embedded default models."),
+    "sweep": ("foilbench.cli.sweep_cmd", "sweep", "Models x benchmarks matrix, resumable."),
+    "audit": ("foilbench.cli.audit_cmd", "audit", "Audit a benchmark (blind, controls, ...)."),
+    "analyze": ("foilbench.cli.analyze_cmd", "analyze", "Analyses of stored runs."),
+    "compass": ("foilbench.cli.compass_cmd", "compass", "COMPASS scene-graph captions."),
+    "report": ("foilbench.cli.report_cmd", "report", "Write the HTML report of runs."),
+    "serve": ("foilbench.cli.serve_cmd", "serve", "Browse the results database locally."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._available(name))
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        module = COMMANDS[name][0]
+        return importlib.util.find_spec(module) is not None
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS or not self._available(name):
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="foilbench")
+def cli() -> None:
+    """foilbench: do vision-language models bind attributes, relations, counts and states
+    to the right objects? Evaluate, build and audit controlled benchmarks.
+
+    \b
+    Start here:
+      foilbench run                         embedded models on the embedded suite
+      foilbench run --model openclip:ViT-B-32:/path/w.pt --benchmark ./my_bench
+      foilbench inspect sugarcrepe:/data/sugarcrepe --json
+    """
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except FoilbenchError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)

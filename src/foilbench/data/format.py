@@ -1,0 +1,258 @@
+"""A benchmark is data: ``manifest.json`` + ``items.parquet`` + image files under one root.
+
+Image paths in the table are relative to the root and may not escape it. Loading validates
+everything (see :mod:`foilbench.data.validate`) and never drops an item silently: it refuses,
+or with ``on_invalid="drop"`` drops and records how many and why in ``Benchmark.dropped``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from foilbench.data.kinds import KINDS, METADATA_COLUMNS, KindSpec
+from foilbench.errors import BenchmarkError
+
+MANIFEST_FILE = "manifest.json"
+ITEMS_FILE = "items.parquet"
+
+__all__ = [
+    "KINDS",
+    "METADATA_COLUMNS",
+    "Benchmark",
+    "Manifest",
+    "load_benchmark",
+    "write_benchmark",
+    "sha256_bytes",
+    "sha256_file",
+    "sha256_text",
+]
+
+
+@dataclass
+class Manifest:
+    name: str
+    kind: str
+    version: str = "1"
+    protocol: str = ""  # defaults to the kind's protocol name
+    license: str = "unknown"
+    source: str = ""
+    checksum: str = ""
+    description: str = ""
+    primary_metric: str = ""  # defaults to the kind's default metric
+    partial: bool = False  # True when items were dropped (--allow-partial); shown in every output
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise BenchmarkError(
+                f"manifest: unknown kind {self.kind!r}; expected one of {', '.join(KINDS)}"
+            )
+        if not self.protocol:
+            self.protocol = self.kind
+        if not self.primary_metric:
+            self.primary_metric = KINDS[self.kind].default_metric
+        if self.primary_metric not in KINDS[self.kind].metrics:
+            raise BenchmarkError(
+                f"manifest: primary_metric {self.primary_metric!r} is not a metric of kind "
+                f"{self.kind!r} ({', '.join(KINDS[self.kind].metrics)})"
+            )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = MANIFEST_FILE) -> Manifest:
+        missing = [k for k in ("name", "kind") if k not in data]
+        if missing:
+            raise BenchmarkError(f"{where}: missing field(s) {', '.join(missing)}")
+        known = {f for f in cls.__dataclass_fields__}
+        extras = dict(data.get("extras", {}))
+        extras.update({k: v for k, v in data.items() if k not in known})
+        kwargs = {k: v for k, v in data.items() if k in known and k != "extras"}
+        return cls(**kwargs, extras=extras)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Dropped:
+    """What ``on_invalid="drop"`` removed: counts by reason plus the problems themselves."""
+
+    n: int
+    by_reason: dict[str, int]
+    problems: list[Any]
+
+
+@dataclass
+class Benchmark:
+    """An in-memory benchmark: manifest, items table, and the root image paths are under."""
+
+    manifest: Manifest
+    items: pd.DataFrame
+    root: Path
+    dropped: Dropped | None = None
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def kind(self) -> str:
+        return self.manifest.kind
+
+    @property
+    def spec(self) -> KindSpec:
+        return KINDS[self.manifest.kind]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def image_path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def image_refs(self) -> Iterator[str]:
+        """Every image reference in item order (with repeats)."""
+        spec = self.spec
+        for col in spec.image_columns:
+            yield from self.items[col].tolist()
+        for col in spec.image_list_columns:
+            for paths in self.items[col]:
+                yield from list(paths)
+
+    def text_refs(self) -> Iterator[str]:
+        spec = self.spec
+        for col in spec.text_columns:
+            yield from self.items[col].tolist()
+        for col in spec.text_list_columns:
+            for texts in self.items[col]:
+                yield from list(texts)
+
+    def unique_images(self) -> list[str]:
+        return list(dict.fromkeys(self.image_refs()))
+
+    def unique_texts(self) -> list[str]:
+        return list(dict.fromkeys(self.text_refs()))
+
+    def metadata(self) -> pd.DataFrame:
+        """The items table without the kind's payload columns (for breakdowns)."""
+        payload = set(self.spec.required) - {"item_id"}
+        return self.items[[c for c in self.items.columns if c not in payload]]
+
+    def compute_checksum(self, include_images: bool = True) -> str:
+        """sha256 over the canonical items table and, optionally, every image file's bytes."""
+        h = hashlib.sha256()
+        h.update(canonical_table_bytes(self.items))
+        if include_images:
+            for rel in sorted(set(self.image_refs())):
+                h.update(rel.encode())
+                path = self.image_path(rel)
+                h.update(sha256_file(path).encode() if path.exists() else b"<missing>")
+        return "sha256:" + h.hexdigest()
+
+
+def canonical_table_bytes(items: pd.DataFrame) -> bytes:
+    """Deterministic bytes of a table: sorted columns, item order kept, JSON records."""
+    cols = sorted(items.columns)
+    records = items[cols].to_dict(orient="records")
+    return json.dumps(records, sort_keys=True, default=_json_default, ensure_ascii=False).encode()
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if obj is None or (isinstance(obj, float) and np.isnan(obj)):
+        return None
+    return str(obj)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _normalise_lists(items: pd.DataFrame, spec: KindSpec) -> pd.DataFrame:
+    """Parquet gives numpy arrays for list columns; make them plain lists of str."""
+    items = items.copy()
+    for col in (*spec.image_list_columns, *spec.text_list_columns):
+        if col in items.columns:
+            items[col] = [list(v) if v is not None else None for v in items[col]]
+    return items
+
+
+def make_benchmark(
+    manifest: Manifest,
+    items: pd.DataFrame,
+    root: str | Path,
+    *,
+    on_invalid: str = "raise",
+    check_images: bool = True,
+) -> Benchmark:
+    """Validate a table against its kind and wrap it; the path every loader goes through."""
+    from foilbench.data.validate import apply_validation
+
+    items = _normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
+    bench = Benchmark(manifest=manifest, items=items, root=Path(root))
+    return apply_validation(bench, on_invalid=on_invalid, check_images=check_images)
+
+
+def load_benchmark(
+    path: str | Path, *, on_invalid: str = "raise", check_images: bool = True
+) -> Benchmark:
+    """Read a foilbench-format folder. ``on_invalid`` is ``"raise"`` or ``"drop"``."""
+    root = Path(path)
+    if not root.is_dir():
+        raise BenchmarkError(f"benchmark folder not found: {root}")
+    mpath = root / MANIFEST_FILE
+    ipath = root / ITEMS_FILE
+    for p in (mpath, ipath):
+        if not p.exists():
+            raise BenchmarkError(f"{root}: missing {p.name} (a foilbench benchmark folder holds "
+                                 f"{MANIFEST_FILE} and {ITEMS_FILE})")
+    try:
+        manifest = Manifest.from_dict(json.loads(mpath.read_text()), where=str(mpath))
+    except json.JSONDecodeError as e:
+        raise BenchmarkError(f"{mpath}: not valid JSON ({e})") from None
+    try:
+        items = pd.read_parquet(ipath)
+    except Exception as e:  # pyarrow raises several types for corrupt files
+        raise BenchmarkError(f"{ipath}: cannot read Parquet ({e})") from None
+    return make_benchmark(manifest, items, root, on_invalid=on_invalid, check_images=check_images)
+
+
+def write_benchmark(bench: Benchmark, out_dir: str | Path, *, copy_images: bool = True) -> Path:
+    """Write ``bench`` as a foilbench folder. Images are copied under ``out_dir`` unless the
+    benchmark already lives there. The manifest's checksum is (re)computed."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if copy_images and out.resolve() != bench.root.resolve():
+        for rel in bench.unique_images():
+            dst = out / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(bench.image_path(rel), dst)
+    written = Benchmark(bench.manifest, bench.items, out, bench.dropped)
+    bench.manifest.checksum = written.compute_checksum()
+    bench.items.to_parquet(out / ITEMS_FILE, index=False)
+    manifest = bench.manifest.to_dict()
+    manifest["n_items"] = len(bench.items)
+    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return out

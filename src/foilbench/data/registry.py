@@ -1,0 +1,69 @@
+"""Benchmark specs: a registered name, a foilbench-format folder, or ``LOADER:PATH``.
+
+Registered names are embedded benchmarks (factories called with no arguments that return a
+:class:`~foilbench.data.format.Benchmark`). Suites map a name to several benchmarks (the
+embedded default ``synth``). Loaders convert a published release in its native format:
+``loader(path, on_invalid=..., check_images=...) -> Benchmark``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from foilbench.data.format import MANIFEST_FILE, Benchmark, load_benchmark
+from foilbench.errors import UnknownNameError
+from foilbench.registry import Registry, unknown_message
+
+
+@lru_cache(maxsize=1)
+def suites() -> Registry:
+    reg = Registry("suite")
+    reg.register("synth", "foilbench.world.suite:embedded_suite",
+                 "the embedded procedural suite (pairs, Auto-Comp swap/confusion, COMPASS)")
+    return reg
+
+
+@lru_cache(maxsize=1)
+def benchmark_names() -> Registry:
+    reg = Registry("benchmark", "foilbench.benchmarks")
+    reg.register("tiny-builtin", "foilbench.data.tiny:tiny_benchmark",
+                 "a 12-item built-in pair benchmark drawn with PIL (smoke test)")
+    return reg
+
+
+@lru_cache(maxsize=1)
+def loaders() -> Registry:
+    reg = Registry("loader", "foilbench.loaders")
+    for name in ("composet", "winoground", "bivlc", "whatsup", "colorswap", "mmvp",
+                 "naturalbench", "colorbench", "sugarcrepe", "sugarcrepe_pp", "aro",
+                 "vl_checklist", "vsr"):
+        reg.register(name, f"foilbench.data.loaders.{name}:load")
+    return reg
+
+
+def resolve_benchmarks(spec: str, *, on_invalid: str = "raise",
+                       check_images: bool = True) -> list[Benchmark]:
+    """All benchmarks a spec names (a suite names several)."""
+    if spec in suites():
+        return list(suites().get(spec)(on_invalid=on_invalid, check_images=check_images))
+    return [resolve_benchmark(spec, on_invalid=on_invalid, check_images=check_images)]
+
+
+def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
+                      check_images: bool = True) -> Benchmark:
+    names = benchmark_names()
+    if spec in names:
+        return names.get(spec)(on_invalid=on_invalid, check_images=check_images)
+    loader, sep, rest = spec.partition(":")
+    if sep and loader in loaders() and len(loader) > 1:  # len > 1: not a Windows drive letter
+        return loaders().get(loader)(rest, on_invalid=on_invalid, check_images=check_images)
+    path = Path(spec)
+    if (path / MANIFEST_FILE).exists():
+        return load_benchmark(path, on_invalid=on_invalid, check_images=check_images)
+    if path.exists():
+        raise UnknownNameError(f"{spec}: exists but is not a foilbench benchmark folder (no "
+                               f"{MANIFEST_FILE}); for a published release use LOADER:PATH with "
+                               f"one of: {', '.join(loaders().names())}")
+    known = suites().names() + names.names() + [f"{n}:PATH" for n in loaders().names()]
+    raise UnknownNameError(unknown_message("benchmark", spec, known))

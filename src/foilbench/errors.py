@@ -1,0 +1,20 @@
+"""Exception types shared across layers, so the CLI can print them without a traceback."""
+
+
+class FoilbenchError(Exception):
+    """Base class for errors a user can act on; the CLI prints the message and exits 2."""
+
+
+class UnknownNameError(FoilbenchError, KeyError):
+    """A registry lookup failed; the message lists close matches."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class BenchmarkError(FoilbenchError):
+    """A benchmark folder or table is malformed; the message names the item and field."""
+
+
+class ModelError(FoilbenchError):
+    """A model spec could not be resolved or loaded."""

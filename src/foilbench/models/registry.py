@@ -1,0 +1,59 @@
+"""Model specs a user can type, resolved lazily.
+
+Exact names (the embedded models) and schemes (``openclip:...``, ``hf:...``, ``hf-vlm:...``,
+``api:...``) each map to a ``"module:factory"`` target. A name factory is called as
+``factory(device=..., dtype=...)``; a scheme factory as ``factory(rest, device=..., dtype=...)``
+where ``rest`` is the text after the first colon. Plugins add names via the
+``foilbench.models`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from foilbench.errors import UnknownNameError
+from foilbench.registry import Registry, unknown_message
+
+EMBEDDED_DEFAULTS = ("foilbench-plain", "foilbench-swapneg", "foilbench-confneg")
+
+
+@lru_cache(maxsize=1)
+def model_names() -> Registry:
+    reg = Registry("model", "foilbench.models")
+    reg.register("tiny-random", "foilbench.models.tiny:build_tiny_random",
+                 "deterministic random-feature dual encoder (a smoke-test model; near chance)")
+    reg.register("foilbench-plain", "foilbench.models.embedded:load_plain",
+                 "embedded dual encoder, plain InfoNCE on the procedural world")
+    reg.register("foilbench-swapneg", "foilbench.models.embedded:load_swapneg",
+                 "embedded dual encoder, InfoNCE + NegCLIP-style swap negatives")
+    reg.register("foilbench-confneg", "foilbench.models.embedded:load_confneg",
+                 "embedded dual encoder, InfoNCE + Auto-Comp-style confusion negatives")
+    return reg
+
+
+@lru_cache(maxsize=1)
+def model_schemes() -> Registry:
+    reg = Registry("model scheme")
+    reg.register("openclip", "foilbench.models.openclip_adapter:from_spec",
+                 "open_clip: openclip:ARCH:PRETRAINED|/path/weights.pt, openclip:hf-hub:ID, "
+                 "openclip:/path/config.json[:weights]")
+    reg.register("hf", "foilbench.models.hf_adapter:from_spec",
+                 "Hugging Face CLIP/SigLIP: hf:ORG/NAME or hf:/local/dir")
+    reg.register("hf-vlm", "foilbench.models.hf_vlm:from_spec",
+                 "generative VLM via transformers: hf-vlm:ID_OR_DIR[?score=loglik|vqascore]")
+    reg.register("api", "foilbench.models.api:from_spec",
+                 "API model: api:anthropic|openai|gemini:MODEL")
+    return reg
+
+
+def resolve_model(spec: str, device: str = "auto", dtype: str = "float32"):
+    """Build the adapter for ``spec``; unknown specs raise with close matches."""
+    names = model_names()
+    if spec in names:
+        return names.get(spec)(device=device, dtype=dtype)
+    scheme, sep, rest = spec.partition(":")
+    schemes = model_schemes()
+    if sep and scheme in schemes:
+        return schemes.get(scheme)(rest, device=device, dtype=dtype)
+    known = names.names() + [f"{s}:..." for s in schemes.names()]
+    raise UnknownNameError(unknown_message("model", spec, known))

@@ -1,0 +1,1 @@
+"""Results database (DuckDB) and the persistent embedding cache."""

@@ -1,0 +1,68 @@
+"""DuckDB schema of the results store. One run = one model evaluated on one benchmark.
+
+runs           provenance of each run (package version, git revision, model fingerprint,
+               benchmark checksum, seed, tie policy, time); ``batch_id`` groups the runs of
+               one command invocation.
+item_results   one row per (run, item): the raw scores, flattened (pair: [s(c0,i0), s(c0,i1),
+               s(c1,i0), s(c1,i1)]; choice/image_choice: positive first), and the item row
+               (payload + metadata) as JSON so reports rebuild without the benchmark.
+item_outcomes  one row per (run, item, metric): correct (strict >), tie, chance.
+metrics        aggregated metrics: overall (group_by = '') and per metadata column value.
+"""
+
+SCHEMA_VERSION = 1
+
+DDL = [
+    """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id VARCHAR PRIMARY KEY,
+        batch_id VARCHAR,
+        created TIMESTAMP,
+        package_version VARCHAR,
+        git_revision VARCHAR,
+        model_spec VARCHAR,
+        model_fingerprint VARCHAR,
+        model_family VARCHAR,
+        score_kind VARCHAR,
+        benchmark_name VARCHAR,
+        benchmark_version VARCHAR,
+        benchmark_kind VARCHAR,
+        benchmark_checksum VARCHAR,
+        benchmark_root VARCHAR,
+        partial BOOLEAN,
+        n_items INTEGER,
+        seed INTEGER,
+        n_boot INTEGER,
+        tie_policy VARCHAR,
+        ci_method VARCHAR,
+        config JSON
+    )""",
+    """CREATE TABLE IF NOT EXISTS item_results (
+        run_id VARCHAR,
+        item_id VARCHAR,
+        scores DOUBLE[],
+        item JSON
+    )""",
+    """CREATE TABLE IF NOT EXISTS item_outcomes (
+        run_id VARCHAR,
+        item_id VARCHAR,
+        metric VARCHAR,
+        correct BOOLEAN,
+        tie BOOLEAN,
+        chance DOUBLE
+    )""",
+    """CREATE TABLE IF NOT EXISTS metrics (
+        run_id VARCHAR,
+        metric VARCHAR,
+        group_by VARCHAR,
+        group_value VARCHAR,
+        value DOUBLE,
+        k DOUBLE,
+        n INTEGER,
+        ci_low DOUBLE,
+        ci_high DOUBLE,
+        ci_method VARCHAR,
+        chance DOUBLE,
+        ties INTEGER
+    )""",
+]
