@@ -1,0 +1,1 @@
+"""The procedural scene world: seeded scenes, offline rendering, controlled single edits."""
