@@ -6,7 +6,8 @@ runs           provenance of each run (package version, git revision, model fing
 item_results   one row per (run, item): the raw scores, flattened (pair: [s(c0,i0), s(c0,i1),
                s(c1,i0), s(c1,i1)]; choice/image_choice: positive first), and the item row
                (payload + metadata) as JSON so reports rebuild without the benchmark.
-item_outcomes  one row per (run, item, metric): correct (strict >), tie, chance.
+item_outcomes  one row per (run, item, metric): outcome in [0, 1] (1 = correct under strict >;
+               API models average two order-swapped asks, so 0.5 occurs), tie, chance.
 metrics        aggregated metrics: overall (group_by = '') and per metadata column value.
 """
 
@@ -47,7 +48,7 @@ DDL = [
         run_id VARCHAR,
         item_id VARCHAR,
         metric VARCHAR,
-        correct BOOLEAN,
+        outcome DOUBLE,
         tie BOOLEAN,
         chance DOUBLE
     )""",
