@@ -1,0 +1,219 @@
+"""The report's sections. Each takes the loaded runs and returns HTML ('' when it does not
+apply), so a report over choice-only runs simply has no pair heatmap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from foilbench.report import figures
+from foilbench.report.examples import examples_html
+from foilbench.report.html import Raw, esc, figure_img, fmt_pct, section, table
+
+
+def _overall(run) -> pd.DataFrame:
+    m = run.metrics
+    return m[(m["group_by"] == "") | m["group_by"].isna()]
+
+
+def headline(runs) -> str:
+    rows, classes = [], []
+    for r in runs:
+        primary = r.run.get("config", {}).get("primary_metric") or _default_metric(r)
+        for _, m in _overall(r).iterrows():
+            star = " *" if m["metric"] == primary else ""
+            rows.append([r.run["model_spec"], r.run["benchmark_name"] + (
+                " (partial)" if r.run.get("partial") else ""), m["metric"] + star,
+                Raw(f'<span data-v="{m["value"]:.6f}">{fmt_pct(m["value"])}</span>'),
+                f"[{fmt_pct(m['ci_low'])}, {fmt_pct(m['ci_high'])}]", fmt_pct(m["chance"]),
+                int(m["ties"]), int(m["n"]), m["ci_method"]])
+            classes.append("")
+    body = table(["model", "benchmark", "metric", "%", "95% CI", "chance %", "ties", "n",
+                  "CI method"], rows, row_classes=classes,
+                 numeric=[False, False, False, True, False, True, True, True, False],
+                 table_id="headline")
+    note = ("Strict > everywhere: a tie is a failure and is counted in 'ties'. "
+            "* marks the benchmark's primary metric.")
+    return section("Headline results", body, "headline", note)
+
+
+def _default_metric(run) -> str:
+    from foilbench.data.kinds import KINDS
+
+    return KINDS[run.run["benchmark_kind"]].default_metric
+
+
+def forest(runs) -> str:
+    rows = []
+    for r in runs:
+        for _, m in _overall(r).iterrows():
+            rows.append({"label": f"{r.run['model_spec']} | {r.run['benchmark_name']} | "
+                                  f"{m['metric']}", **m[["value", "ci_low", "ci_high",
+                                                         "chance"]].to_dict()})
+    if not rows:
+        return ""
+    img = figure_img(figures.forest_plot(pd.DataFrame(rows), "95% intervals per model"),
+                     "forest plot")
+    return section("Intervals per model", img, "forest")
+
+
+def edit_tier_heatmap(runs) -> str:
+    imgs = []
+    for r in runs:
+        it = r.items
+        if r.run["benchmark_kind"] != "pair" or not {"edit_type", "tier"} <= set(it.columns):
+            continue
+        grid = it.pivot_table(index="edit_type", columns="tier", values="group", aggfunc="mean")
+        order = [t for t in ("short", "medium", "long") if t in grid.columns]
+        grid = grid[order + [c for c in grid.columns if c not in order]]
+        imgs.append(figure_img(figures.heatmap(grid, f"Group % — {r.label}"), "heatmap"))
+    if not imgs:
+        return ""
+    return section("Group accuracy by edit type and tier", "".join(imgs), "heatmap")
+
+
+def margins(runs) -> str:
+    from foilbench.analysis.margins import pair_margins
+
+    series = {}
+    for r in runs:
+        if r.run["benchmark_kind"] != "pair" or r.items.empty:
+            continue
+        m = pair_margins(np.stack(r.items["scores"].to_numpy()).reshape(-1, 2, 2))
+        series[f"I2T · {r.label}"] = m["i2t"]
+        series[f"T2I · {r.label}"] = m["t2i"]
+    if not series:
+        return ""
+    img = figure_img(figures.ecdf_plot(series, "Signed margins (right of 0 = correct)",
+                                       "margin"), "margin ECDF")
+    return section("Signed similarity margins", img, "margins",
+                   "I2T margin = min over the two images of s(correct caption) - s(other "
+                   "caption); T2I likewise over the two captions (CompoSET App. G.3).")
+
+
+def pixel_change(runs) -> str:
+    seen, series = set(), {}
+    for r in runs:
+        it = r.items
+        key = r.run["benchmark_checksum"]
+        if "affected_fraction" in it.columns and key not in seen:
+            seen.add(key)
+            vals = it.drop_duplicates("image_foil")["affected_fraction"].astype(float)
+            series[r.run["benchmark_name"]] = vals.to_numpy()
+    if not series:
+        return ""
+    img = figure_img(figures.ecdf_plot(series, "Fraction of pixels affected per pair",
+                                       "fraction affected", vline=None), "pixel ECDF")
+    return section("Pixel change between base and foil", img, "pixels",
+                   "Resize to 512x512, Gaussian blur sigma 1, channel-max difference above "
+                   "10/255 (CompoSET section 4).")
+
+
+def swap_confusion(runs) -> str:
+    rows = []
+    for r in runs:
+        it = r.items
+        if "operation" not in it.columns or "r1" not in it.columns:
+            continue
+        it = it[it["operation"].isin(["swap", "confusion"])]
+        if it.empty or "n_objects" not in it.columns:
+            continue
+        for (op, n), g in it.groupby(["operation", "n_objects"]):
+            rows.append({"model": r.run["model_spec"], "series": f"{op}", "N": int(n),
+                         "r1": g["r1"].mean()})
+    if not rows:
+        return ""
+    df = pd.DataFrame(rows)
+    imgs = []
+    for model, g in df.groupby("model"):
+        tab = g.pivot_table(index="N", columns="series", values="r1")
+        imgs.append(figure_img(figures.grouped_bars(tab, f"Swap vs Confusion — {model}"),
+                               "swap vs confusion"))
+    return section("Auto-Comp: Swap vs Confusion", "".join(imgs), "autocomp",
+                   "R@1 by number of objects N; Swap has N!-1 negatives, Confusion N^(2N)-1 "
+                   "(attributes).")
+
+
+def compass(runs) -> str:
+    from foilbench.analysis.compass import compass_tables
+
+    parts = []
+    for r in runs:
+        if "role" not in r.items.columns or "level" not in r.items.columns:
+            continue
+        tables = compass_tables(r.items)
+        for name, df in tables.items():
+            if isinstance(df, pd.DataFrame) and not df.empty:
+                parts.append(f"<h3>{esc(name)} — {esc(r.label)}</h3>" + _frame(df))
+    if not parts:
+        return ""
+    return section("COMPASS: integration gap and skill load", "".join(parts), "compass")
+
+
+def blind_audit(runs) -> str:
+    from foilbench.audit.blind import blind_audit_captions
+    from foilbench.audit.scorers import CHEAP_SCORERS
+
+    parts, seen = [], set()
+    for r in runs:
+        it, key = r.items, r.run["benchmark_checksum"]
+        if r.run["benchmark_kind"] != "choice" or key in seen or "captions" not in it.columns:
+            continue
+        seen.add(key)
+        types = it["edit_type"] if "edit_type" in it.columns else pd.Series(["all"] * len(it))
+        clusters = it["scene_id"] if "scene_id" in it.columns else it["item_id"]
+        try:
+            audit = blind_audit_captions([list(c) for c in it["captions"]], types.to_numpy(),
+                                         clusters.astype(str).to_numpy(), CHEAP_SCORERS)
+        except ValueError as e:  # too few clusters for cross-fitting
+            parts.append(f"<p class='note'>{esc(r.run['benchmark_name'])}: {esc(e)}</p>")
+            continue
+        rows = [[name, "(all)" if t is None else t, fmt_pct(st["accuracy"]),
+                 f"[{fmt_pct(st['ci_low'])}, {fmt_pct(st['ci_high'])}]", fmt_pct(st["chance"]),
+                 st["n"]]
+                for name, res in audit["scorers"].items()
+                for t, st in [(None, res["overall"]), *res["by_type"].items()]]
+        parts.append(f"<h3>{esc(r.run['benchmark_name'])}</h3>"
+                     + table(["scorer", "edit type", "accuracy %", "95% CI", "chance %", "n"],
+                             rows))
+    if not parts:
+        return ""
+    return section("Blind text-only audit", "".join(parts), "blind",
+                   "How often a text-only scorer, its decision rule cross-fitted on other "
+                   "folds, prefers the positive caption (SugarCrepe section 3).")
+
+
+def examples(runs) -> str:
+    parts = []
+    for r in runs:
+        html_items = examples_html(r.items, r.run["benchmark_kind"],
+                                   Path(r.run["benchmark_root"]))
+        if html_items:
+            parts.append(f"<h3>{esc(r.label)}</h3>{html_items}")
+    if not parts:
+        return ""
+    return section("Example items", "".join(parts), "examples",
+                   "Half failures, half successes. The edit mask is outlined in magenta.")
+
+
+def provenance(runs) -> str:
+    cols = ["run_id", "created", "model_spec", "model_fingerprint", "benchmark_name",
+            "benchmark_version", "benchmark_checksum", "package_version", "git_revision", "seed",
+            "n_boot", "tie_policy", "ci_method"]
+    rows = [[str(r.run.get(c, "")) for c in cols] for r in runs]
+    return section("Provenance", '<div class="scroll">' + table(cols, rows, cls="prov")
+                   + "</div>", "provenance")
+
+
+def _frame(df: pd.DataFrame) -> str:
+    df = df.reset_index() if not isinstance(df.index, pd.RangeIndex) else df
+    rows = [[_cell(v) for v in row] for row in df.itertuples(index=False)]
+    return table([str(c) for c in df.columns], rows)
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
