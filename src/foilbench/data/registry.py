@@ -39,6 +39,8 @@ def loaders() -> Registry:
                  "naturalbench", "colorbench", "sugarcrepe", "sugarcrepe_pp", "aro",
                  "vl_checklist", "vsr"):
         reg.register(name, f"foilbench.data.loaders.{name}:load")
+    reg.register("whatsup_pairs", "foilbench.data.loaders.whatsup:load_pairs",
+                 "What's Up as per-axis opposite-image pairs (Group; CompoSET App. E)")
     return reg
 
 

@@ -1,0 +1,165 @@
+"""The models x benchmarks matrix of CompoSET Table 8, and its CSV, Markdown and LaTeX forms.
+
+Each cell is one stored run's overall value of the benchmark's primary metric (Group for 2x2
+benchmarks, T2I or I2T R@1 for the others, as the benchmark's manifest says) with its 95%
+interval. Pure functions over a long table with one row per (model, benchmark):
+
+    model, benchmark, metric, value, ci_low, ci_high, n, partial, run_id
+
+Values are fractions in [0, 1]; the text forms print percentages with one decimal
+(``63.2 [60.1, 66.3]``), as the paper does. A partial benchmark (items dropped under
+``--allow-partial``) is marked with a dagger in every form, never silently mixed in; a missing
+cell (a failed run) prints as an em dash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+CELL_COLUMNS = ["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "partial",
+                "run_id"]
+PARTIAL_MARK = "\u2020"
+MISSING = "\u2014"
+PARTIAL_NOTE = "partial benchmark: items were dropped (--allow-partial); see the run's record"
+
+
+def check_cells(cells: pd.DataFrame) -> pd.DataFrame:
+    """Validate the long table: required columns, one row per (model, benchmark)."""
+    missing = [c for c in CELL_COLUMNS if c not in cells.columns]
+    if missing:
+        raise ValueError(f"matrix cells need column(s) {', '.join(missing)} "
+                         f"(have: {', '.join(map(str, cells.columns))})")
+    dup = cells.duplicated(["model", "benchmark"])
+    if dup.any():
+        first = cells.loc[dup, ["model", "benchmark"]].iloc[0].tolist()
+        raise ValueError(f"matrix cells: more than one row for model {first[0]!r} on "
+                         f"benchmark {first[1]!r}")
+    return cells[CELL_COLUMNS]
+
+
+def _order(values: pd.Series, order: Sequence[str] | None) -> list[str]:
+    seen = list(dict.fromkeys(values.astype(str)))
+    if order is None:
+        return seen
+    return list(order) + [v for v in seen if v not in order]
+
+
+def format_cell(value: float, ci_low: float, ci_high: float, *, digits: int = 1) -> str:
+    """``0.632, 0.601, 0.663`` -> ``"63.2 [60.1, 66.3]"``; NaN value -> em dash.
+
+    >>> format_cell(0.632, 0.601, 0.663)
+    '63.2 [60.1, 66.3]'
+    """
+    if value is None or not np.isfinite(value):
+        return MISSING
+    pct = [100.0 * v for v in (value, ci_low, ci_high)]
+    return f"{pct[0]:.{digits}f} [{pct[1]:.{digits}f}, {pct[2]:.{digits}f}]"
+
+
+def column_labels(cells: pd.DataFrame, benchmarks: list[str]) -> dict[str, str]:
+    """Benchmark -> ``"name (metric)"``, with the dagger when any run on it was partial."""
+    labels = {}
+    for bench in benchmarks:
+        part = cells[cells["benchmark"] == bench]
+        metrics = list(dict.fromkeys(part["metric"].dropna().astype(str)))
+        mark = PARTIAL_MARK if part["partial"].fillna(False).astype(bool).any() else ""
+        labels[bench] = f"{bench}{mark} ({'/'.join(metrics)})" if metrics else f"{bench}{mark}"
+    return labels
+
+
+def wide_text(cells: pd.DataFrame, models: Sequence[str] | None = None,
+              benchmarks: Sequence[str] | None = None, *, digits: int = 1) -> pd.DataFrame:
+    """Rows models, columns benchmark labels, each cell ``"value [lo, hi]"`` (percent)."""
+    cells = check_cells(cells)
+    rows = _order(cells["model"], models)
+    cols = _order(cells["benchmark"], benchmarks)
+    text = {(r.model, r.benchmark): format_cell(r.value, r.ci_low, r.ci_high, digits=digits)
+            for r in cells.itertuples(index=False)}
+    labels = column_labels(cells, cols)
+    table = pd.DataFrame([[text.get((m, b), MISSING) for b in cols] for m in rows],
+                         index=pd.Index(rows, name="model"), columns=[labels[b] for b in cols])
+    return table
+
+
+def has_partial(cells: pd.DataFrame) -> bool:
+    return bool(cells["partial"].fillna(False).astype(bool).any())
+
+
+def to_csv(cells: pd.DataFrame) -> str:
+    """Long CSV, one row per cell, full precision (fractions), for re-analysis."""
+    return check_cells(cells).to_csv(index=False, lineterminator="\n")
+
+
+def to_markdown(cells: pd.DataFrame, models: Sequence[str] | None = None,
+                benchmarks: Sequence[str] | None = None, *, digits: int = 1) -> str:
+    """A GitHub-flavoured Markdown table; a footnote explains the partial mark."""
+    table = wide_text(cells, models, benchmarks, digits=digits)
+    header = ["model", *table.columns]
+    lines = ["| " + " | ".join(_md(h) for h in header) + " |",
+             "| " + " | ".join(["---"] + ["---:"] * len(table.columns)) + " |"]
+    for model, row in table.iterrows():
+        lines.append("| " + " | ".join([_md(str(model)), *map(_md, row.tolist())]) + " |")
+    lines.append("")
+    lines.append("Cells: primary metric, % with 95% interval.")
+    if has_partial(cells):
+        lines.append(f"{PARTIAL_MARK} {PARTIAL_NOTE}.")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}", PARTIAL_MARK: r"$^\dagger$", MISSING: "---"}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX special characters (and map the dagger and em dash)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(cells: pd.DataFrame, models: Sequence[str] | None = None,
+             benchmarks: Sequence[str] | None = None, *, digits: int = 1,
+             caption: str = "Primary metric per benchmark (\\%, 95\\% interval).") -> str:
+    """A ``table`` environment (booktabs) with the interval in small type under each value."""
+    cells = check_cells(cells)
+    rows = _order(cells["model"], models)
+    cols = _order(cells["benchmark"], benchmarks)
+    labels = column_labels(cells, cols)
+    by_key = {(r.model, r.benchmark): r for r in cells.itertuples(index=False)}
+    out = [r"\begin{table}[t]", r"\centering", r"\small",
+           r"\begin{tabular}{l" + "c" * len(cols) + "}", r"\toprule",
+           " & ".join(["Model", *(latex_escape(labels[b]) for b in cols)]) + r" \\",
+           r"\midrule"]
+    for model in rows:
+        parts = [latex_escape(model)]
+        for bench in cols:
+            r = by_key.get((model, bench))
+            if r is None or r.value is None or not np.isfinite(r.value):
+                parts.append("---")
+                continue
+            parts.append(f"{100 * r.value:.{digits}f} {{\\scriptsize[{100 * r.ci_low:.{digits}f}, "
+                         f"{100 * r.ci_high:.{digits}f}]}}")
+        out.append(" & ".join(parts) + r" \\")
+    out += [r"\bottomrule", r"\end{tabular}"]
+    note = f" {latex_escape(PARTIAL_MARK)} {latex_escape(PARTIAL_NOTE)}." if has_partial(cells) \
+        else ""
+    out += [f"\\caption{{{caption}{note}}}", r"\end{table}"]
+    return "\n".join(out) + "\n"
+
+
+def cell_from_metrics(metrics: pd.DataFrame, metric: str) -> dict:
+    """The overall row (``group_by == ""``) of ``metric`` from a stored run's metric table."""
+    rows = metrics[(metrics["metric"] == metric) & (metrics["group_by"].fillna("") == "")]
+    if rows.empty:
+        have = sorted(metrics["metric"].unique())
+        raise ValueError(f"no overall {metric!r} row in the run's metrics (have: "
+                         f"{', '.join(have)})")
+    row = rows.iloc[0]
+    return {"metric": metric, "value": float(row["value"]), "ci_low": float(row["ci_low"]),
+            "ci_high": float(row["ci_high"]), "n": int(row["n"])}

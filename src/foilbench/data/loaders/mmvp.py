@@ -1,0 +1,86 @@
+"""MMVP-VLM (Tong et al., CVPR 2024 "Eyes Wide Shut?"): CLIP-blind image pairs.
+
+Source: huggingface.co/datasets/MMVP/MMVP_VLM (MIT): ``Questions.csv`` and the folder
+``MLLM_VLM Images/<pattern>/<question id>.jpg``; ``huggingface-cli download MMVP/MMVP_VLM
+--repo-type dataset``.
+
+Native format: ``Questions.csv`` with three columns (question id, visual pattern type,
+statement). Consecutive rows (ids 2k-1, 2k) form a pair: statement 2k-1 describes image 2k-1
+and statement 2k describes image 2k (the authors' ``scripts/evaluate_vlm.py``). The authors
+prompt CLIP with ``"a photo of " + statement``; ``?prompt=`` changes that prefix (empty keeps
+the bare statement).
+
+Expected counts: 9 visual patterns x 15 pairs = 135 pairs (270 images).
+
+foilbench form: kind ``pair`` (base = odd id, foil = the next id), scored by Group (a pair is
+right when both images pick their own statement and both statements their own image; the
+authors' pair accuracy is the I2T half; CompoSET Table 8 uses Group). ``category`` = the
+visual pattern.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from foilbench.data.format import Benchmark
+from foilbench.data.loaders.common import (
+    Findings,
+    check_counts,
+    finish,
+    manifest_for,
+    read_table,
+    require_dir,
+    split_spec,
+)
+from foilbench.errors import BenchmarkError
+
+NAME = "mmvp"
+IMAGE_DIR = "MLLM_VLM Images"
+EXPECTED_PAIRS = 135
+PAIRS_PER_PATTERN = 15
+DOWNLOAD_NOTE = "huggingface-cli download MMVP/MMVP_VLM --repo-type dataset --local-dir DIR"
+DEFAULT_PROMPT = "a photo of "
+
+
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    folder, options = split_spec(path, allowed=("prompt",))
+    require_dir(folder, NAME, "the MMVP_VLM folder with Questions.csv")
+    prompt = options.get("prompt", DEFAULT_PROMPT)
+    file = folder / "Questions.csv"
+    table = read_table(file)
+    if table.shape[1] < 3:
+        raise BenchmarkError(f"{file}: expected 3 columns (question id, type, statement), got "
+                             f"{', '.join(map(str, table.columns))}")
+    qid, qtype, statement = (table.iloc[:, k] for k in range(3))
+    findings = Findings(NAME)
+    if len(table) % 2:
+        findings.warn(f"{file.name}: odd number of rows ({len(table)}); the last is unpaired")
+    rows = []
+    for k in range(0, len(table) - 1, 2):
+        a, b = int(qid.iloc[k]), int(qid.iloc[k + 1])
+        pattern = str(qtype.iloc[k])
+        if str(qtype.iloc[k + 1]) != pattern:
+            raise BenchmarkError(f"{file}: rows with ids {a} and {b} pair different types")
+        rows.append({
+            "item_id": f"{a}-{b}",
+            "image_base": f"{IMAGE_DIR}/{pattern}/{a}.jpg",
+            "image_foil": f"{IMAGE_DIR}/{pattern}/{b}.jpg",
+            "caption_base": prompt + str(statement.iloc[k]),
+            "caption_foil": prompt + str(statement.iloc[k + 1]),
+            "category": pattern,
+        })
+    items = pd.DataFrame(rows)
+    per_pattern = Counter(items["category"]) if len(items) else Counter()
+    check_counts(findings, "pattern", dict(per_pattern),
+                 {p: PAIRS_PER_PATTERN for p in per_pattern} or {"?": EXPECTED_PAIRS})
+    if len(items) != EXPECTED_PAIRS:
+        findings.warn(f"{len(items)} pairs; the published release has {EXPECTED_PAIRS}")
+    manifest = manifest_for(
+        NAME, "group", license="MIT", source="https://huggingface.co/datasets/MMVP/MMVP_VLM",
+        description="MMVP-VLM: CLIP-blind pairs over 9 visual patterns",
+        extras={"prompt": prompt, "expected_pairs": EXPECTED_PAIRS})
+    return finish(manifest, items, folder, findings, on_invalid=on_invalid,
+                  check_images=check_images)

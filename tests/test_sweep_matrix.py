@@ -1,0 +1,91 @@
+"""The Table-8 matrix: formatting of hand-made cells into CSV, Markdown and LaTeX."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from foilbench.analysis import matrix
+
+
+def _cells() -> pd.DataFrame:
+    return pd.DataFrame([
+        {"model": "m_a", "benchmark": "wino", "metric": "group", "value": 0.125,
+         "ci_low": 0.0921, "ci_high": 0.16, "n": 400, "partial": False, "run_id": "r1"},
+        {"model": "m_a", "benchmark": "sugar_crepe", "metric": "r1", "value": 0.8,
+         "ci_low": 0.79, "ci_high": 0.81, "n": 7511, "partial": True, "run_id": "r2"},
+        {"model": "m|b", "benchmark": "wino", "metric": "group", "value": 0.0,
+         "ci_low": 0.0, "ci_high": 0.0095, "n": 400, "partial": False, "run_id": "r3"},
+    ])
+
+
+def test_format_cell_percent_one_decimal_and_missing():
+    assert matrix.format_cell(0.125, 0.0921, 0.16) == "12.5 [9.2, 16.0]"
+    assert matrix.format_cell(1.0, 0.99, 1.0, digits=0) == "100 [99, 100]"
+    assert matrix.format_cell(float("nan"), 0, 0) == matrix.MISSING
+
+
+def test_wide_text_orders_rows_and_columns_and_fills_missing():
+    wide = matrix.wide_text(_cells(), models=["m|b", "m_a"])
+    assert wide.index.tolist() == ["m|b", "m_a"]
+    assert wide.columns.tolist() == ["wino (group)", "sugar_crepe\u2020 (r1)"]
+    assert wide.loc["m_a", "sugar_crepe\u2020 (r1)"] == "80.0 [79.0, 81.0]"
+    assert wide.loc["m|b", "sugar_crepe\u2020 (r1)"] == matrix.MISSING
+
+
+def test_markdown_escapes_pipes_and_notes_partial():
+    md = matrix.to_markdown(_cells())
+    lines = md.splitlines()
+    assert lines[0] == "| model | wino (group) | sugar_crepe\u2020 (r1) |"
+    assert lines[1] == "| --- | ---: | ---: |"
+    assert lines[2] == "| m_a | 12.5 [9.2, 16.0] | 80.0 [79.0, 81.0] |"
+    assert lines[3] == "| m\\|b | 0.0 [0.0, 0.9] | \u2014 |"
+    assert any(line.startswith("\u2020 partial benchmark") for line in lines)
+
+
+def test_markdown_without_partial_has_no_footnote():
+    cells = _cells()
+    cells["partial"] = False
+    assert "partial benchmark" not in matrix.to_markdown(cells)
+
+
+def test_latex_escapes_and_marks_partial():
+    tex = matrix.to_latex(_cells())
+    assert r"\begin{tabular}{lcc}" in tex
+    assert r"Model & wino (group) & sugar\_crepe$^\dagger$ (r1) \\" in tex
+    assert r"m\_a & 12.5 {\scriptsize[9.2, 16.0]} & 80.0 {\scriptsize[79.0, 81.0]} \\" in tex
+    assert r"m|b & 0.0 {\scriptsize[0.0, 0.9]} & --- \\" in tex
+    assert r"$^\dagger$ partial benchmark" in tex
+
+
+def test_csv_round_trips_full_precision():
+    back = pd.read_csv(io.StringIO(matrix.to_csv(_cells())))
+    assert back.columns.tolist() == matrix.CELL_COLUMNS
+    assert np.isclose(back.loc[0, "ci_low"], 0.0921)
+    assert back["partial"].tolist() == [False, True, False]
+
+
+def test_bad_cells_are_refused():
+    with pytest.raises(ValueError, match="need column"):
+        matrix.to_csv(_cells().drop(columns=["ci_low"]))
+    dup = pd.concat([_cells(), _cells().iloc[[0]]])
+    with pytest.raises(ValueError, match="more than one row for model 'm_a' on benchmark 'wino'"):
+        matrix.to_markdown(dup)
+
+
+def test_cell_from_metrics_takes_the_overall_row():
+    metrics = pd.DataFrame([
+        {"metric": "group", "group_by": "tier", "group_value": "short", "value": 0.9,
+         "ci_low": 0.8, "ci_high": 1.0, "n": 10},
+        {"metric": "group", "group_by": "", "group_value": "", "value": 0.5,
+         "ci_low": 0.4, "ci_high": 0.6, "n": 30},
+        {"metric": "i2t", "group_by": "", "group_value": "", "value": 0.7,
+         "ci_low": 0.6, "ci_high": 0.8, "n": 30},
+    ])
+    assert matrix.cell_from_metrics(metrics, "group") == {
+        "metric": "group", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 30}
+    with pytest.raises(ValueError, match="no overall 'r1' row"):
+        matrix.cell_from_metrics(metrics, "r1")
