@@ -1,0 +1,47 @@
+"""Public, stable API for Auto-Comp concepts and their negative captions.
+
+Users script benchmark construction against these names; the logic lives in
+:mod:`foilbench.construct.autocomp_negatives` and this facade only re-exports it.
+
+>>> from foilbench.negatives import Concept, caption, swap_negatives, confusion_negatives
+>>> c = Concept("color", ["cube", "sphere"], ["red", "blue"])
+>>> caption(c)
+'a red cube and a blue sphere'
+>>> swap_negatives(c)
+['a blue cube and a red sphere']
+>>> len(confusion_negatives(c))
+15
+>>> r = Concept("position", ["cube", "sphere"], ["left of"])
+>>> caption(r), swap_negatives(r)
+('a cube left of a sphere', ['a sphere left of a cube'])
+"""
+
+from foilbench.construct.autocomp_negatives import (
+    MAX_OBJECTS,
+    MIN_OBJECTS,
+    TASKS,
+    Concept,
+    ConceptError,
+    NegativeReport,
+    TaskSpec,
+    caption,
+    confusion_negatives,
+    expected_counts,
+    negatives_with_report,
+    swap_negatives,
+)
+
+__all__ = [
+    "MAX_OBJECTS",
+    "MIN_OBJECTS",
+    "TASKS",
+    "Concept",
+    "ConceptError",
+    "NegativeReport",
+    "TaskSpec",
+    "caption",
+    "confusion_negatives",
+    "expected_counts",
+    "negatives_with_report",
+    "swap_negatives",
+]
