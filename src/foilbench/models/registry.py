@@ -55,5 +55,8 @@ def resolve_model(spec: str, device: str = "auto", dtype: str = "float32"):
     schemes = model_schemes()
     if sep and scheme in schemes:
         return schemes.get(scheme)(rest, device=device, dtype=dtype)
+    if sep and scheme not in names:
+        close = unknown_message("model scheme", f"{scheme}:", [f"{n}:..." for n in schemes.names()])
+        raise UnknownNameError(f"{close}. Exact model names: {', '.join(names.names())}")
     known = names.names() + [f"{s}:..." for s in schemes.names()]
     raise UnknownNameError(unknown_message("model", spec, known))

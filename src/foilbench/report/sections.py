@@ -144,7 +144,8 @@ def compass(runs) -> str:
         if "role" not in r.items.columns or "level" not in r.items.columns:
             continue
         tables = compass_tables(r.items)
-        for name, df in tables.items():
+        for name in ("gap", "table3"):
+            df = tables.get(name)
             if isinstance(df, pd.DataFrame) and not df.empty:
                 parts.append(f"<h3>{esc(name)} — {esc(r.label)}</h3>" + _frame(df))
     if not parts:

@@ -1,0 +1,74 @@
+"""Model fingerprints: a string that changes whenever an adapter's scores could change.
+
+A fingerprint is ``"<scheme>-sha256:<hex>"`` over the canonical JSON of its parts (weights
+hash or hub id + revision, preprocessing, dtype, score kind...). Weight files are hashed by
+streaming; hashes are remembered in a small JSON file in the cache folder, keyed by
+(absolute path, size, mtime), so a multi-GB checkpoint is hashed once, not every run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from foilbench.errors import ModelError
+
+HASH_CACHE_FILE = "weights_hashes.json"
+
+
+def cache_root() -> Path:
+    """The foilbench cache folder: ``$FOILBENCH_CACHE_DIR`` or ``~/.cache/foilbench``."""
+    env = os.environ.get("FOILBENCH_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "foilbench"
+
+
+def require_file(path: str | Path, what: str = "weights file") -> Path:
+    """The path as a ``Path``; a missing file raises an error that names it."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ModelError(f"{what} not found: {p}")
+    return p
+
+
+def _stream_sha256(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_sha256(path: str | Path, cache_dir: Path | None = None) -> str:
+    """sha256 of a file, reusing a cached value while (path, size, mtime) are unchanged."""
+    p = require_file(path).resolve()
+    st = p.stat()
+    key = str(p)
+    cache_file = (cache_dir or cache_root()) / HASH_CACHE_FILE
+    table: dict[str, Any] = {}
+    if cache_file.is_file():
+        try:
+            table = json.loads(cache_file.read_text())
+        except (json.JSONDecodeError, OSError):
+            table = {}  # a corrupt cache is rebuilt, never trusted
+    hit = table.get(key)
+    if hit and hit.get("size") == st.st_size and hit.get("mtime_ns") == st.st_mtime_ns:
+        return hit["sha256"]
+    digest = _stream_sha256(p)
+    table[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
+        tmp.replace(cache_file)
+    except OSError:
+        pass  # a read-only cache only costs a re-hash next time
+    return digest
+
+
+def make_fingerprint(scheme: str, parts: dict[str, Any]) -> str:
+    """``scheme-sha256:...`` over the canonical JSON of ``parts``."""
+    blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return f"{scheme}-sha256:{hashlib.sha256(blob.encode()).hexdigest()}"

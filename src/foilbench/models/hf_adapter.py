@@ -1,0 +1,129 @@
+"""Hugging Face dual encoders (CLIP, SigLIP, SigLIP 2): ``hf:ORG/NAME`` or ``hf:/local/dir``.
+
+Options after ``?``: ``score=cosine|logit|sigmoid`` and ``batch=N``.
+
+Default score, the model's own: SigLIP-family models (those with a ``logit_bias``) are
+scored by sigmoid(exp(t) * cos + b), the probability the model assigns to "this pair
+matches" (Zhai et al. 2023, Eq. 1); CLIP-family models by cosine. The scale and bias are
+read once from the model and kept, so ``pair_scores`` works on cached embeddings.
+
+Text padding follows the model's training: SigLIP pads to the tokenizer's max length (its
+text tower pools the last position), CLIP pads to the longest text in the batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+from foilbench.errors import ModelError
+from foilbench.models.base import ModelInfo, cosine_pair_scores, to_rgb
+from foilbench.models.device import select_device, select_dtype
+from foilbench.models.fingerprint import make_fingerprint
+from foilbench.models.hf_loading import load_error, resolve_source, source_identity
+from foilbench.models.score_heads import logit_pair_scores
+from foilbench.models.spec_options import int_option, split_options
+
+OPTIONS = {"score": ("cosine", "logit", "sigmoid"), "batch": None}
+
+
+def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> HFDualEncoder:
+    body, opts = split_options(rest, OPTIONS)
+    return HFDualEncoder(f"hf:{rest}", body, device=device, dtype=dtype,
+                         score=opts.get("score"), batch_size=int_option(opts, "batch", 32))
+
+
+def _features(output):
+    """transformers 4 returns a tensor, 5 an output object whose pooler_output is projected."""
+    return output if hasattr(output, "dim") else output.pooler_output
+
+
+class HFDualEncoder:
+    family = "dual"
+
+    def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
+                 score: str | None = None, batch_size: int = 32) -> None:
+        import torch
+        from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
+
+        source, is_local = resolve_source(target)
+        self.device = select_device(device)
+        self.torch_dtype = select_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        try:
+            model = AutoModel.from_pretrained(source, dtype=self.torch_dtype)
+            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            self.image_processor = AutoImageProcessor.from_pretrained(source)
+        except (OSError, ValueError) as e:
+            raise load_error(target, e) from None
+        if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
+            raise ModelError(f"{target}: {type(model).__name__} is not a dual encoder "
+                             "(no get_image_features/get_text_features); for generative models "
+                             "use hf-vlm:")
+        self.model = model.to(self.device).eval()
+        with torch.no_grad():
+            self.logit_scale = float(model.logit_scale.exp().item())
+            bias = getattr(model, "logit_bias", None)
+            self.logit_bias = float(bias.item()) if bias is not None else 0.0
+        self.is_sigmoid_model = bias is not None
+        self.score = score or ("sigmoid" if self.is_sigmoid_model else "cosine")
+        self.text_padding = "max_length" if self.is_sigmoid_model else "longest"
+        parts = {
+            **source_identity(source, is_local, model.config),
+            "model_class": type(model).__name__,
+            "image_processor": self.image_processor.to_dict(),
+            "tokenizer": type(self.tokenizer).__name__,
+            "text_padding": self.text_padding,
+            "dtype": dtype,
+            "score": self.score,
+        }
+        self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("hf", parts),
+                               family="dual", score_kind=self.score,
+                               extras={k: parts[k] for k in parts if k != "image_processor"})
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+        import torch
+
+        out = []
+        for start in range(0, len(images), self.batch_size):
+            chunk = [to_rgb(im, name=getattr(im, "filename", "") or f"image #{start + k}")
+                     for k, im in enumerate(images[start:start + self.batch_size])]
+            enc = self.image_processor(images=chunk, return_tensors="pt")
+            # every processor output goes in: SigLIP 2 adds pixel_attention_mask, spatial_shapes
+            kwargs = {k: v.to(self.device, self.torch_dtype) if v.is_floating_point()
+                      else v.to(self.device) for k, v in enc.items()}
+            with torch.no_grad():
+                feats = _features(self.model.get_image_features(**kwargs))
+            out.append(_normalised(feats))
+        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            enc = self.tokenizer(list(texts[start:start + self.batch_size]),
+                                 padding=self.text_padding, truncation=True, return_tensors="pt")
+            kwargs = {"input_ids": enc["input_ids"].to(self.device)}
+            if "attention_mask" in enc and not self.is_sigmoid_model:
+                kwargs["attention_mask"] = enc["attention_mask"].to(self.device)
+            with torch.no_grad():
+                feats = _features(self.model.get_text_features(**kwargs))
+            out.append(_normalised(feats))
+        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+
+    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
+        if self.score == "cosine":
+            return cosine_pair_scores(image_emb, text_emb)
+        return logit_pair_scores(image_emb, text_emb, self.logit_scale, self.logit_bias,
+                                 sigmoid=self.score == "sigmoid")
+
+
+def _normalised(feats) -> np.ndarray:
+    import torch
+
+    return torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy().astype(np.float32)

@@ -1,0 +1,61 @@
+"""Shared Hugging Face loading: where a spec points, offline rules, and what to fingerprint.
+
+``ORG/NAME`` is a hub id (downloaded only because the user named it; ``HF_HUB_OFFLINE=1``
+makes transformers use the local cache only). Anything that looks like a path must be an
+existing folder, and a missing one is named in the error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from foilbench.errors import ModelError
+from foilbench.models.fingerprint import file_sha256
+
+WEIGHT_GLOBS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
+CONFIG_FILES = ("config.json", "preprocessor_config.json", "processor_config.json",
+                "tokenizer_config.json", "tokenizer.json", "vocab.json", "vocab.txt",
+                "merges.txt", "special_tokens_map.json", "generation_config.json",
+                "chat_template.jinja", "chat_template.json")
+
+
+def is_local_spec(target: str) -> bool:
+    return target.startswith(("/", "./", "../", "~")) or Path(target).expanduser().is_dir()
+
+
+def resolve_source(target: str) -> tuple[str, bool]:
+    """(path or hub id to pass to ``from_pretrained``, is_local). Missing folders raise."""
+    if not target:
+        raise ModelError("empty Hugging Face model spec; use ORG/NAME or /path/to/dir")
+    if is_local_spec(target):
+        path = Path(target).expanduser()
+        if not path.is_dir():
+            raise ModelError(f"Hugging Face model folder not found: {path}")
+        if not (path / "config.json").is_file():
+            raise ModelError(f"{path}: no config.json (a save_pretrained folder is expected)")
+        return str(path), True
+    if target.count("/") != 1:
+        raise ModelError(f"{target!r} is neither an existing folder nor a hub id ORG/NAME")
+    return target, False
+
+
+def load_error(target: str, err: Exception) -> ModelError:
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    hint = (" HF_HUB_OFFLINE is set, so only the local Hugging Face cache is used."
+            if offline else "")
+    return ModelError(f"could not load Hugging Face model {target!r}: {err}.{hint}")
+
+
+def source_identity(source: str, is_local: bool, config) -> dict:
+    """Fingerprint parts for the weights: file hashes for a folder, id + revision for the hub."""
+    if not is_local:
+        return {"hub_id": source, "revision": getattr(config, "_commit_hash", None) or "unknown"}
+    folder = Path(source)
+    weights = sorted(p for g in WEIGHT_GLOBS for p in folder.glob(g))
+    if not weights:
+        raise ModelError(f"{folder}: no weights file (*.safetensors or *.bin)")
+    files = {p.name: file_sha256(p) for p in weights}
+    files.update({name: file_sha256(folder / name) for name in CONFIG_FILES
+                  if (folder / name).is_file()})
+    return {"local_files_sha256": files}

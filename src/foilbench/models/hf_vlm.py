@@ -1,0 +1,185 @@
+"""Generative VLMs through transformers: ``hf-vlm:ID_OR_DIR[?options]``, family "pairwise".
+
+Options:
+  ``score=loglik|vqascore``     caption log-likelihood given the image (default), or VQAScore
+  ``norm=mean|sum``             loglik: length-normalised mean (default) or summed token
+                                log-probabilities
+  ``yes=raw|normalised``        vqascore: P(Yes) as the softmax over the whole vocabulary
+                                (default, as in Lin et al. 2024) or over {Yes, No} only
+  ``template=llava|qwen2vl|blip``  prompt layout (default from the model type)
+  ``share=1|0``                 compute the image+prompt prefix once per image and share its
+                                key/value cache across the candidates (default), or not
+  ``batch=N``                   candidates per forward pass (default 16)
+
+The formulas are in :mod:`foilbench.models.vlm_scoring`; prompts in
+:mod:`foilbench.models.vlm_templates`. Higher is better for every score.
+Tested on tiny random BLIP (``BlipForConditionalGeneration``), LLaVA and Qwen2-VL (M-RoPE)
+models: shared-prefix scores equal from-scratch and direct model computations. Other
+``AutoModelForImageTextToText`` models (e.g. BLIP-2 with a decoder LM) take the LLaVA path
+and template unless ``template=`` says otherwise; they are untested here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+from foilbench.errors import ModelError
+from foilbench.models.base import ModelInfo, to_rgb
+from foilbench.models.device import select_device, select_dtype
+from foilbench.models.fingerprint import make_fingerprint
+from foilbench.models.hf_loading import load_error, resolve_source, source_identity
+from foilbench.models.spec_options import int_option, split_options
+from foilbench.models.vlm_backends import BlipBackend, DecoderBackend
+from foilbench.models.vlm_scoring import answer_logits, continuation_loglik, yes_probability
+from foilbench.models.vlm_templates import (
+    BLIP_CAPTION_PROMPT,
+    LOGLIK_PROMPT,
+    TEMPLATES,
+    VQA_QUESTION,
+    template_for,
+)
+
+OPTIONS = {
+    "score": ("loglik", "vqascore"),
+    "norm": ("mean", "sum"),
+    "yes": ("raw", "normalised"),
+    "template": tuple(TEMPLATES),
+    "share": ("1", "0"),
+    "batch": None,
+}
+
+
+def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> HFVLMScorer:
+    body, opts = split_options(rest, OPTIONS)
+    return HFVLMScorer(f"hf-vlm:{rest}", body, device=device, dtype=dtype,
+                       score=opts.get("score", "loglik"), norm=opts.get("norm", "mean"),
+                       yes=opts.get("yes", "raw"), template=opts.get("template"),
+                       share=opts.get("share", "1") == "1",
+                       batch_size=int_option(opts, "batch", 16))
+
+
+def _load(source: str, target: str, dtype):
+    from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+
+    try:
+        config = AutoConfig.from_pretrained(source)
+        if config.model_type == "blip":
+            from transformers import BlipForConditionalGeneration as cls
+        else:
+            cls = AutoModelForImageTextToText
+        model = cls.from_pretrained(source, dtype=dtype)
+        processor = AutoProcessor.from_pretrained(source)
+    except (OSError, ValueError) as e:
+        raise load_error(target, e) from None
+    return config, model, processor
+
+
+class HFVLMScorer:
+    family = "pairwise"
+
+    def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
+                 score: str = "loglik", norm: str = "mean", yes: str = "raw",
+                 template: str | None = None, share: bool = True, batch_size: int = 16) -> None:
+        source, is_local = resolve_source(target)
+        self.device = select_device(device)
+        self.torch_dtype = select_dtype(dtype, self.device)
+        config, model, processor = _load(source, target, self.torch_dtype)
+        self.model = model.to(self.device).eval()
+        self.template = template_for(config.model_type, template)
+        backend_cls = BlipBackend if self.template.name == "blip" else DecoderBackend
+        self.backend = backend_cls(self.model, processor, self.device, self.torch_dtype)
+        self.score, self.norm, self.yes, self.share = score, norm, yes, share
+        self.batch_size = batch_size
+        self.yes_id, self.no_id = self._answer_ids()
+        self.prefix_passes = 0  # how many image+prompt prefixes were computed
+        score_kind = "loglik" if score == "loglik" else "p_yes"
+        parts = {
+            **source_identity(source, is_local, config),
+            "model_class": type(model).__name__,
+            "template": self.template.name,
+            "prompt": self._prefix_text(),
+            "question": VQA_QUESTION if score == "vqascore" else None,
+            "score": score,
+            "norm": norm if score == "loglik" else None,
+            "yes": yes if score == "vqascore" else None,
+            "dtype": dtype,
+        }
+        self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("hf-vlm", parts),
+                               family="pairwise", score_kind=score_kind, extras=parts)
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def _answer_ids(self) -> tuple[int, int]:
+        yes, no = self.backend.tokenize("Yes"), self.backend.tokenize("No")
+        if self.score == "vqascore" and (not yes or not no or yes[0] == no[0]):
+            raise ModelError("this tokenizer has no distinct 'Yes'/'No' tokens; VQAScore needs them")
+        return (yes[0] if yes else -1), (no[0] if no else -1)
+
+    def _prefix_text(self) -> str:
+        head = self.template.head.format(image=getattr(self.backend, "image_token", ""))
+        if self.score == "vqascore":
+            return head
+        prompt = BLIP_CAPTION_PROMPT if self.template.name == "blip" else LOGLIK_PROMPT
+        return head + prompt + self.template.tail
+
+    def _continuation(self, caption: str) -> list[int]:
+        if self.score == "vqascore":
+            text = VQA_QUESTION.format(caption=caption) + self.template.tail
+        else:
+            text = " " + caption
+        ids = self.backend.tokenize(text)
+        if not ids:
+            raise ModelError(f"caption {caption!r} tokenises to nothing; cannot score it")
+        return ids
+
+    def _padded(self, rows: list[list[int]]):
+        import torch
+
+        lengths = [len(r) for r in rows]
+        out = torch.zeros(len(rows), max(lengths), dtype=torch.long)
+        for k, r in enumerate(rows):
+            out[k, : len(r)] = torch.tensor(r)
+        return out.to(self.device), lengths
+
+    def _scores(self, prefix_last, cont_logits, ids, lengths) -> np.ndarray:
+        if self.score == "loglik":
+            return continuation_loglik(prefix_last, cont_logits, ids, lengths, self.norm)
+        return yes_probability(answer_logits(cont_logits, lengths), self.yes_id, self.no_id,
+                               self.yes)
+
+    def score_image(self, image: Image.Image, captions: list[str], share: bool | None = None
+                    ) -> np.ndarray:
+        """Scores of each caption for one image (shared prefix unless ``share=False``)."""
+        import torch
+
+        share = self.share if share is None else share
+        prefix_text = self._prefix_text()
+        rows = [self._continuation(c) for c in captions]
+        out = []
+        with torch.no_grad():
+            state = None
+            if share and rows:
+                state = self.backend.encode_prefix(image, prefix_text)
+                self.prefix_passes += 1
+            for start in range(0, len(rows), self.batch_size):
+                ids, lengths = self._padded(rows[start:start + self.batch_size])
+                if state is not None:
+                    logits = self.backend.continue_from(state, ids)
+                    out.append(self._scores(state.last_logits, logits, ids, lengths))
+                else:
+                    prefix_last, logits = self.backend.from_scratch(image, prefix_text, ids)
+                    self.prefix_passes += ids.shape[0]
+                    out.append(self._scores(prefix_last, logits, ids, lengths))
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def score_pairs(self, images: list[Image.Image], texts: list[list[str]]) -> list[np.ndarray]:
+        if len(images) != len(texts):
+            raise ValueError(f"score_pairs: {len(images)} images but {len(texts)} caption lists")
+        results = []  # progress is shown by the caller (the engine), per pair
+        for k, (image, captions) in enumerate(zip(images, texts, strict=True)):
+            rgb = to_rgb(image, name=getattr(image, "filename", "") or f"image #{k}")
+            results.append(self.score_image(rgb, list(captions)))
+        return results

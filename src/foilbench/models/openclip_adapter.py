@@ -1,0 +1,255 @@
+"""open_clip dual encoders: ``openclip:ARCH:TAG``, ``openclip:ARCH:/weights.pt|.safetensors``,
+``openclip:hf-hub:ORG/NAME`` and ``openclip:/path/config.json[:/path/weights]``.
+
+Options after ``?``: ``score=cosine|logit`` (logit = the model's own exp(t)*cos (+ bias for
+SigLIP-style models)) and ``batch=N``.
+
+QuickGELU. OpenAI's CLIP weights were trained with QuickGELU (x * sigmoid(1.702 x)); an
+architecture built with plain GELU loads them without any error and scores wrongly. The
+activation has no parameters, so nothing in the weights reveals it. Rules here:
+
+- a hub tag whose pretrained config says ``quick_gelu`` (e.g. ``openai``) on a GELU
+  architecture is switched to QuickGELU, with a warning; the reverse (a ``-quickgelu``
+  architecture with a GELU tag) uses the GELU architecture, with a warning;
+- for local weights the user states it by naming ``ARCH-quickgelu`` (or ``"quick_gelu": true``
+  in a JSON config); a weights file whose name says "openai" on a GELU architecture warns;
+- the activation is part of the fingerprint, so results from the two never mix.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle  # only for its exception type: weights load with weights_only=True
+import warnings
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from foilbench.errors import ModelError
+from foilbench.models.base import ModelInfo, cosine_pair_scores, to_rgb
+from foilbench.models.device import select_device, select_dtype
+from foilbench.models.fingerprint import file_sha256, make_fingerprint, require_file
+from foilbench.models.score_heads import logit_pair_scores
+from foilbench.models.spec_options import int_option, split_options
+
+log = logging.getLogger(__name__)
+
+WEIGHT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
+OPTIONS = {"score": ("cosine", "logit"), "batch": None}
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith(("/", "./", "../", "~")) or text.endswith((*WEIGHT_SUFFIXES, ".json"))
+
+
+def _quickgelu_for_tag(arch: str, tag: str) -> tuple[str, bool, str | None]:
+    """(architecture to build, force_quick_gelu, warning or None) for a hub tag."""
+    import open_clip
+
+    cfg = open_clip.get_model_config(arch)
+    if cfg is None:
+        raise ModelError(_unknown_arch(arch))
+    tag_cfg = open_clip.get_pretrained_cfg(arch, tag)
+    if not tag_cfg:
+        tags = open_clip.list_pretrained_tags_by_model(arch)
+        raise ModelError(f"open_clip architecture {arch!r} has no pretrained tag {tag!r}; known "
+                         f"tags: {', '.join(tags) or '(none)'}. For local weights give a path.")
+    want, have = bool(tag_cfg.get("quick_gelu", False)), bool(cfg.get("quick_gelu", False))
+    if want == have:
+        return arch, False, None
+    if want:
+        return arch, True, (f"pretrained tag {tag!r} was trained with QuickGELU but {arch!r} uses "
+                            "GELU: building the QuickGELU variant instead")
+    base = arch.removesuffix("-quickgelu")
+    if base != arch and open_clip.get_model_config(base) is not None:
+        return base, False, (f"pretrained tag {tag!r} was trained with GELU but {arch!r} uses "
+                             f"QuickGELU: building {base!r} instead")
+    raise ModelError(f"pretrained tag {tag!r} uses GELU but {arch!r} forces QuickGELU and no GELU "
+                     "variant exists; name the GELU architecture")
+
+
+def _unknown_arch(arch: str) -> str:
+    import difflib
+
+    import open_clip
+
+    close = difflib.get_close_matches(arch, open_clip.list_models(), n=5, cutoff=0.5)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    return (f"unknown open_clip architecture {arch!r}.{hint} "
+            "For a custom architecture use openclip:/path/config.json[:/path/weights]")
+
+
+def _register_json_config(config: Path) -> str:
+    """Add a JSON architecture config to open_clip's registry; the name is the file stem."""
+    import json
+
+    import open_clip
+
+    try:
+        cfg = json.loads(config.read_text())
+    except json.JSONDecodeError as e:
+        raise ModelError(f"{config}: not valid JSON ({e})") from None
+    missing = [k for k in ("embed_dim", "vision_cfg", "text_cfg") if k not in cfg]
+    if missing:
+        raise ModelError(f"{config}: an open_clip config needs {', '.join(missing)}")
+    open_clip.add_model_config(config)
+    return config.stem
+
+
+def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenClipAdapter:
+    """Build an adapter from the text after ``openclip:`` (see the module docstring)."""
+    body, opts = split_options(rest, OPTIONS)
+    kwargs = {"score": opts.get("score", "cosine"), "batch_size": int_option(opts, "batch", 32)}
+    if body.startswith("hf-hub:"):
+        return OpenClipAdapter(f"openclip:{rest}", body, None, source={"hub": body[7:]},
+                               device=device, dtype=dtype, **kwargs)
+    first, _, second = body.partition(":")
+    if first.endswith(".json"):
+        config = require_file(first, "open_clip config")
+        arch = _register_json_config(config)
+        weights = require_file(second) if second else None
+        if weights is None:
+            warnings.warn(f"{config}: no weights given, the model is randomly initialised",
+                          stacklevel=2)
+        return OpenClipAdapter(f"openclip:{rest}", arch, weights, source={"config": str(config)},
+                               device=device, dtype=dtype, **kwargs)
+    if not first or not second:
+        raise ModelError(f"openclip spec {body!r} must be ARCH:TAG, ARCH:/path/weights, "
+                         "hf-hub:ORG/NAME or /path/config.json[:/path/weights]")
+    if _looks_like_path(second):
+        weights = require_file(second)
+        return OpenClipAdapter(f"openclip:{rest}", first, weights, source={}, device=device,
+                               dtype=dtype, **kwargs)
+    arch, force_qg, warning = _quickgelu_for_tag(first, second)
+    if warning:
+        warnings.warn(warning, stacklevel=2)
+        log.warning(warning)
+    return OpenClipAdapter(f"openclip:{rest}", arch, None, source={"tag": second},
+                           force_quick_gelu=force_qg, device=device, dtype=dtype, **kwargs)
+
+
+class OpenClipAdapter:
+    """A dual encoder over an open_clip model; embeddings are L2-normalised float32."""
+
+    family = "dual"
+
+    def __init__(self, spec: str, arch: str, weights: Path | None, source: dict,
+                 device: str = "auto", dtype: str = "float32", score: str = "cosine",
+                 batch_size: int = 32, force_quick_gelu: bool = False) -> None:
+        import open_clip
+        import torch
+
+        self.device = select_device(device)
+        self.torch_dtype = select_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        self.score = score
+        is_hub = "hub" in source
+        if not is_hub and open_clip.get_model_config(arch) is None:
+            raise ModelError(_unknown_arch(arch))
+        if weights is not None and "openai" in weights.name.lower() and not (
+            force_quick_gelu or open_clip.get_model_config(arch).get("quick_gelu", False)
+        ):
+            msg = (f"{weights}: the file name suggests OpenAI weights (trained with QuickGELU) "
+                   f"but {arch!r} uses GELU; name {arch}-quickgelu if that is so")
+            warnings.warn(msg, stacklevel=3)
+            log.warning(msg)
+        pretrained = source.get("tag") or (str(weights) if weights else None)
+        try:
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                arch, pretrained=pretrained, device=self.device,
+                force_quick_gelu=force_quick_gelu, weights_only=True)
+        except (RuntimeError, KeyError, ValueError, OSError, pickle.UnpicklingError) as e:
+            where = f" from {weights}" if weights else ""
+            raise ModelError(f"open_clip could not build {arch!r}{where}: {e}") from None
+        self.model = model.to(self.torch_dtype).eval()
+        self.preprocess = preprocess
+        self.tokenizer = open_clip.get_tokenizer(arch)
+        with torch.no_grad():
+            self.logit_scale = float(model.logit_scale.exp().item())
+            bias = getattr(model, "logit_bias", None)
+            self.logit_bias = float(bias.item()) if bias is not None else 0.0
+        self.has_bias = bias is not None
+        quick = any(type(m).__name__ == "QuickGELU" for m in model.modules())
+        weights = weights or _downloaded_weights(arch, source)
+        parts = {
+            "arch": arch,
+            "activation": "quick_gelu" if quick else "gelu",
+            "weights_sha256": file_sha256(weights) if weights else None,
+            "hub_id": source.get("hub"),
+            "tag": source.get("tag"),
+            "tag_source": (open_clip.get_pretrained_cfg(arch, source["tag"]).get("hf_hub")
+                           or open_clip.get_pretrained_cfg(arch, source["tag"]).get("url"))
+            if "tag" in source else None,
+            "preprocess": repr(preprocess),
+            "context_length": getattr(self.tokenizer, "context_length", None),
+            "dtype": dtype,
+            "score": self._score_kind(),
+        }
+        self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("openclip", parts),
+                               family="dual", score_kind=self._score_kind(), extras=parts)
+
+    def _score_kind(self) -> str:
+        return "cosine" if self.score == "cosine" else "logit"
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+        import torch
+
+        out = []
+        for start in range(0, len(images), self.batch_size):
+            chunk = images[start:start + self.batch_size]
+            pixels = torch.stack([self.preprocess(_named_rgb(im, start + k))
+                                  for k, im in enumerate(chunk)])
+            with torch.no_grad():
+                emb = self.model.encode_image(pixels.to(self.device, self.torch_dtype))
+            out.append(_normalised(emb))
+        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            tokens = self.tokenizer(list(texts[start:start + self.batch_size]))
+            with torch.no_grad():
+                emb = self.model.encode_text(tokens.to(self.device))
+            out.append(_normalised(emb))
+        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+
+    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
+        if self.score == "cosine":
+            return cosine_pair_scores(image_emb, text_emb)
+        return logit_pair_scores(image_emb, text_emb, self.logit_scale, self.logit_bias)
+
+
+def _downloaded_weights(arch: str, source: dict) -> Path | None:
+    """The local file open_clip just downloaded for a hub tag or hf-hub id (already cached,
+    so this makes no request), so hub models are fingerprinted by their weights' hash too."""
+    from open_clip import pretrained as ocp
+
+    try:
+        if "tag" in source:
+            path = ocp.download_pretrained(ocp.get_pretrained_cfg(arch, source["tag"]))
+        elif "hub" in source:
+            path = ocp.download_pretrained_from_hf(source["hub"])
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - any failure leaves the id-based fingerprint
+        return None
+    return Path(path) if path and Path(path).is_file() else None
+
+
+def _named_rgb(image: Image.Image, index: int) -> Image.Image:
+    name = getattr(image, "filename", "") or f"image #{index}"
+    return to_rgb(image, name=name)
+
+
+def _normalised(emb) -> np.ndarray:
+    import torch
+
+    emb = torch.nn.functional.normalize(emb.float(), dim=-1)
+    return emb.cpu().numpy().astype(np.float32)
