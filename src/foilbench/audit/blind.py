@@ -1,0 +1,121 @@
+"""Blind text-only baselines (SugarCrepe section 3): can a scorer that never sees the image
+pick the positive caption? Accuracy above chance means the benchmark is hackable from text.
+
+Every scorer's decision rule is cross-fitted (see :mod:`foilbench.audit.crossfit`): fitted
+on K-1 folds of clusters, applied to the held-out fold. Intervals are Wilson 95%; chance is
+the mean of 1/(K_i+1) over items. Ties are failures and are counted under ``flags``.
+
+Output shape (``foilbench audit blind --json``)::
+
+    {"scorers": {NAME: {"overall": STAT, "by_type": {EDIT_TYPE: STAT}}},
+     "flags": {"same_bag_of_words": {EDIT_TYPE: count}, "ties:NAME": {EDIT_TYPE: count}}}
+
+with STAT = {"accuracy", "n", "ci_low", "ci_high", "chance"}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from foilbench.audit.crossfit import crossfit, group_folds, heldout_features
+from foilbench.audit.scorers import CHEAP_SCORERS, DEFAULT_SCORERS, resolve_scorer
+from foilbench.audit.text import (
+    choice_captions,
+    cluster_labels,
+    edit_types,
+    pad_captions,
+    same_bag_of_words,
+)
+from foilbench.data.format import Benchmark
+from foilbench.stats import wilson_ci
+
+
+def accuracy_stat(correct: np.ndarray, chance: np.ndarray) -> dict[str, float]:
+    """STAT for a boolean outcome vector: accuracy with its Wilson interval and chance."""
+    correct = np.asarray(correct, bool)
+    n = len(correct)
+    k = int(correct.sum())
+    lo, hi = wilson_ci(k, n)
+    return {"accuracy": k / n, "n": n, "ci_low": lo, "ci_high": hi,
+            "chance": float(np.mean(chance))}
+
+
+def by_type(types: np.ndarray, fn) -> dict[str, Any]:
+    """``fn(mask)`` for each edit type's boolean mask, keyed by edit type (sorted)."""
+    return {t: fn(np.asarray(types) == t) for t in sorted(set(types.tolist()))}
+
+
+def same_bag_flags(captions: list[list[str]], types: np.ndarray) -> dict[str, int]:
+    """Per edit type, the items where some negative is the positive's words re-ordered."""
+    flagged = np.array([any(same_bag_of_words(c[0], n) for n in c[1:]) for c in captions])
+    return by_type(types, lambda m: int(flagged[m].sum()))
+
+
+def blind_audit_captions(captions: list[list[str]], types: np.ndarray, clusters: np.ndarray,
+                         scorers: Sequence[str] = DEFAULT_SCORERS, folds: int = 5,
+                         seed: int = 0, factories: dict | None = None) -> dict[str, Any]:
+    """The blind audit on plain caption lists (positive first); see the module docstring.
+
+    ``factories`` may map a scorer name to a ready factory (tests, cached embeddings).
+    """
+    if len(captions) == 0:
+        raise ValueError("blind audit: no items")
+    types = np.asarray(types).astype(str)
+    texts, index = pad_captions(captions)
+    chance = 1.0 / (index >= 0).sum(axis=1)
+    fold_ids = group_folds(clusters, folds, seed)
+    result: dict[str, Any] = {"scorers": {}, "flags": {}}
+    result["flags"]["same_bag_of_words"] = same_bag_flags(captions, types)
+    for name in scorers:
+        factory = (factories or {}).get(name) or resolve_scorer(name)
+        correct, tie = crossfit(factory(texts, index), types, fold_ids)
+        result["scorers"][name] = {
+            "overall": accuracy_stat(correct, chance),
+            "by_type": by_type(types, lambda m, c=correct: accuracy_stat(c[m], chance[m])),
+        }
+        result["flags"][f"ties:{name}"] = by_type(types, lambda m, t=tie: int(t[m].sum()))
+    return result
+
+
+def blind_audit(bench: Benchmark, scorers: Sequence[str] = DEFAULT_SCORERS, folds: int = 5,
+                seed: int = 0) -> dict[str, Any]:
+    """Blind audit of a ``choice`` benchmark, folds grouped by scene or image."""
+    return blind_audit_captions(choice_captions(bench), edit_types(bench),
+                                cluster_labels(bench), scorers, folds, seed)
+
+
+def reference_rows(bench: Benchmark, folds: int = 5, seed: int = 0) -> dict[str, dict]:
+    """Blind reference row for ``foilbench run``: ``{"r1": STAT + {"scorer": NAME}}`` with the
+    higher overall accuracy of the cheap cross-fitted scorers (length, ngram).
+
+    Taking the better of two held-out scores is mildly optimistic; it is a reference line, not
+    a test. Benchmarks that are not ``choice`` get ``{}`` (no text-only baseline exists: both
+    pair captions are correct for one image each).
+    """
+    if bench.kind != "choice":
+        return {}
+    try:
+        audit = blind_audit(bench, CHEAP_SCORERS, folds, seed)
+    except ValueError:  # fewer clusters than folds: too small for a cross-fitted reference
+        return {}
+    name, entry = max(audit["scorers"].items(), key=lambda kv: kv[1]["overall"]["accuracy"])
+    return {"r1": {**entry["overall"], "scorer": name}}
+
+
+def oriented_gaps(captions: list[list[str]], types: np.ndarray, clusters: np.ndarray,
+                  scorer: str, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Per item the held-out gap f(positive) - max_k f(negative_k) of the cross-fitted,
+    sign-oriented feature (> 0: the scorer picks the positive), divided by the largest |gap|
+    so it lies in [-1, 1]. Input for :func:`foilbench.audit.refinement.refine`. Held-out
+    matters: an n-gram LM scored on its own training captions would favour every positive."""
+    texts, index = pad_captions(captions)
+    factory = resolve_scorer(scorer)
+    oriented = heldout_features(factory(texts, index), np.asarray(types).astype(str),
+                                group_folds(clusters, folds, seed))
+    neg = np.where(np.isnan(oriented[:, 1:]), -np.inf, oriented[:, 1:]).max(axis=1)
+    gaps = oriented[:, 0] - neg
+    scale = np.abs(gaps).max()
+    return gaps / scale if scale > 0 else gaps

@@ -1,0 +1,200 @@
+"""``foilbench audit``: audits of a benchmark that need no vision model (and ``controls``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from foilbench.cli._table import acc_ci, format_table
+
+
+def _load(spec: str):
+    from foilbench.data.registry import resolve_benchmarks
+
+    return resolve_benchmarks(spec, check_images=False)
+
+
+def _plain(obj):
+    """numpy scalars and arrays -> Python values for JSON; anything else -> str."""
+    return obj.tolist() if hasattr(obj, "tolist") else str(obj)
+
+
+def _write_json(data: dict, path: str | None) -> None:
+    if path:
+        Path(path).write_text(json.dumps(data, indent=2, sort_keys=True, default=_plain) + "\n")
+        click.echo(f"wrote {path}", err=True)
+
+
+@click.group()
+def audit() -> None:
+    """Audit a benchmark: is it hackable from text alone, are its controls real?
+
+    \b
+      foilbench audit blind sugarcrepe:/data/sugarcrepe --json blind.json
+      foilbench audit perplexity ./my_bench --lm /models/gpt2
+      foilbench audit refine sugarcrepe:/data/sugarcrepe --out kept.json
+      foilbench audit controls ./my_pair_bench --model openclip:ViT-B-32:/w.pt
+    """
+
+
+def blind_table(result: dict) -> str:
+    """Rows: edit types then ALL; columns: each scorer's accuracy [95% CI], chance, and the
+    same-bag-of-words count."""
+    scorers = list(result["scorers"])
+    first = result["scorers"][scorers[0]]
+    bag = result["flags"]["same_bag_of_words"]
+    rows = []
+    for t in list(first["by_type"]) + ["ALL"]:
+        stats = [result["scorers"][s]["by_type"][t] if t != "ALL" else
+                 result["scorers"][s]["overall"] for s in scorers]
+        n_bag = bag.get(t, 0) if t != "ALL" else sum(bag.values())
+        rows.append([t, stats[0]["n"], *[acc_ci(s) for s in stats], stats[0]["chance"], n_bag])
+    ties = ", ".join(f"{s} {sum(result['flags'][f'ties:{s}'].values())}" for s in scorers)
+    return (format_table(["edit_type", "n", *scorers, "chance", "same_bag"], rows)
+            + f"\nties, scored as failures: {ties}")
+
+
+@audit.command(short_help="Text-only baselines: is the benchmark solvable without the image?")
+@click.argument("benchmark")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result.")
+@click.option("--scorer", "scorers", multiple=True,
+              help="Scorer name, repeatable: length, ngram, minilm or lm:PATH (a local causal "
+                   "LM). Default: length, ngram, minilm.")
+@click.option("--folds", default=5, show_default=True, help="Cross-fitting folds (by cluster).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the fold assignment.")
+def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds: int,
+          seed: int) -> None:
+    """Blind text-only baselines (SugarCrepe section 3) of a choice BENCHMARK.
+
+    Each scorer reads only the captions. Its rule (which sign of its score means
+    "positive", per edit type) is fitted on the other folds and applied to the held-out one,
+    folds grouped by scene or image so nothing leaks. Accuracy well above chance means the
+    benchmark can be solved without looking at the image. Ties count as failures; their
+    counts are in the JSON under flags["ties:NAME"]. Works without the images.
+    """
+    from foilbench.audit.blind import blind_audit
+    from foilbench.audit.scorers import DEFAULT_SCORERS
+
+    benches = _load(benchmark)
+    results = {}
+    for bench in benches:
+        if len(benches) > 1 and bench.kind != "choice":
+            click.echo(f"[{bench.name}] skipped: kind {bench.kind!r} has no blind baseline",
+                       err=True)
+            continue
+        results[bench.name] = blind_audit(bench, scorers or DEFAULT_SCORERS, folds, seed)
+        click.echo(f"[{bench.name}] blind text-only accuracy (cross-fitted, {folds} folds)")
+        click.echo(blind_table(results[bench.name]))
+    _write_json(next(iter(results.values())) if len(benches) == 1 else results, json_path)
+
+
+@audit.command(short_help="COMPASS perplexity audit: are negatives less fluent?")
+@click.argument("benchmark")
+@click.option("--lm", "lm_path", required=True, type=click.Path(exists=True, file_okay=False),
+              help="A local causal LM directory (transformers save_pretrained).")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None) -> None:
+    """Perplexity audit (COMPASS App. B) of a choice BENCHMARK.
+
+    Per item the hardest negative is the one whose perplexity is closest to the positive's;
+    positives and those negatives are compared by Mann-Whitney U and the rank-biserial
+    r = 1 - 2U/(n1 n2) (r > 0: negatives less fluent), labelled negligible (<0.1), small
+    (<0.3), medium (<0.5) or large.
+    """
+    from foilbench.audit.perplexity import perplexity_audit_benchmark
+
+    out = {}
+    for bench in _load(benchmark):
+        out[bench.name] = res = perplexity_audit_benchmark(bench, lm_path, device)
+        rows = [[t, s["n"], s["median_ppl_positive"], s["median_ppl_hardest_negative"],
+                 s["rank_biserial"], s["effect"], f"{s['p_value']:.2g}"]
+                for t, s in [*res["by_type"].items(), ("ALL", res["overall"])]]
+        click.echo(f"[{bench.name}] perplexity audit under {lm_path}")
+        click.echo(format_table(["edit_type", "n", "ppl_pos", "ppl_hard_neg", "r", "effect",
+                                 "p"], rows))
+    _write_json(out, json_path)
+
+
+@audit.command(short_help="SugarCrepe adversarial refinement: balance two blind scorers.")
+@click.argument("benchmark")
+@click.option("--scorer", "scorers", nargs=2, default=("length", "ngram"), show_default=True,
+              help="The two blind scorers whose gaps span the grid.")
+@click.option("--grid", "k", default=10, show_default=True,
+              help="K equal bins per axis over [-1, 1] (even), plus a bin for exact zeros.")
+@click.option("--folds", default=5, show_default=True, help="Cross-fitting folds of the gaps.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False),
+              help="Write the kept item_ids (JSON list).")
+def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: int,
+           out_path: str | None) -> None:
+    """Adversarial refinement (SugarCrepe Algorithm 1) of a choice BENCHMARK.
+
+    The two scorers' held-out (cross-fitted) positive-minus-negative gaps, scaled to [-1, 1],
+    place each item on a grid (K bins per axis plus one for exact-zero gaps), one grid per
+    edit type; each cell and its point reflection are balanced by subsampling, so neither
+    blind scorer can prefer positives. Prints blind accuracy before and after, per edit type.
+    """
+    import numpy as np
+
+    from foilbench.audit.blind import oriented_gaps
+    from foilbench.audit.refinement import refine as run_refine
+    from foilbench.audit.text import choice_captions, cluster_labels, edit_types
+
+    for bench in _load(benchmark):
+        caps, types = choice_captions(bench), edit_types(bench)
+        ga, gb = (oriented_gaps(caps, types, cluster_labels(bench), s, folds, seed)
+                  for s in scorers)
+        kept_ids = []
+        rows = []
+        for t in sorted(set(types.tolist())):
+            m = np.flatnonzero(types == t)
+            res = run_refine(ga[m], gb[m], k, seed)
+            kept_ids += bench.items["item_id"].iloc[m[res.kept]].tolist()
+            rows.append([t, len(m), len(res.kept), res.before["a"], res.after["a"],
+                         res.before["b"], res.after["b"]])
+        a, b = scorers
+        click.echo(f"[{bench.name}] refinement, {k} bins per axis (+ zero bin), gaps of "
+                   f"({a}, {b}), held out over {folds} folds")
+        click.echo(format_table(["edit_type", "n", "kept", f"{a}_before", f"{a}_after",
+                                 f"{b}_before", f"{b}_after"], rows))
+        if out_path:
+            Path(out_path).write_text(json.dumps(kept_ids) + "\n")
+            click.echo(f"wrote {out_path}", err=True)
+
+
+@audit.command(short_help="CompoSET dataset controls: pixel, caption and similarity checks.")
+@click.argument("benchmark")
+@click.option("--model", default=None, help="Model spec for the within- vs across-scene image "
+                                           "similarity gap (omit to skip it).")
+@click.option("--no-minilm", is_flag=True, help="Skip the MiniLM caption cosine.")
+@click.option("--no-pixels", is_flag=True, help="Skip pixel metrics (no images needed).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Write the summary (per benchmark) as JSON.")
+def controls(benchmark: str, model: str | None, no_minilm: bool, no_pixels: bool,
+             json_path: str | None) -> None:
+    """Dataset-control audits (CompoSET section 4, App. F) of a pair BENCHMARK: pixel change
+    between base and foil images (MAE, L2, L-inf, fraction affected, SSIM, MS-SSIM), caption
+    change per tier (BPE-token Levenshtein, fraction of tokens changed, MiniLM cosine) and,
+    with --model, the within-pair vs across-scene image similarity gap."""
+    from foilbench.analysis.controls import audit_controls
+    from foilbench.data.registry import resolve_benchmarks
+
+    out = {}
+    for bench in resolve_benchmarks(benchmark, check_images=not no_pixels):
+        summary = audit_controls(bench, model=model, minilm=not no_minilm,
+                                 pixels=not no_pixels)["summary"]
+        out[bench.name] = summary
+        click.echo(f"[{bench.name}] dataset controls, {summary['n_items']} items")
+        if "pixels" in summary:
+            click.echo(format_table(["pixel metric", "mean"], summary["pixels"].items()))
+        tiers = summary.get("text_by_tier", {})
+        if tiers:
+            cols = list(next(iter(tiers.values())))
+            click.echo(format_table(["tier", *cols],
+                                    [[t, *[v[c] for c in cols]] for t, v in tiers.items()]))
+        if "similarity_gap" in summary:
+            click.echo(json.dumps(summary["similarity_gap"], indent=2, default=str))
+    _write_json(out, json_path)

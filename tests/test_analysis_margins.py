@@ -1,0 +1,52 @@
+"""Signed margins (CompoSET App. G.3) by hand, and their agreement with strict outcomes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from foilbench.analysis.margins import add_margins, choice_margins, margin_summary, pair_margins
+from foilbench.scoring.protocols import pair_outcomes
+
+
+def test_pair_margins_by_hand():
+    # s(c0,i0)=.9 s(c0,i1)=.2 s(c1,i0)=.4 s(c1,i1)=.6
+    sims = np.array([[[0.9, 0.2], [0.4, 0.6]]])
+    m = pair_margins(sims)
+    assert m["i2t"][0] == pytest.approx(min(0.9 - 0.4, 0.6 - 0.2))  # 0.4
+    assert m["t2i"][0] == pytest.approx(min(0.9 - 0.2, 0.6 - 0.4))  # 0.2
+
+
+def test_margin_sign_matches_strict_outcomes():
+    rng = np.random.default_rng(0)
+    sims = rng.normal(size=(500, 2, 2)).round(1)  # rounding makes ties happen
+    m, out = pair_margins(sims), pair_outcomes(sims)
+    assert np.array_equal(m["i2t"] > 0, out["i2t"])
+    assert np.array_equal(m["t2i"] > 0, out["t2i"])
+    assert (m["i2t"] == 0).any()  # a tie: margin 0, a failure
+
+
+def test_choice_margins_ragged():
+    s = np.array([[0.5, 0.2, np.nan], [0.1, 0.3, 0.05]])
+    assert choice_margins(s).tolist() == pytest.approx([0.3, -0.2])
+
+
+def test_summary_splits_correct_and_wrong():
+    df = pd.DataFrame({"model": ["a"] * 4, "i2t": [1, 0, 0, 0], "t2i": [1, 1, 0, 0],
+                       "scores": [np.array([0.9, 0.1, 0.2, 0.8]), np.array([0.9, 0.5, 0.2, 0.4]),
+                                  np.array([0.5, 0.1, 0.6, 0.8]), np.array([0.1, 0.5, 0.6, 0.2])]})
+    framed = add_margins(df)
+    assert framed["margin_i2t"].tolist() == pytest.approx([0.7, -0.1, -0.1, -0.5])
+    table = margin_summary(df)
+    row = table[(table.direction == "i2t") & (table.decision == "correct")].iloc[0]
+    assert row["n"] == 1 and row["mean"] == pytest.approx(0.7)
+    wrong = table[(table.direction == "i2t") & (table.decision == "wrong")].iloc[0]
+    assert wrong["n"] == 3 and wrong["mean"] == pytest.approx((-0.1 - 0.1 - 0.5) / 3)
+
+
+def test_histogram_counts_every_value():
+    from foilbench.analysis.margins import margin_histogram
+
+    h = margin_histogram(np.array([-1.0, -0.5, 0.0, 0.5, 1.0]), bins=4)
+    assert h["counts"] == [1, 1, 1, 2] and h["edges"][0] == -1.0 and h["edges"][-1] == 1.0
