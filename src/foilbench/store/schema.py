@@ -2,9 +2,12 @@
 
 runs           provenance of each run (package version, git revision, model fingerprint,
                benchmark checksum, seed, tie policy, time); ``batch_id`` groups the runs of
-               one command invocation.
-item_results   one row per (run, item): the raw scores, flattened (pair: [s(c0,i0), s(c0,i1),
-               s(c1,i0), s(c1,i1)]; choice/image_choice: positive first), and the item row
+               one command invocation; ``config_hash`` hashes the settings that change the
+               numbers (seed, n_boot, ci method, tie policy) so sweeps can find a finished run;
+               ``eval_stats`` holds the engine's counters (inputs encoded, cache hits, seconds).
+item_results   one row per (run, item), ``item_index`` keeping benchmark order: the raw
+               scores, flattened (pair: [s(c0,i0), s(c0,i1), s(c1,i0), s(c1,i1)];
+               choice/image_choice: positive first), and the item row
                (payload + metadata) as JSON so reports rebuild without the benchmark.
 item_outcomes  one row per (run, item, metric): outcome in [0, 1] (1 = correct under strict >;
                API models average two order-swapped asks, so 0.5 occurs), tie, chance.
@@ -36,10 +39,13 @@ DDL = [
         n_boot INTEGER,
         tie_policy VARCHAR,
         ci_method VARCHAR,
-        config JSON
+        config JSON,
+        config_hash VARCHAR,
+        eval_stats JSON
     )""",
     """CREATE TABLE IF NOT EXISTS item_results (
         run_id VARCHAR,
+        item_index INTEGER,
         item_id VARCHAR,
         scores DOUBLE[],
         item JSON

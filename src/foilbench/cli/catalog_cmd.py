@@ -1,0 +1,63 @@
+"""``foilbench models`` and ``foilbench benchmarks``: what can be named on the command line.
+
+Both read the registries (no hand-kept lists) and mark entries whose module is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from foilbench.data.registry import benchmark_names, loaders, suites
+from foilbench.models.registry import model_names, model_schemes
+from foilbench.registry import Registry
+
+
+def _installed(target: str) -> bool:
+    module = target.partition(":")[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _table(title: str, registry: Registry, template: str = "{name}") -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("spec")
+    table.add_column("available")
+    table.add_column("description")
+    for entry in registry.entries():
+        ok = _installed(entry.target)
+        table.add_row(template.format(name=entry.name), "yes" if ok else "[dim]not installed[/dim]",
+                      entry.description or f"[dim]{entry.target}[/dim]")
+    return table
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+def models() -> None:
+    """List model names and spec schemes accepted by --model.
+
+    \b
+    A spec is a name (tiny-random, foilbench-plain, ...) or SCHEME:REST, e.g.
+      openclip:ViT-B-32:/path/weights.pt   hf:/local/clip_dir   hf-vlm:/local/blip_dir
+    """
+    console = Console()
+    console.print(_table("model names", model_names()))
+    console.print(_table("model schemes (SCHEME:...)", model_schemes(), "{name}:..."))
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+def benchmarks() -> None:
+    """List suites, registered benchmarks and loaders accepted by --benchmark.
+
+    \b
+    A spec is a suite or name below, a foilbench-format folder (manifest.json + items.parquet),
+    or LOADER:PATH to convert a published release, e.g. sugarcrepe:/data/sugarcrepe.
+    """
+    console = Console()
+    console.print(_table("suites", suites()))
+    console.print(_table("benchmarks", benchmark_names()))
+    console.print(_table("loaders (LOADER:PATH)", loaders(), "{name}:PATH"))

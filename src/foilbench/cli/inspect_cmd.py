@@ -1,0 +1,123 @@
+"""``foilbench inspect``: counts by kind and metadata, and every validation problem.
+
+Works without images: the table is read as text, and missing or unreadable images are reported
+as problems instead of stopping the inspection.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from foilbench.data.format import (
+    ITEMS_FILE,
+    MANIFEST_FILE,
+    Benchmark,
+    Manifest,
+    _normalise_lists,
+)
+from foilbench.data.kinds import KINDS, METADATA_COLUMNS
+from foilbench.data.registry import benchmark_names, resolve_benchmarks, suites
+from foilbench.data.validate import format_problems, validate
+from foilbench.errors import BenchmarkError
+from foilbench.stats.breakdown import group_label
+
+MAX_VALUES = 50  # free extra columns with more distinct values are not tabulated
+
+
+def _raw_folder(path: Path) -> Benchmark:
+    """A foilbench folder read WITHOUT validation, so every row can be counted and checked."""
+    try:
+        manifest = Manifest.from_dict(json.loads((path / MANIFEST_FILE).read_text()),
+                                      where=str(path / MANIFEST_FILE))
+    except json.JSONDecodeError as e:
+        raise BenchmarkError(f"{path / MANIFEST_FILE}: not valid JSON ({e})") from None
+    try:
+        items = pd.read_parquet(path / ITEMS_FILE)
+    except Exception as e:  # pyarrow raises several types for corrupt files
+        raise BenchmarkError(f"{path / ITEMS_FILE}: cannot read Parquet ({e})") from None
+    items = _normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
+    return Benchmark(manifest, items, path)
+
+
+def load_for_inspection(spec: str) -> list[tuple[Benchmark, list]]:
+    """[(benchmark, text-level problems already found)] for a spec."""
+    path = Path(spec)
+    if spec not in suites() and spec not in benchmark_names() and (path / MANIFEST_FILE).exists():
+        return [(_raw_folder(path), [])]
+    benches = resolve_benchmarks(spec, on_invalid="drop", check_images=False)
+    return [(b, list(b.dropped.problems) if b.dropped else []) for b in benches]
+
+
+def count_by(bench: Benchmark) -> dict[str, dict[str, int]]:
+    """{"kind": {kind: n}, column: {value: count}} over metadata and small free extras."""
+    by: dict[str, dict[str, int]] = {"kind": {bench.kind: len(bench)}}
+    payload = set(bench.spec.required)
+    for col in bench.items.columns:
+        if col in payload:
+            continue
+        labels = bench.items[col].map(_label)
+        if col not in METADATA_COLUMNS and labels.nunique() > MAX_VALUES:
+            continue
+        counts = labels.value_counts()
+        by[col] = {str(v): int(counts[v]) for v in sorted(counts.index)}
+    return by
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, (list, tuple)) or hasattr(value, "__array__"):
+        return json.dumps(list(value), default=str)
+    return group_label(value)
+
+
+def inspect_report(spec: str, *, check_images: bool = True) -> list[tuple[dict, list]]:
+    """[(report, problems)] per benchmark the spec names; report is the ``--json`` object."""
+    out = []
+    for bench, problems in load_for_inspection(spec):
+        problems = problems + validate(bench, check_images=check_images,
+                                       check_readable=check_images)
+        report = {"benchmark": bench.name, "n_items": len(bench), "by": count_by(bench),
+                  "problems": [p.to_dict() for p in problems]}
+        out.append((report, problems))
+    return out
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("benchmark")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"benchmark", "n_items", "by": {COLUMN: {VALUE: count}}, "problems"} '
+                   "(a list of such objects when the spec names a suite).")
+@click.option("--skip-images", is_flag=True, help="Do not look at image files at all.")
+def inspect(benchmark: str, as_json: bool, skip_images: bool) -> None:
+    """Counts by kind and metadata column, and the validation result, of BENCHMARK.
+
+    BENCHMARK is a registered name, a foilbench-format folder or LOADER:PATH. Images need not
+    be present: missing ones are listed as problems. Exits 1 when there are problems.
+    """
+    found = inspect_report(benchmark, check_images=not skip_images)
+    reports = [rep for rep, _ in found]
+    problems = [probs for _, probs in found]
+    if as_json:
+        click.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
+    else:
+        console = Console()
+        for rep, probs in zip(reports, problems, strict=True):
+            table = Table(title=f"{rep['benchmark']}: {rep['n_items']} items",
+                          title_justify="left")
+            for col in ("column", "value", "items"):
+                table.add_column(col, justify="right" if col == "items" else "left")
+            for col, counts in rep["by"].items():
+                for value, n in counts.items():
+                    table.add_row(col, value, str(n))
+            console.print(table)
+            console.print(format_problems(probs) if probs else "valid: no problems found",
+                          markup=False, highlight=False)
+    if any(problems):
+        sys.exit(1)

@@ -1,0 +1,100 @@
+"""``foilbench show``: a stored run's provenance and metrics (no model needed)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from foilbench.cli.run_output import ci_text, pct
+from foilbench.stats.breakdown import metric_table
+from foilbench.store.db import DEFAULT_DB, ResultsStore, to_json
+
+PROVENANCE_FIELDS = ("run_id", "batch_id", "created", "model_spec", "model_fingerprint",
+                     "score_kind", "benchmark_name", "benchmark_version", "benchmark_kind",
+                     "benchmark_checksum", "n_items", "partial", "package_version",
+                     "git_revision", "seed", "n_boot", "ci_method", "tie_policy", "config_hash")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("run", required=False)
+@click.option("--db", "db_path", default=str(DEFAULT_DB), show_default=True,
+              type=click.Path(dir_okay=False), help="Results database written by `run`.")
+@click.option("--by", "by", multiple=True, metavar="COLUMN",
+              help="Also show the breakdown by this column (repeatable), recomputed from the "
+                   "stored per-item outcomes when it was not stored; --by all shows every "
+                   "stored breakdown.")
+@click.option("--json", "as_json", is_flag=True, help="Print provenance and metrics as JSON.")
+def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> None:
+    """Print the provenance and metrics of RUN (a run id or a unique prefix of one).
+
+    Without RUN, list the stored runs.
+    """
+    with ResultsStore(db_path, read_only=True) as store:
+        if run is None:
+            runs = store.list_runs()
+            if as_json:
+                click.echo(runs.to_json(orient="records", date_format="iso", indent=2))
+            else:
+                _print_run_list(runs)
+            return
+        info = store.get_run(run)
+        metrics = store.load_metrics(info["run_id"])
+        missing = [c for c in by if c != "all" and c not in set(metrics["group_by"])]
+        if missing:  # not stored: recompute from the stored per-item outcomes
+            metrics = pd.concat([metrics, recompute_breakdown(store, info, missing)],
+                                ignore_index=True)
+    wanted = metrics["group_by"] == ""
+    if "all" in by:
+        wanted[:] = True
+    elif by:
+        wanted |= metrics["group_by"].isin(by)
+    shown = metrics[wanted]
+    if as_json:
+        click.echo(json.dumps(json.loads(to_json({
+            "run": {k: info.get(k) for k in PROVENANCE_FIELDS} | {"config": info["config"],
+                                                                  "eval_stats": info["eval_stats"]},
+            "metrics": shown.to_dict(orient="records")})), indent=2))
+        return
+    console = Console()
+    prov = Table(title=f"run {info['run_id']}", title_justify="left", show_header=False)
+    prov.add_column("field", style="bold")
+    prov.add_column("value")
+    for key in PROVENANCE_FIELDS:
+        prov.add_row(key, str(info.get(key)))
+    console.print(prov)
+    table = Table(title="metrics (%)", title_justify="left")
+    for col in ("metric", "group", "value", "95% CI", "n", "chance", "ties"):
+        table.add_column(col)
+    for row in shown.to_dict(orient="records"):
+        group = f"{row['group_by']}={row['group_value']}" if row["group_by"] else "overall"
+        table.add_row(row["metric"], group, pct(row["value"]), ci_text(row), str(row["n"]),
+                      pct(row["chance"]), str(row["ties"]))
+    table.caption = f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as failures"
+    table.caption_justify = "left"
+    console.print(table)
+
+
+def recompute_breakdown(store: ResultsStore, info: dict, columns: list[str]) -> pd.DataFrame:
+    """Breakdown rows for ``columns`` from the run's stored per-item outcomes, with the run's
+    own interval settings (no model or benchmark needed)."""
+    items = store.load_item_results(info["run_id"])
+    metric_names = list(dict.fromkeys(store.load_metrics(info["run_id"])["metric"]))
+    long = pd.concat([items.assign(metric=m, outcome=items[m], tie=items[f"tie_{m}"],
+                                   chance=items[f"chance_{m}"]) for m in metric_names],
+                     ignore_index=True)
+    table = metric_table(long, by=columns, method=info["ci_method"] or "auto",
+                         n_boot=int(info["n_boot"]), seed=int(info["seed"]))
+    return table[table["group_by"] != ""]
+
+
+def _print_run_list(runs) -> None:
+    table = Table(title="stored runs", title_justify="left")
+    for col in runs.columns:
+        table.add_column(str(col))
+    for row in runs.itertuples(index=False):
+        table.add_row(*[str(v) for v in row])
+    Console().print(table)

@@ -1,0 +1,73 @@
+"""Provenance of a run: package version, git revision, time, seed, tie policy, settings.
+
+Never fails: a missing git binary, a non-checkout install or a broken repository all give
+``"unknown"`` for the revision. ``config_hash`` covers exactly the settings that change the
+stored numbers, so a resumable sweep can recognise a finished (model, benchmark, config).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from foilbench import __version__
+from foilbench.scoring.protocols import TIE_POLICY
+
+
+def source_checkout() -> Path | None:
+    """The git work tree holding this foilbench source (``src/foilbench`` -> repo), if any."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here, *here.parents[:3]):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def git_revision() -> str:
+    """``<sha>`` or ``<sha>+dirty`` of the source checkout, else ``"unknown"``."""
+    root = source_checkout()
+    if root is None:
+        return "unknown"
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return "unknown"
+    if not sha:
+        return "unknown"
+    return f"{sha}+dirty" if dirty else sha
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """sha256 (first 16 hex) of the canonical JSON of ``config``."""
+    blob = json.dumps(config, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def collect_provenance(*, seed: int, n_boot: int, ci_method: str,
+                       tie_policy: str = TIE_POLICY, extra: dict[str, Any] | None = None,
+                       revision: str | None = None) -> dict[str, Any]:
+    """The provenance record stored with every run and written to ``summary.json``."""
+    config = {"seed": seed, "n_boot": n_boot, "ci_method": ci_method, "tie_policy": tie_policy,
+              **(extra or {})}
+    return {
+        "package_version": __version__,
+        "git_revision": revision if revision is not None else git_revision(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "seed": seed,
+        "n_boot": n_boot,
+        "ci_method": ci_method,
+        "tie_policy": tie_policy,
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "config": config,
+        "config_hash": config_hash(config),
+    }

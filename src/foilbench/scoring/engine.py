@@ -1,0 +1,168 @@
+"""Evaluate one model on one benchmark: unique inputs once, vectorised scoring, strict ``>``.
+
+Dual encoders (``family == "dual"``): every unique image (sha256 of the file) and every unique
+text (sha256 of UTF-8) is embedded once, in batches, through the cache; then all item slots
+(see :mod:`foilbench.scoring.layout`) are scored in one vectorised ``adapter.pair_scores`` call
+per chunk on the gathered embeddings. Pairwise scorers (``family == "pairwise"``): each unique
+(image, text) pair is scored once, grouped by image. ``family == "api_choice"`` is delegated to
+:mod:`foilbench.scoring.api_protocol`.
+
+Outcomes, ties and per-item chance follow :mod:`foilbench.scoring.protocols` (CompoSET Eq. 1-3
+for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any
+
+import numpy as np
+
+from foilbench.data.format import Benchmark
+from foilbench.errors import ModelError
+from foilbench.scoring.encode import (
+    Cache,
+    Timer,
+    encode_unique,
+    hash_images,
+    hash_texts,
+    open_rgb,
+)
+from foilbench.scoring.layout import SlotLayout, build_layout
+from foilbench.scoring.pairwise import score_unique_pairs
+from foilbench.scoring.protocols import (
+    choice_chance,
+    choice_outcomes,
+    choice_ties,
+    pair_chance,
+    pair_outcomes,
+    pair_ties,
+)
+from foilbench.scoring.result import EvalResult
+
+SCORE_CHUNK = 65_536  # slots scored per pair_scores call (bounds memory on huge benchmarks)
+
+
+def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
+             batch_size: int = 64, progress: bool = True) -> EvalResult:
+    """Score every item of ``benchmark`` with ``adapter`` and derive per-item outcomes.
+
+    ``cache`` is any object with ``get_many``/``put_many`` (and, for pairwise models,
+    ``get_pair_scores``/``put_pair_scores``), e.g. :class:`foilbench.store.cache.EmbeddingCache`;
+    ``None`` disables caching. ``result.stats`` records how many inputs were actually encoded,
+    cache hits, and the seconds spent in model forward calls versus in total.
+    """
+    family = getattr(adapter, "family", None)
+    if family == "api_choice":
+        api = importlib.import_module("foilbench.scoring.api_protocol")
+        return api.evaluate(adapter, benchmark, progress=progress)
+    if family not in ("dual", "pairwise"):
+        raise ModelError(f"adapter {type(adapter).__name__} has family {family!r}; "
+                         "expected 'dual', 'pairwise' or 'api_choice'")
+    if len(benchmark) == 0:
+        raise ModelError(f"benchmark {benchmark.name!r} has no items to evaluate")
+    t_start = time.perf_counter()
+    timer = Timer()
+    images = benchmark.unique_images()
+    texts = benchmark.unique_texts()
+    layout = build_layout(benchmark, {r: k for k, r in enumerate(images)},
+                          {t: k for k, t in enumerate(texts)})
+    image_hashes = hash_images(benchmark.root, images, timer)
+    text_hashes = hash_texts(texts, timer)
+    name = adapter.info.spec
+    if family == "dual":
+        flat, counts = _dual_scores(adapter, benchmark, layout, image_hashes, text_hashes,
+                                    cache=cache, batch_size=batch_size, timer=timer,
+                                    progress=progress, name=name)
+    else:
+        flat, counts = score_unique_pairs(
+            adapter, benchmark, layout, image_hashes, text_hashes, cache=cache,
+            batch_size=batch_size, timer=timer, progress=progress, load=open_rgb)
+    flat = np.asarray(flat, dtype=np.float64)
+    if np.isnan(flat).any():
+        raise ModelError(f"model {name!r} returned {int(np.isnan(flat).sum())} NaN score(s) on "
+                         f"{benchmark.name!r}; check the dtype (try --dtype float32)")
+    matrix = layout.to_matrix(flat)
+    outcomes, ties, chance = item_outcomes(benchmark.kind, matrix, layout.n_slots)
+    total = time.perf_counter() - t_start
+    stats = {
+        "images_unique": len(set(image_hashes)),
+        "texts_unique": len(set(text_hashes)),
+        **counts,
+        "slots_scored": int(len(flat)),
+        "forward_seconds": timer.seconds.get("forward", 0.0),
+        "load_seconds": timer.seconds.get("load", 0.0),
+        "hash_seconds": timer.seconds.get("hash", 0.0),
+        "cache_seconds": timer.seconds.get("cache", 0.0),
+        "score_seconds": timer.seconds.get("score", 0.0),
+        "total_seconds": total,
+    }
+    stats["forward_share"] = stats["forward_seconds"] / total if total > 0 else 0.0
+    scores = [matrix[k, : int(m)] for k, m in enumerate(layout.n_slots)]
+    return EvalResult(benchmark=benchmark, model=adapter.info, scores=scores,
+                      outcomes=outcomes, ties=ties, chance=chance, stats=stats)
+
+
+def item_outcomes(kind: str, matrix: np.ndarray, n_slots: np.ndarray):
+    """(outcomes, ties, chance) per metric from the padded score matrix; outcomes as 0/1."""
+    n = len(matrix)
+    if kind == "pair":
+        sims = matrix.reshape(n, 2, 2)  # slot 2c + i -> [c, i]
+        out = pair_outcomes(sims)
+        return ({m: v.astype(np.float64) for m, v in out.items()}, pair_ties(sims),
+                pair_chance(n))
+    r1 = choice_outcomes(matrix).astype(np.float64)
+    return {"r1": r1}, {"r1": choice_ties(matrix)}, {"r1": choice_chance(n_slots)}
+
+
+def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: list[str],
+                 text_hashes: list[str], *, cache, batch_size, timer, progress, name):
+    fp = adapter.info.fingerprint
+    uniq_img, img_of_ref = _dedupe(image_hashes)
+    uniq_txt, txt_of_ref = _dedupe(text_hashes)
+    first_img_ref = _first_ref(img_of_ref, len(uniq_img))
+    first_txt_ref = _first_ref(txt_of_ref, len(uniq_txt))
+    images = bench.unique_images()
+    texts = bench.unique_texts()
+
+    def load_images(pos: list[int]):
+        return [open_rgb(bench.image_path(images[first_img_ref[p]])) for p in pos]
+
+    def load_texts(pos: list[int]):
+        return [texts[first_txt_ref[p]] for p in pos]
+
+    img_emb, img_enc, img_hits = encode_unique(
+        uniq_img, load_images, adapter.embed_images, fingerprint=fp, cache=cache,
+        batch_size=batch_size, timer=timer, label=f"{name}: images", progress=progress)
+    txt_emb, txt_enc, txt_hits = encode_unique(
+        uniq_txt, load_texts, adapter.embed_texts, fingerprint=fp, cache=cache,
+        batch_size=batch_size, timer=timer, label=f"{name}: texts", progress=progress)
+    t0 = time.perf_counter()
+    img_rows = img_of_ref[layout.image_idx]
+    txt_rows = txt_of_ref[layout.text_idx]
+    flat = np.empty(len(img_rows))
+    for s in range(0, len(flat), SCORE_CHUNK):
+        part = slice(s, s + SCORE_CHUNK)
+        got = np.asarray(adapter.pair_scores(img_emb[img_rows[part]], txt_emb[txt_rows[part]]))
+        flat[part] = got.reshape(-1)
+    timer.add("score", time.perf_counter() - t0)
+    counts = {"images_encoded": img_enc, "texts_encoded": txt_enc,
+              "image_cache_hits": img_hits, "text_cache_hits": txt_hits}
+    return flat, counts
+
+
+def _dedupe(hashes: list[str]) -> tuple[list[str], np.ndarray]:
+    """Unique hashes (first-seen order) and, per ref, the position of its hash."""
+    order: dict[str, int] = {}
+    codes = np.fromiter((order.setdefault(h, len(order)) for h in hashes), dtype=np.int64,
+                        count=len(hashes))
+    return list(order), codes
+
+
+def _first_ref(codes: np.ndarray, n_unique: int) -> np.ndarray:
+    """For each unique position, the first ref index holding it (codes cover 0..n_unique-1)."""
+    values, first = np.unique(codes, return_index=True)
+    if len(values) != n_unique:
+        raise AssertionError("every unique position must be held by some ref")
+    return first

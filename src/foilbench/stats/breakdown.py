@@ -1,0 +1,129 @@
+"""Metrics with intervals, overall and per metadata column value (pure functions).
+
+Input: a long table with one row per (item, metric) holding ``outcome`` in [0, 1], ``tie``,
+``chance`` and metadata columns (see :func:`foilbench.scoring.aggregate.long_outcomes`).
+For each metric and group:
+
+    value = k / n with k = sum of outcomes, n = number of items
+    chance = mean of the items' chance levels (1/4, 1/4, 1/6 for pairs; 1/(K+1) for choices)
+    ties  = number of items whose outcome was decided by an exact tie (scored as failure)
+
+Interval methods (``ci_method``):
+    ``"auto"``       scene-clustered percentile bootstrap when a cluster column (``scene_id``)
+                     exists and the group holds at least 2 clusters, else Wilson
+    ``"bootstrap"``  percentile bootstrap, clustered when a cluster column exists, else over items
+    ``"wilson"``     Wilson score interval;  ``"wald"``  Wald interval clamped to [0, 1]
+A group with fewer than 2 clusters cannot be cluster-resampled (every resample is the group
+itself) and falls back to Wilson; the row's ``ci_method`` says which method produced it.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+
+from foilbench.data.kinds import METADATA_COLUMNS
+from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, cluster_bootstrap_ci
+from foilbench.stats.intervals import wald_ci, wilson_ci
+
+CI_METHODS = ("auto", "bootstrap", "wilson", "wald")
+CLUSTER_COLUMN = "scene_id"
+MISSING = "NA"
+COLUMNS = ["metric", "group_by", "group_value", "value", "k", "n", "ci_low", "ci_high",
+           "ci_method", "chance", "ties"]
+
+
+def z_for(level: float) -> float:
+    """Two-sided normal quantile; exactly 1.96 at 95% as in the papers."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    return 1.96 if level == 0.95 else NormalDist().inv_cdf(1 - (1 - level) / 2)
+
+
+def summarise(outcomes: np.ndarray, *, chance: np.ndarray | None = None,
+              ties: np.ndarray | None = None, clusters: np.ndarray | None = None,
+              method: str = "auto", n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED,
+              level: float = 0.95, cluster_name: str = CLUSTER_COLUMN) -> dict:
+    """value, k, n, ci_low, ci_high, ci_method, chance, ties of one group of items.
+
+    >>> r = summarise(np.array([1, 1, 0, 1]), method="wald")
+    >>> r["value"], r["k"], r["n"], r["ci_method"]
+    (0.75, 3.0, 4, 'wald')
+    """
+    if method not in CI_METHODS:
+        raise ValueError(f"unknown ci method {method!r}; use one of {', '.join(CI_METHODS)}")
+    values = np.asarray(outcomes, dtype=np.float64)
+    n = len(values)
+    if n == 0:
+        raise ValueError("cannot summarise an empty group")
+    k = float(values.sum())
+    z = z_for(level)
+    n_clusters = len(pd.unique(np.asarray(clusters))) if clusters is not None else 0
+    use = method
+    if method == "auto":
+        use = "bootstrap" if n_clusters >= 2 else "wilson"
+    elif method == "bootstrap" and clusters is not None and n_clusters < 2:
+        use = "wilson"
+    if use == "bootstrap":
+        lo, hi = cluster_bootstrap_ci(values, clusters, n_boot=n_boot, seed=seed, level=level)
+        label = f"bootstrap:{cluster_name}" if clusters is not None else "bootstrap:item"
+    elif use == "wilson":
+        (lo, hi), label = wilson_ci(k, n, z), "wilson"
+    else:
+        (lo, hi), label = wald_ci(k, n, z), "wald"
+    return {
+        "value": k / n, "k": k, "n": n, "ci_low": float(lo), "ci_high": float(hi),
+        "ci_method": label,
+        "chance": float(np.mean(chance)) if chance is not None else float("nan"),
+        "ties": int(np.sum(ties)) if ties is not None else 0,
+    }
+
+
+def default_breakdown_columns(table: pd.DataFrame, cluster_col: str = CLUSTER_COLUMN) -> list[str]:
+    """The standard metadata columns present with at least two distinct values (a single-valued
+    column repeats the overall row). The cluster column is excluded: a per-scene breakdown has
+    one cluster per group."""
+    return [c for c in METADATA_COLUMNS
+            if c in table.columns and c != cluster_col and table[c].map(group_label).nunique() > 1]
+
+
+def group_label(value: object) -> str:
+    """A stable string for a metadata value (integers stored as floats print as integers)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return MISSING
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def metric_table(table: pd.DataFrame, *, by: list[str] | None = None, method: str = "auto",
+                 cluster_col: str | None = CLUSTER_COLUMN, n_boot: int = DEFAULT_N_BOOT,
+                 seed: int = DEFAULT_SEED, level: float = 0.95) -> pd.DataFrame:
+    """Overall rows (``group_by == ""``) then one row per (column, value), for every metric.
+
+    ``by=None`` uses :func:`default_breakdown_columns`; any column of ``table`` may be named.
+    """
+    missing = [c for c in (by or []) if c not in table.columns]
+    if missing:
+        raise ValueError(f"breakdown column(s) {', '.join(missing)} not in the results "
+                         f"(have: {', '.join(map(str, table.columns))})")
+    has_clusters = cluster_col is not None and cluster_col in table.columns \
+        and table[cluster_col].notna().all()
+    columns = default_breakdown_columns(table) if by is None else list(by)
+    rows = []
+    for metric, part in table.groupby("metric", sort=False):
+        groups = [("", "", part)]
+        for col in columns:
+            labels = part[col].map(group_label)
+            groups += [(col, val, part[labels == val]) for val in sorted(labels.unique())]
+        for col, val, sub in groups:
+            stats = summarise(sub["outcome"].to_numpy(), chance=sub["chance"].to_numpy(),
+                              ties=sub["tie"].to_numpy(),
+                              clusters=sub[cluster_col].astype(str).to_numpy()
+                              if has_clusters else None,
+                              method=method, n_boot=n_boot, seed=seed, level=level,
+                              cluster_name=cluster_col or "")
+            rows.append({"metric": metric, "group_by": col, "group_value": val, **stats})
+    return pd.DataFrame(rows, columns=COLUMNS)

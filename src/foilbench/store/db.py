@@ -1,0 +1,232 @@
+"""The results store: one DuckDB file (default ``./foilbench-runs/foilbench.duckdb``).
+
+Tables are described in :mod:`foilbench.store.schema`. A run (one model on one benchmark) is
+written in ONE transaction: either all its rows (run, items, outcomes, metrics) are committed or
+none are, so a crash or an error midway never leaves a half-written run behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from foilbench.errors import FoilbenchError
+from foilbench.scoring.result import EvalResult
+from foilbench.store.schema import DDL, SCHEMA_VERSION
+
+DEFAULT_DB = Path("foilbench-runs") / "foilbench.duckdb"
+# columns added after the first schema; ALTERed into older files on open
+_MIGRATIONS = [("runs", "config_hash", "VARCHAR"), ("runs", "eval_stats", "JSON"),
+               ("item_results", "item_index", "INTEGER")]
+
+
+class RunNotFoundError(FoilbenchError):
+    """No stored run matches, or a prefix matches several."""
+
+
+def new_batch_id() -> str:
+    """Sortable id for one command invocation, e.g. ``20261130-021502-3f9a``."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:4]
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: numpy to Python, NaN to null, arrays to lists."""
+    if isinstance(value, np.ndarray):
+        return [_clean(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(_clean(value), sort_keys=True, ensure_ascii=False)
+
+
+class ResultsStore:
+    """Read and write runs. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+        self.path = Path(path) if path is not None else DEFAULT_DB
+        if read_only and not self.path.exists():
+            raise RunNotFoundError(f"no results database at {self.path} (run `foilbench run` "
+                                   "first, or pass --db PATH)")
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.con = duckdb.connect(str(self.path), read_only=read_only)
+        if not read_only:
+            self._init_schema()
+
+    def _init_schema(self) -> None:
+        for ddl in DDL:
+            self.con.execute(ddl)
+        for table, column, typ in _MIGRATIONS:
+            self.con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {typ}")
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                         [str(SCHEMA_VERSION)])
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writing ----------------------------------------------------------------------------
+    def write_run(self, result: EvalResult, metrics: pd.DataFrame, provenance: dict[str, Any],
+                  *, batch_id: str | None = None) -> str:
+        """Store one run atomically and return its id."""
+        run_id = uuid.uuid4().hex[:16]
+        run_row = self._run_row(run_id, batch_id or new_batch_id(), result, provenance)
+        items = self._item_frame(run_id, result)
+        outcomes = self._outcome_frame(run_id, result)
+        metric_rows = metrics.assign(run_id=run_id)
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self._insert_run(run_row)
+            self._insert_frame("item_results", items)
+            self._insert_frame("item_outcomes", outcomes)
+            self._insert_metrics(metric_rows)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        return run_id
+
+    @staticmethod
+    def _run_row(run_id: str, batch_id: str, result: EvalResult,
+                 prov: dict[str, Any]) -> dict[str, Any]:
+        bench, model = result.benchmark, result.model
+        created = datetime.fromisoformat(prov["created"]).astimezone(timezone.utc)
+        return {
+            "run_id": run_id, "batch_id": batch_id, "created": created.replace(tzinfo=None),
+            "package_version": prov.get("package_version"),
+            "git_revision": prov.get("git_revision"), "model_spec": model.spec,
+            "model_fingerprint": model.fingerprint, "model_family": model.family,
+            "score_kind": model.score_kind, "benchmark_name": bench.name,
+            "benchmark_version": bench.manifest.version, "benchmark_kind": bench.kind,
+            "benchmark_checksum": bench.manifest.checksum, "benchmark_root": str(bench.root),
+            "partial": bool(bench.manifest.partial), "n_items": len(bench),
+            "seed": prov.get("seed"), "n_boot": prov.get("n_boot"),
+            "tie_policy": prov.get("tie_policy"), "ci_method": prov.get("ci_method"),
+            "config": to_json(prov.get("config", {})), "config_hash": prov.get("config_hash"),
+            "eval_stats": to_json(result.stats),
+        }
+
+    @staticmethod
+    def _item_frame(run_id: str, result: EvalResult) -> pd.DataFrame:
+        items = result.benchmark.items
+        return pd.DataFrame({
+            "run_id": run_id,
+            "item_index": np.arange(len(items), dtype=np.int32),
+            "item_id": items["item_id"].astype(str).to_numpy(),
+            "scores": [np.asarray(s, dtype=np.float64).tolist() for s in result.scores],
+            "item": [to_json(r) for r in items.to_dict(orient="records")],
+        })
+
+    @staticmethod
+    def _outcome_frame(run_id: str, result: EvalResult) -> pd.DataFrame:
+        ids = result.benchmark.items["item_id"].astype(str).to_numpy()
+        frames = [pd.DataFrame({"run_id": run_id, "item_id": ids, "metric": m,
+                                "outcome": np.asarray(result.outcomes[m], dtype=np.float64),
+                                "tie": np.asarray(result.ties[m], dtype=bool),
+                                "chance": np.asarray(result.chance[m], dtype=np.float64)})
+                  for m in result.metrics]
+        return pd.concat(frames, ignore_index=True)
+
+    def _insert_run(self, row: dict[str, Any]) -> None:
+        cols = list(row)
+        self.con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES "
+                         f"({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+
+    def _insert_frame(self, table: str, frame: pd.DataFrame) -> None:
+        name = f"_incoming_{table}"
+        self.con.register(name, frame)
+        try:
+            cols = ", ".join(frame.columns)
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+        finally:
+            self.con.unregister(name)
+
+    def _insert_metrics(self, frame: pd.DataFrame) -> None:
+        cols = ["run_id", "metric", "group_by", "group_value", "value", "k", "n", "ci_low",
+                "ci_high", "ci_method", "chance", "ties"]
+        self._insert_frame("metrics", frame[cols])
+
+    # --- reading ----------------------------------------------------------------------------
+    def list_runs(self) -> pd.DataFrame:
+        return self.con.execute(
+            "SELECT run_id, batch_id, created, model_spec, benchmark_name, n_items, partial "
+            "FROM runs ORDER BY created, run_id").df()
+
+    def resolve_run_id(self, run: str) -> str:
+        """Full id for a run id or unique prefix."""
+        hits = [r[0] for r in self.con.execute(
+            "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id",
+            [run]).fetchall()]
+        if not hits:
+            raise RunNotFoundError(f"no stored run matches {run!r} in {self.path}")
+        if len(hits) > 1:
+            raise RunNotFoundError(f"run prefix {run!r} is ambiguous: {', '.join(hits[:10])}")
+        return hits[0]
+
+    def get_run(self, run: str) -> dict[str, Any]:
+        """The run's provenance row (JSON columns parsed) by id or unique prefix."""
+        run_id = self.resolve_run_id(run)
+        frame = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()
+        row = frame.iloc[0].to_dict()
+        for col in ("config", "eval_stats"):
+            row[col] = json.loads(row[col]) if isinstance(row.get(col), str) else {}
+        return row
+
+    def load_metrics(self, run: str) -> pd.DataFrame:
+        run_id = self.resolve_run_id(run)
+        return self.con.execute(
+            "SELECT * EXCLUDE (run_id) FROM metrics WHERE run_id = ? "
+            "ORDER BY metric, group_by, group_value", [run_id]).df()
+
+    def load_item_results(self, run: str) -> pd.DataFrame:
+        """One row per item in benchmark order: the item's columns (payload and metadata),
+        ``scores``, and per metric ``<metric>`` (outcome), ``tie_<metric>``, ``chance_<metric>``."""
+        run_id = self.resolve_run_id(run)
+        rows = self.con.execute(
+            "SELECT item_id, scores, item FROM item_results WHERE run_id = ? "
+            "ORDER BY item_index", [run_id]).fetchall()
+        table = pd.DataFrame([json.loads(r[2]) for r in rows])
+        table["item_id"] = [r[0] for r in rows]
+        table["scores"] = [np.asarray(r[1], dtype=np.float64) for r in rows]
+        long = self.con.execute(
+            "SELECT item_id, metric, outcome, tie, chance FROM item_outcomes WHERE run_id = ?",
+            [run_id]).df()
+        for metric, part in long.groupby("metric", sort=False):
+            part = part.set_index("item_id")
+            table[metric] = table["item_id"].map(part["outcome"])
+            table[f"tie_{metric}"] = table["item_id"].map(part["tie"]).astype(bool)
+            table[f"chance_{metric}"] = table["item_id"].map(part["chance"])
+        return table
+
+    def find_run(self, model_fingerprint: str, benchmark_checksum: str,
+                 config_hash: str) -> str | None:
+        """The latest complete run with these keys, or None (for resumable sweeps)."""
+        hit = self.con.execute(
+            "SELECT run_id FROM runs WHERE model_fingerprint = ? AND benchmark_checksum = ? "
+            "AND config_hash = ? ORDER BY created DESC LIMIT 1",
+            [model_fingerprint, benchmark_checksum, config_hash]).fetchone()
+        return hit[0] if hit else None
