@@ -12,46 +12,23 @@ from pathlib import Path
 from typing import Any
 
 import click
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from foilbench.data.format import (
-    ITEMS_FILE,
-    MANIFEST_FILE,
-    Benchmark,
-    Manifest,
-    _normalise_lists,
-)
-from foilbench.data.kinds import KINDS, METADATA_COLUMNS
+from foilbench.data.format import MANIFEST_FILE, Benchmark, read_benchmark_folder
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.registry import benchmark_names, resolve_benchmarks, suites
 from foilbench.data.validate import format_problems, validate
-from foilbench.errors import BenchmarkError
 from foilbench.stats.breakdown import group_label
 
 MAX_VALUES = 50  # free extra columns with more distinct values are not tabulated
-
-
-def _raw_folder(path: Path) -> Benchmark:
-    """A foilbench folder read WITHOUT validation, so every row can be counted and checked."""
-    try:
-        manifest = Manifest.from_dict(json.loads((path / MANIFEST_FILE).read_text()),
-                                      where=str(path / MANIFEST_FILE))
-    except json.JSONDecodeError as e:
-        raise BenchmarkError(f"{path / MANIFEST_FILE}: not valid JSON ({e})") from None
-    try:
-        items = pd.read_parquet(path / ITEMS_FILE)
-    except Exception as e:  # pyarrow raises several types for corrupt files
-        raise BenchmarkError(f"{path / ITEMS_FILE}: cannot read Parquet ({e})") from None
-    items = _normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
-    return Benchmark(manifest, items, path)
 
 
 def load_for_inspection(spec: str) -> list[tuple[Benchmark, list]]:
     """[(benchmark, text-level problems already found)] for a spec."""
     path = Path(spec)
     if spec not in suites() and spec not in benchmark_names() and (path / MANIFEST_FILE).exists():
-        return [(_raw_folder(path), [])]
+        return [(read_benchmark_folder(path), [])]
     benches = resolve_benchmarks(spec, on_invalid="drop", check_images=False)
     return [(b, list(b.dropped.problems) if b.dropped else []) for b in benches]
 

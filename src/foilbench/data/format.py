@@ -190,7 +190,7 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def _normalise_lists(items: pd.DataFrame, spec: KindSpec) -> pd.DataFrame:
+def normalise_lists(items: pd.DataFrame, spec: KindSpec) -> pd.DataFrame:
     """Parquet gives numpy arrays for list columns; make them plain lists of str."""
     items = items.copy()
     for col in (*spec.image_list_columns, *spec.text_list_columns):
@@ -210,15 +210,14 @@ def make_benchmark(
     """Validate a table against its kind and wrap it; the path every loader goes through."""
     from foilbench.data.validate import apply_validation
 
-    items = _normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
+    items = normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
     bench = Benchmark(manifest=manifest, items=items, root=Path(root))
     return apply_validation(bench, on_invalid=on_invalid, check_images=check_images)
 
 
-def load_benchmark(
-    path: str | Path, *, on_invalid: str = "raise", check_images: bool = True
-) -> Benchmark:
-    """Read a foilbench-format folder. ``on_invalid`` is ``"raise"`` or ``"drop"``."""
+def read_benchmark_folder(path: str | Path) -> Benchmark:
+    """Read a foilbench-format folder WITHOUT validating its items (for inspection tools that
+    must count and report every row); :func:`load_benchmark` is the validating entry point."""
     root = Path(path)
     if not root.is_dir():
         raise BenchmarkError(f"benchmark folder not found: {root}")
@@ -236,7 +235,17 @@ def load_benchmark(
         items = pd.read_parquet(ipath)
     except Exception as e:  # pyarrow raises several types for corrupt files
         raise BenchmarkError(f"{ipath}: cannot read Parquet ({e})") from None
-    return make_benchmark(manifest, items, root, on_invalid=on_invalid, check_images=check_images)
+    items = normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
+    return Benchmark(manifest=manifest, items=items, root=root)
+
+
+def load_benchmark(
+    path: str | Path, *, on_invalid: str = "raise", check_images: bool = True
+) -> Benchmark:
+    """Read and validate a foilbench-format folder. ``on_invalid`` is ``"raise"`` or ``"drop"``."""
+    raw = read_benchmark_folder(path)
+    return make_benchmark(raw.manifest, raw.items, raw.root, on_invalid=on_invalid,
+                          check_images=check_images)
 
 
 def write_benchmark(bench: Benchmark, out_dir: str | Path, *, copy_images: bool = True) -> Path:

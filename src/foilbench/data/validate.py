@@ -144,7 +144,7 @@ def apply_validation(bench: Benchmark, *, on_invalid: str = "raise",
     """Refuse an invalid benchmark, or (``on_invalid="drop"``) drop bad items and record it."""
     if on_invalid not in {"raise", "drop"}:
         raise ValueError("on_invalid must be 'raise' or 'drop'")
-    problems = validate(bench, check_images=check_images)
+    problems = validate(bench, check_images=check_images, check_readable=check_images)
     if not problems:
         return bench
     table_level = [p for p in problems if p.item_id is None]
