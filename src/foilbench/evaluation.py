@@ -45,9 +45,21 @@ def evaluate_and_store(adapter: Any, bench: Benchmark, store: Any, *, cache: Any
     metrics = metric_table(long_outcomes(result), by=by, method=ci_method, n_boot=n_boot,
                            seed=seed)
     provenance = collect_provenance(seed=seed, n_boot=n_boot, ci_method=ci_method,
-                                    extra={"breakdown": by} if by else None, revision=revision)
+                                    extra=_config_extra(by), revision=revision)
     run_id = store.write_run(result, metrics, provenance, batch_id=batch_id)
     return RunRecord(run_id, result, metrics, provenance)
+
+
+def _config_extra(by: list[str] | None) -> dict[str, Any] | None:
+    return {"breakdown": by} if by else None
+
+
+def run_config_hash(*, seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+                    ci_method: str = "auto", by: list[str] | None = None) -> str:
+    """The ``config_hash`` :func:`evaluate_and_store` records for these settings; a sweep
+    looks finished runs up by it."""
+    return collect_provenance(seed=seed, n_boot=n_boot, ci_method=ci_method,
+                              extra=_config_extra(by), revision="-")["config_hash"]
 
 
 def overall_metrics(metrics: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -23,24 +23,13 @@ from foilbench.errors import FoilbenchError
 from foilbench.evaluation import evaluate_and_store
 from foilbench.models.device import DTYPES
 from foilbench.models.registry import resolve_model
-from foilbench.provenance import collect_provenance, git_revision
+from foilbench.provenance import git_revision
 from foilbench.stats.breakdown import CI_METHODS
 from foilbench.store.cache import EmbeddingCache
 from foilbench.store.db import ResultsStore, new_batch_id
 from foilbench.store.sweeps import write_sweep
 
 DB_FILE = "foilbench.duckdb"
-
-
-def run_config_hash(*, seed: int, n_boot: int, ci_method: str) -> str:
-    """The config hash ``evaluate_and_store`` records for these settings (default breakdown).
-
-    Mirrors its ``collect_provenance`` call; tests/test_sweep_cli.py fails if the two drift.
-    """
-    if hasattr(evaluation, "run_config_hash"):  # the library's own, once it exposes one
-        return evaluation.run_config_hash(seed=seed, n_boot=n_boot, ci_method=ci_method)
-    return collect_provenance(seed=seed, n_boot=n_boot, ci_method=ci_method,
-                              revision="-")["config_hash"]
 
 
 def ensure_checksum(bench) -> str:
@@ -60,7 +49,7 @@ def sweep_cells(loaded, benches, store, *, cache, settings: dict, batch_size: in
     ``settings`` (seed, n_boot, ci_method) are the ones that change the stored numbers and
     enter the resume key; ``batch_size`` does not.
     """
-    cfg = run_config_hash(**settings)
+    cfg = evaluation.run_config_hash(**settings)
     revision = git_revision()
     rows: list[dict] = []
     for spec, adapter in loaded:
