@@ -1,0 +1,119 @@
+"""Shape registry: how each category is built from shaded parts, and how far it reaches.
+
+A category registers one builder per state with :func:`shape`. A builder draws the object in
+object units around its ground contact point (``y`` up) and returns its parts back to front.
+The declared ``body`` box and ``shadow`` ellipse give the object's extent before drawing, so a
+patch (and a sampler's non-overlap check) never needs to draw first; a test checks that nothing
+is drawn outside the declared extent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from foilbench.world.geometry import Grid
+from foilbench.world.vocab import CATEGORIES, STATES, check_choice
+
+# Oblique projection: one unit of depth moves up-right on screen by this much.
+DEPTH = (0.3, 0.24)
+
+
+@dataclass
+class Part:
+    """One shaded surface. ``d`` is its signed pixel distance (positive inside).
+
+    ``tint`` is ``("body", factor)`` (the object's colour scaled) or a fixed RGB in [0, 1].
+    ``alpha`` replaces coverage for soft parts (a lamp's glow), which are neither patterned
+    nor shaded.
+    """
+
+    d: np.ndarray | None
+    normal: tuple
+    tint: tuple = ("body", 1.0)
+    patterned: bool = True
+    emissive: float = 0.0
+    alpha: np.ndarray | None = None
+
+
+Builder = Callable[[Grid], list[Part]]
+
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    category: str
+    state: str | None
+    build: Builder
+    body: tuple[float, float, float, float]  # left, right, bottom, top (object units)
+    shadow: tuple[float, float, float, float]  # cx, cy, rx, ry of the ground shadow
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        """Everything the object can touch: its body and its shadow (left, right, bottom, top)."""
+        cx, cy, rx, ry = self.shadow
+        left, right, bottom, top = self.body
+        return (min(left, cx - rx), max(right, cx + rx), min(bottom, cy - ry), max(top, cy + ry))
+
+
+_SHAPES: dict[tuple[str, str | None], ShapeSpec] = {}
+
+
+def shape(category: str, body, shadow, state: str | None = None):
+    """Register the builder of ``category`` (in ``state``) with its declared extent."""
+
+    def register(fn: Builder) -> Builder:
+        key = (category, state)
+        if key in _SHAPES:
+            raise ValueError(f"shape {key} registered twice")
+        _SHAPES[key] = ShapeSpec(category, state, fn, tuple(body), tuple(shadow))
+        return fn
+
+    return register
+
+
+def _load_builders() -> None:
+    if not _SHAPES:
+        from foilbench.world import shapes_solids, shapes_things  # noqa: F401  (registers)
+
+
+def default_state(category: str) -> str | None:
+    states = STATES.get(category)
+    return states[0] if states else None
+
+
+def get_shape(category: str, state: str | None = None) -> ShapeSpec:
+    """The spec for a category in a state (``None`` means the category's default state)."""
+    _load_builders()
+    check_choice("category", category, CATEGORIES)
+    if state is None:
+        state = default_state(category)
+    elif category not in STATES:
+        raise ValueError(f"a {category} has no states; asked for state {state!r}")
+    else:
+        check_choice(f"state of a {category}", state, STATES[category])
+    return _SHAPES[(category, state)]
+
+
+def all_shapes() -> list[ShapeSpec]:
+    """Every registered (category, state), in vocabulary order."""
+    _load_builders()
+    out = []
+    for cat in CATEGORIES:
+        for st in STATES.get(cat, (None,)):
+            out.append(_SHAPES[(cat, st)])
+    return out
+
+
+@lru_cache(maxsize=1)
+def max_extent() -> tuple[float, float, float, float]:
+    """The union of every shape's extent: room that any category or state fits in."""
+    exts = [s.extent for s in all_shapes()]
+    return (
+        min(e[0] for e in exts),
+        max(e[1] for e in exts),
+        min(e[2] for e in exts),
+        max(e[3] for e in exts),
+    )

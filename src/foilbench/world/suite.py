@@ -1,0 +1,173 @@
+"""The embedded benchmark suite ``synth``: built once from the procedural world, then cached.
+
+Parts (each a foilbench benchmark folder under the suite directory):
+
+- ``world-pairs``: CompoSET-style single-edit pairs (:func:`foilbench.world.pairs.build_pairs`);
+- ``autocomp-swap`` / ``autocomp-confusion``: Auto-Comp concepts in both conditions
+  (:func:`foilbench.construct.autocomp_bench.build_autocomp`);
+- ``compass-synth``: COMPASS scene-graph captions
+  (:func:`foilbench.construct.compass_build.build_compass_benchmark`).
+
+Builders are named by lazy ``"module:function"`` targets (the project's registry pattern), so
+this module imports nothing from the layers above the world; a part whose module is not
+installed is skipped with a note. The cache lives in ``$FOILBENCH_HOME/suite/<version>-<seed>``
+(default ``~/.cache/foilbench``), where ``<version>`` is the package version plus a
+fingerprint of the source files that shape the suite, so a changed renderer never serves a
+stale cache. Same seed and version give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from foilbench import __version__
+from foilbench.data.format import Benchmark, load_benchmark, write_benchmark
+from foilbench.registry import load_target
+
+DEFAULT_SEED = 0
+DEFAULT_SIZE = 160
+SUITE_FILE = "suite.json"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One builder of the suite: ``build(out_dir, seed, size, progress, **config)`` returns the
+    benchmark folders it wrote (relative names)."""
+
+    name: str
+    target: str  # "module:function" of the underlying builder
+    run: Callable[..., list[str]]
+    defaults: dict = field(default_factory=dict)
+
+
+def _run_pairs(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
+    fn(out / "world-pairs", seed=seed, size=size, progress=progress, **cfg)
+    return ["world-pairs"]
+
+
+def _run_autocomp(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
+    benches = fn(out / "autocomp-swap", seed=seed, size=size, progress=progress, **cfg)
+    write_benchmark(benches["swap"], out / "autocomp-swap", copy_images=False)
+    write_benchmark(benches["confusion"], out / "autocomp-confusion")
+    return ["autocomp-swap", "autocomp-confusion"]
+
+
+def _run_compass(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
+    fn(out / "compass-synth", seed=seed, size=size, **cfg)
+    return ["compass-synth"]
+
+
+PARTS: tuple[Part, ...] = (
+    Part("pairs", "foilbench.world.pairs:build_pairs", _run_pairs,
+         {"n_scenes": 80, "foils_per_scene": 16}),
+    Part("autocomp", "foilbench.construct.autocomp_bench:build_autocomp", _run_autocomp,
+         {"n_concepts": 16, "ns": (2, 3)}),
+    Part("compass", "foilbench.construct.compass_build:build_compass_benchmark", _run_compass,
+         {"n_scenes": 40}),
+)
+
+# Source files whose changes change the suite's bytes (fingerprinted into the cache name).
+_FINGERPRINT_PACKAGES = ("foilbench.world", "foilbench.construct", "foilbench.data")
+
+
+def code_fingerprint() -> str:
+    """First 10 hex digits of sha256 over the suite-shaping source files."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]
+    for pkg in _FINGERPRINT_PACKAGES:
+        folder = root.joinpath(*pkg.split(".")[1:])
+        for path in sorted(folder.glob("*.py")):
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:10]
+
+
+def suite_version() -> str:
+    return f"{__version__}+{code_fingerprint()}"
+
+
+def cache_dir(seed: int = DEFAULT_SEED) -> Path:
+    home = Path(os.environ.get("FOILBENCH_HOME") or Path.home() / ".cache" / "foilbench")
+    return home / "suite" / f"{suite_version()}-{seed}"
+
+
+def _note(msg: str) -> None:
+    print(f"foilbench suite: {msg}", file=sys.stderr)
+
+
+def build_suite(out_dir: str | Path, seed: int = DEFAULT_SEED, size: int = DEFAULT_SIZE,
+                config: dict[str, dict] | None = None, parts: tuple[str, ...] | None = None,
+                progress: bool = True) -> dict:
+    """Write every available part of the suite under ``out_dir`` and a ``suite.json`` index.
+
+    ``config`` overrides a part's builder arguments (``{"pairs": {"n_scenes": 4}}``);
+    ``parts`` restricts which parts run. Returns the index written to ``suite.json``.
+    """
+    known = {p.name: p for p in PARTS}
+    config = config or {}
+    for name in list(config) + list(parts or ()):
+        if name not in known:
+            raise ValueError(f"unknown suite part {name!r}; possible: {', '.join(known)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    folders: list[str] = []
+    skipped: dict[str, str] = {}
+    for part in PARTS:
+        if parts is not None and part.name not in parts:
+            continue
+        try:
+            fn = load_target(part.target)
+        except (ModuleNotFoundError, AttributeError) as e:
+            skipped[part.name] = f"{part.target} not available ({e})"
+            _note(f"skipping {part.name}: {skipped[part.name]}")
+            continue
+        cfg = {**part.defaults, **config.get(part.name, {})}
+        folders += part.run(fn, out, seed, size, progress, **cfg)
+    index = {"version": suite_version(), "seed": seed, "size": size,
+             "benchmarks": folders, "skipped": skipped,
+             "config": {p.name: {**p.defaults, **config.get(p.name, {})} for p in PARTS
+                        if parts is None or p.name in parts}}
+    (out / SUITE_FILE).write_text(json.dumps(index, indent=2, sort_keys=True, default=list)
+                                  + "\n")
+    return index
+
+
+def load_suite(path: str | Path, on_invalid: str = "raise",
+               check_images: bool = True) -> list[Benchmark]:
+    """The benchmarks listed in a suite folder's ``suite.json``, in build order."""
+    root = Path(path)
+    index = json.loads((root / SUITE_FILE).read_text())
+    return [load_benchmark(root / name, on_invalid=on_invalid, check_images=check_images)
+            for name in index["benchmarks"]]
+
+
+def embedded_suite(on_invalid: str = "raise", check_images: bool = True,
+                   seed: int = DEFAULT_SEED) -> list[Benchmark]:
+    """The ``synth`` suite: loaded from the cache, built there first if absent.
+
+    The build goes to a temporary sibling folder that is renamed into place when complete, so
+    an interrupted build never leaves a half-written cache."""
+    target = cache_dir(seed)
+    if not (target / SUITE_FILE).exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _note(f"building the embedded suite once into {target} (a few minutes)")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+        try:
+            build_suite(tmp, seed=seed, size=DEFAULT_SIZE)
+            try:
+                tmp.rename(target)
+            except OSError:  # another process finished first; use theirs
+                if not (target / SUITE_FILE).exists():
+                    raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return load_suite(target, on_invalid=on_invalid, check_images=check_images)

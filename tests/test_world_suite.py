@@ -1,0 +1,101 @@
+"""The embedded suite: byte-identical rebuilds, the index, the cache, skipped parts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from foilbench.world import suite as suite_module
+from foilbench.world.suite import SUITE_FILE, build_suite, embedded_suite, load_suite
+
+TINY = {
+    "pairs": {"n_scenes": 2, "foils_per_scene": 15},
+    "autocomp": {"n_concepts": 1, "ns": (2, 3)},
+    "compass": {"n_scenes": 2},
+}
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_same_seed_gives_byte_identical_files(tmp_path):
+    parts = ("autocomp", "compass")
+    build_suite(tmp_path / "a", seed=4, size=48, config={p: TINY[p] for p in parts},
+                parts=parts, progress=False)
+    build_suite(tmp_path / "b", seed=4, size=48, config={p: TINY[p] for p in parts},
+                parts=parts, progress=False)
+    a, b = _digests(tmp_path / "a"), _digests(tmp_path / "b")
+    assert any(k.endswith("items.parquet") for k in a) and any(k.endswith(".png") for k in a)
+    assert a == b
+    c = _digests(build_and_return(tmp_path / "c", seed=5, parts=parts))
+    assert c != a  # another seed, other bytes
+
+
+def build_and_return(path: Path, seed: int, parts) -> Path:
+    build_suite(path, seed=seed, size=48, config={p: TINY[p] for p in parts}, parts=parts,
+                progress=False)
+    return path
+
+
+@pytest.mark.slow
+def test_whole_suite_rebuild_is_byte_identical(tmp_path):
+    """All parts, pairs included (its caption tokenizer import alone takes ~20 s)."""
+    build_suite(tmp_path / "a", seed=1, size=48, config=TINY, progress=False)
+    build_suite(tmp_path / "b", seed=1, size=48, config=TINY, progress=False)
+    a, b = _digests(tmp_path / "a"), _digests(tmp_path / "b")
+    assert a == b
+    names = [x.name for x in load_suite(tmp_path / "a")]
+    assert names == ["world-pairs", "autocomp-swap", "autocomp-confusion", "compass-synth"]
+
+
+def test_index_lists_the_benchmarks_and_they_load(tmp_path):
+    index = build_suite(tmp_path, seed=0, size=48, config={"autocomp": TINY["autocomp"]},
+                        parts=("autocomp",), progress=False)
+    assert index["benchmarks"] == ["autocomp-swap", "autocomp-confusion"]
+    assert json.loads((tmp_path / SUITE_FILE).read_text())["benchmarks"] == index["benchmarks"]
+    benches = load_suite(tmp_path)
+    assert [b.name for b in benches] == index["benchmarks"]
+    assert all(b.kind == "choice" and len(b) > 0 for b in benches)
+    # each folder holds its own images (paths never escape the benchmark root)
+    for b in benches:
+        assert all((b.root / rel).exists() for rel in b.unique_images())
+
+
+def test_missing_part_is_skipped_with_a_note(tmp_path, monkeypatch, capsys):
+    ghost = suite_module.Part("ghost", "foilbench.no_such_module:build", lambda *a, **k: [])
+    monkeypatch.setattr(suite_module, "PARTS", (ghost,))
+    index = build_suite(tmp_path, progress=False)
+    assert index["benchmarks"] == [] and "ghost" in index["skipped"]
+    assert "skipping ghost" in capsys.readouterr().err
+
+
+def test_unknown_part_names_what_is_possible(tmp_path):
+    with pytest.raises(ValueError, match="unknown suite part 'pears'; possible: pairs"):
+        build_suite(tmp_path, config={"pears": {}})
+
+
+def test_embedded_suite_builds_once_then_loads_from_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path))
+    tiny_autocomp = replace(suite_module.PARTS[1], defaults=TINY["autocomp"])
+    assert tiny_autocomp.name == "autocomp"
+    monkeypatch.setattr(suite_module, "PARTS", (tiny_autocomp,))
+    monkeypatch.setattr(suite_module, "DEFAULT_SIZE", 48)
+    first = embedded_suite(check_images=True)
+    target = suite_module.cache_dir(0)
+    assert target.parent == tmp_path / "suite" and (target / SUITE_FILE).exists()
+    assert [b.name for b in first] == ["autocomp-swap", "autocomp-confusion"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the cached suite was rebuilt")
+
+    monkeypatch.setattr(suite_module, "build_suite", refuse)
+    again = embedded_suite()
+    assert [len(b) for b in again] == [len(b) for b in first]
+    # no temporary build folders are left behind
+    assert [p.name for p in (tmp_path / "suite").iterdir()] == [target.name]
