@@ -4,7 +4,7 @@
 - medium: the edit phrase plus one local anchor, the nearest object the edit does not touch
   ("a red cube next to a green cone").
 - long:   the medium clause plus every other object and the backdrop, within the 77-token CLIP
-  context (open_clip's BPE, start and end tokens included); the farthest objects are dropped
+  context (CLIP BPE, start and end tokens included; see :mod:`token_budget`); the farthest objects are dropped
   first when the budget is exceeded.
 
 The edit phrase is the only part that differs between a pair's base and foil captions, at every
@@ -12,8 +12,6 @@ tier: anchors and other objects are unedited, so they are described identically.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 from foilbench.world.edit_core import Edit
 from foilbench.world.phrases import (
@@ -23,22 +21,11 @@ from foilbench.world.phrases import (
     with_determiner,
 )
 from foilbench.world.scene import Obj, Scene
+from foilbench.world.token_budget import token_count
 
 TIERS: tuple[str, ...] = ("short", "medium", "long")
 MAX_TOKENS = 77  # CLIP's text context, start and end tokens included
 BACKGROUND_WORDS = {"minimal": "on a white background", "contextual": "in a cluttered room"}
-
-
-@lru_cache(maxsize=1)
-def _clip_bpe():
-    import open_clip
-
-    return open_clip.get_tokenizer("ViT-B-32")
-
-
-def token_count(text: str) -> int:
-    """CLIP BPE tokens of ``text`` including the start and end tokens (no truncation)."""
-    return len(_clip_bpe().encode(text)) + 2
 
 
 def join_list(texts: list[str]) -> str:
@@ -61,6 +48,7 @@ def describe_scene(scene: Scene, max_tokens: int = MAX_TOKENS) -> str:
     """A whole-scene caption, objects left to right, within ``max_tokens`` (rightmost dropped).
 
     >>> from foilbench.world.scene import Obj, Scene
+from foilbench.world.token_budget import token_count
     >>> describe_scene(Scene((Obj("cube", "red", x=0.2), Obj("cube", "red", x=0.5),
     ...                       Obj("box", "blue", material="wood", x=0.8))))
     'two red cubes and a blue wooden box on a white background'
