@@ -16,8 +16,9 @@ Expected counts: VG-Relation 23,937; VG-Attribution 28,748.
 foilbench form: kind ``choice`` (the crop, [true_caption, false_caption]), scored by I2T R@1
 (macro-averaging over relations, as the paper also reports, is a breakdown on ``edit_type``).
 ``?subset=vg_relation`` or ``vg_attribution`` (default both; the name is ``aro`` for both,
-``aro_<subset>`` for one). COCO-Order and Flickr30k-Order are generated at run time by
-part-of-speech shuffles in the authors' code and are NOT provided here.
+``aro_<subset>`` for one). COCO-Order and Flickr30k-Order are built from caption files by
+part-of-speech shuffles: see the ``aro_coco_order:`` and ``aro_flickr_order:`` loaders
+(:mod:`foilbench.data.loaders.aro_order`).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     unknown = [s for s in wanted if s not in SUBSETS]
     if unknown:
         raise ValueError(f"aro: unknown subset(s) {', '.join(unknown)}; known: "
-                         f"{', '.join(SUBSETS)} (COCO-Order / Flickr-Order are not provided)")
+                         f"{', '.join(SUBSETS)} (COCO-Order / Flickr-Order: use aro_coco_order:PATH / aro_flickr_order:PATH)")
     findings = Findings("aro")
     crops = Path(options["crops"]).expanduser() if options.get("crops") else \
         folder / CROPS_DIRNAME
