@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from foilbench.data.format import sha256_file
 from foilbench.errors import ModelError
 
 HASH_CACHE_FILE = "weights_hashes.json"
@@ -33,14 +34,6 @@ def require_file(path: str | Path, what: str = "weights file") -> Path:
     return p
 
 
-def _stream_sha256(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def file_sha256(path: str | Path, cache_dir: Path | None = None) -> str:
     """sha256 of a file, reusing a cached value while (path, size, mtime) are unchanged."""
     p = require_file(path).resolve()
@@ -56,7 +49,7 @@ def file_sha256(path: str | Path, cache_dir: Path | None = None) -> str:
     hit = table.get(key)
     if hit and hit.get("size") == st.st_size and hit.get("mtime_ns") == st.st_mtime_ns:
         return hit["sha256"]
-    digest = _stream_sha256(p)
+    digest = sha256_file(p)
     table[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
