@@ -32,13 +32,29 @@ def benchmark_names() -> Registry:
     return reg
 
 
+# Published releases with one ``load`` each: name -> (protocol, Table-8 metric) in words.
+PUBLISHED: dict[str, str] = {
+    "composet": "CompoSET single-edit pairs, 3 caption tiers (pair; Group)",
+    "winoground": "Winoground 2x2 (pair; Group)",
+    "bivlc": "BiVLC bidirectional pairs (pair; Group)",
+    "whatsup": "What's Up Controlled A/B spatial relations (choice; I2T)",
+    "colorswap": "ColorSwap colour-word order pairs (pair; Group)",
+    "mmvp": "MMVP-VLM CLIP-blind image pairs (pair; Group)",
+    "naturalbench": "NaturalBench natural adversarial pairs (image_choice; T2I)",
+    "colorbench": "ColorBench colour robustness (choice; I2T)",
+    "sugarcrepe": "SugarCrepe 7 hard-negative types (choice; I2T)",
+    "sugarcrepe_pp": "SugarCrepe++ two positives vs one negative (choice; I2T)",
+    "aro": "ARO VG-Relation and VG-Attribution (choice; I2T)",
+    "vl_checklist": "VL-CheckList objects/attributes/relations (choice; I2T)",
+    "vsr": "VSR visual spatial reasoning (image_choice; T2I)",
+}
+
+
 @lru_cache(maxsize=1)
 def loaders() -> Registry:
     reg = Registry("loader", "foilbench.loaders")
-    for name in ("composet", "winoground", "bivlc", "whatsup", "colorswap", "mmvp",
-                 "naturalbench", "colorbench", "sugarcrepe", "sugarcrepe_pp", "aro",
-                 "vl_checklist", "vsr"):
-        reg.register(name, f"foilbench.data.loaders.{name}:load")
+    for name, description in PUBLISHED.items():
+        reg.register(name, f"foilbench.data.loaders.{name}:load", description)
     reg.register("whatsup_pairs", "foilbench.data.loaders.whatsup:load_pairs",
                  "What's Up as per-axis opposite-image pairs (Group; CompoSET App. E)")
     reg.register("aro_coco_order", "foilbench.data.loaders.aro_order:load_coco",
