@@ -118,7 +118,7 @@ def test_aro_crops_written_when_checking_images(tmp_path):
                                                     "the table is on the cup"]
     one = aro.load(f"{root}?subset=vg_attribution", check_images=False)
     assert one.name == "aro_vg_attribution" and len(one) == 1
-    with pytest.raises(ValueError, match="COCO-Order / Flickr-Order are not provided"):
+    with pytest.raises(ValueError, match="aro_coco_order:PATH"):
         aro.load(f"{root}?subset=coco_order")
 
 

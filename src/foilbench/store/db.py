@@ -33,8 +33,10 @@ class RunNotFoundError(FoilbenchError):
 
 
 def new_batch_id() -> str:
-    """Sortable id for one command invocation, e.g. ``20261130-021502-3f9a``."""
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:4]
+    """Id for one command invocation that sorts by start time to the millisecond, e.g.
+    ``20261130-021502.481-3f9a`` (the random tail keeps concurrent invocations apart)."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y%m%d-%H%M%S.") + f"{now.microsecond // 1000:03d}-{uuid.uuid4().hex[:4]}"
 
 
 def _clean(value: Any) -> Any:
