@@ -1,0 +1,168 @@
+"""The embedded default models: small dual encoders trained on the procedural world.
+
+Three variants share one architecture and data and differ only in the hard negatives seen in
+training (see ``foilbench.train.loop``): ``foilbench-plain``, ``foilbench-swapneg``,
+``foilbench-confneg``. Each ships as ``weights/<name>.safetensors`` (tensors) plus
+``weights/<name>.json`` (architecture, vocabulary, preprocessing, training record).
+``foilbench train`` rebuilds them from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from foilbench.errors import ModelError
+from foilbench.models.base import ModelInfo, cosine_pair_scores
+from foilbench.models.embedded_preprocess import (
+    PREPROCESS_VERSION,
+    arrays_to_tensor,
+    image_to_array,
+)
+from foilbench.models.word_tokenizer import EncodeStats, WordTokenizer
+
+FORMAT = "foilbench-embedded-v1"
+VARIANTS = ("plain", "swapneg", "confneg")
+
+
+def weights_dir() -> Path:
+    """The package folder holding the shipped weights."""
+    return Path(__file__).resolve().parent.parent / "weights"
+
+
+def model_name(variant: str) -> str:
+    if variant not in VARIANTS:
+        raise ModelError(f"unknown embedded variant {variant!r}; possible: {', '.join(VARIANTS)}")
+    return f"foilbench-{variant}"
+
+
+def save_model(net, tokenizer: WordTokenizer, record: dict, out_dir: Path, name: str) -> Path:
+    """Write ``<name>.safetensors`` and ``<name>.json``; returns the safetensors path."""
+    from safetensors.torch import save_file
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().contiguous().float() for k, v in net.state_dict().items()}
+    path = out_dir / f"{name}.safetensors"
+    # one metadata key only: safetensors writes a multi-key metadata map in arbitrary order,
+    # which would make the same weights hash differently from run to run
+    save_file(tensors, str(path), metadata={"format": FORMAT})
+    config = {"format": FORMAT, "name": name, "arch": net.cfg.as_dict(),
+              "tokenizer": tokenizer.to_config(), "preprocess": PREPROCESS_VERSION, **record}
+    (out_dir / f"{name}.json").write_text(json.dumps(config, indent=1) + "\n")
+    return path
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class EmbeddedDualEncoder:
+    """Dual-encoder adapter (``family="dual"``) over one saved embedded model."""
+
+    family = "dual"
+
+    def __init__(self, weights: Path, spec: str | None = None, device: str = "auto",
+                 dtype: str = "float32", batch_size: int = 256) -> None:
+        import torch
+        from safetensors.torch import load_file
+
+        from foilbench.models.device import select_device, select_dtype
+        from foilbench.models.embedded_arch import ArchConfig, DualEncoderNet
+
+        weights = Path(weights)
+        config_path = weights.with_suffix(".json")
+        for path in (weights, config_path):
+            if not path.exists():
+                raise ModelError(f"embedded model file {path} is missing; rebuild it with "
+                                 "`foilbench train --out <dir>` or reinstall foilbench")
+        config = json.loads(config_path.read_text())
+        if config.get("format") != FORMAT:
+            raise ModelError(f"{config_path}: format {config.get('format')!r}, expected {FORMAT}")
+        self.config = config
+        self.device = select_device(device)
+        self._torch_dtype = select_dtype(dtype, self.device)
+        self.tokenizer = WordTokenizer.from_config(config["tokenizer"])
+        self.net = DualEncoderNet(ArchConfig(**config["arch"]))
+        self.net.load_state_dict(load_file(str(weights)))
+        self.net.to(device=self.device, dtype=self._torch_dtype).eval()
+        self.batch_size = batch_size
+        self.text_stats = EncodeStats()
+        self._torch = torch
+        fingerprint = f"{config['name']}:sha256={file_sha256(weights)}:{PREPROCESS_VERSION}:{dtype}"
+        self._info = ModelInfo(spec=spec or config["name"], fingerprint=fingerprint,
+                               family="dual", score_kind="cosine",
+                               extras={"weights": str(weights), "recipe": config.get("recipe"),
+                                       "image_size": self.net.cfg.image_size})
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def _run(self, encode, batches) -> np.ndarray:
+        torch = self._torch
+        out = []
+        with torch.inference_mode():
+            for x in batches:
+                x = x.to(self.device)
+                if x.is_floating_point():
+                    x = x.to(self._torch_dtype)
+                out.append(encode(x).float().cpu().numpy())
+        d = self.net.cfg.embed_dim
+        return np.concatenate(out) if out else np.zeros((0, d), np.float32)
+
+    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+        size = self.net.cfg.image_size
+        pixels = [image_to_array(im, size, name=f"image {k}") for k, im in enumerate(images)]
+        batches = (arrays_to_tensor(np.stack(pixels[k:k + self.batch_size]))
+                   for k in range(0, len(pixels), self.batch_size))
+        return self._run(self.net.encode_images, batches).astype(np.float32)
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        ids, stats = self.tokenizer.encode(list(texts))
+        self._count(stats)
+        batches = (self._torch.from_numpy(ids[k:k + self.batch_size])
+                   for k in range(0, len(ids), self.batch_size))
+        return self._run(self.net.encode_texts, batches).astype(np.float32)
+
+    def _count(self, stats: EncodeStats) -> None:
+        total = self.text_stats
+        total.n_texts += stats.n_texts
+        total.n_unknown += stats.n_unknown
+        total.n_truncated += stats.n_truncated
+        for word, n in stats.unknown_words.items():
+            total.unknown_words[word] = total.unknown_words.get(word, 0) + n
+
+    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
+        return cosine_pair_scores(image_emb, text_emb)
+
+    def stats(self) -> dict:
+        """Words this adapter could not represent so far ([UNK]) and truncated captions."""
+        return self.text_stats.as_dict()
+
+
+def load_variant(variant: str, device: str = "auto", dtype: str = "float32",
+                 directory: Path | None = None) -> EmbeddedDualEncoder:
+    name = model_name(variant)
+    path = Path(directory or weights_dir()) / f"{name}.safetensors"
+    return EmbeddedDualEncoder(path, spec=name, device=device, dtype=dtype)
+
+
+def load_plain(device: str = "auto", dtype: str = "float32") -> EmbeddedDualEncoder:
+    return load_variant("plain", device, dtype)
+
+
+def load_swapneg(device: str = "auto", dtype: str = "float32") -> EmbeddedDualEncoder:
+    return load_variant("swapneg", device, dtype)
+
+
+def load_confneg(device: str = "auto", dtype: str = "float32") -> EmbeddedDualEncoder:
+    return load_variant("confneg", device, dtype)

@@ -1,0 +1,157 @@
+"""The training loop: symmetric InfoNCE, optionally with hard negative captions in the batch.
+
+Loss (CLIP, Radford et al. 2021, Sec. 2.3 pseudo-code), for a batch of B images x_i and their
+captions t_i with unit embeddings u_i, v_i and learned temperature s = exp(logit_scale):
+
+    L = 1/2 [ CE(s * U V'^T, y) + CE(s * V U^T, y) ],   y = (0, ..., B-1)
+
+With hard negatives (NegCLIP, Yuksekgonul et al. 2023, Sec. 4) every image's negative
+captions are appended to the text side of the image-to-text logits, V' = [V; N_swap; N_conf],
+so each image must rank its caption above all B + M texts; a missing negative is a column of
+-inf. The text-to-image term is unchanged. Recipes: ``plain`` (V' = V), ``swapneg`` (+ swap
+negatives), ``confneg`` (+ swap and Auto-Comp confusion negatives).
+
+Curriculum: the first ``minimal_first`` of the steps show Minimal-condition images only (in a
+short trial, clutter from the start left the loss at the "which backdrop" level for hundreds
+of steps), the rest draws the condition uniformly.
+
+Determinism: numpy and torch seeded from ``seed``, deterministic torch algorithms, a fixed
+thread count; same seed, threads and torch build -> identical weights.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from foilbench.models.embedded_arch import ArchConfig, DualEncoderNet
+from foilbench.models.embedded_preprocess import arrays_to_tensor
+from foilbench.models.word_tokenizer import WordTokenizer
+from foilbench.train.dataset import TrainingData
+
+RECIPES: dict[str, tuple[str, ...]] = {
+    "plain": (),
+    "swapneg": ("swap",),
+    "confneg": ("swap", "confusion"),
+}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    recipe: str = "plain"
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.05
+    warmup: int = 100
+    clip_norm: float = 1.0  # gradient-norm clip: guards against collapse to constant outputs
+    minimal_first: float = 0.4  # fraction of steps that show only Minimal-condition images
+    seed: int = 0
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.recipe not in RECIPES:
+            raise ValueError(f"unknown recipe {self.recipe!r}; possible: {', '.join(RECIPES)}")
+        if self.steps < 1 or self.batch_size < 2:
+            raise ValueError("steps must be >= 1 and batch_size >= 2")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up, then cosine decay to zero."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def contrastive_loss(img: torch.Tensor, txt: torch.Tensor, negs: torch.Tensor | None,
+                     neg_valid: torch.Tensor | None, scale: torch.Tensor) -> torch.Tensor:
+    """Symmetric InfoNCE; ``negs`` (M, d) extra text columns, ``neg_valid`` (M,) bool."""
+    target = torch.arange(len(img))
+    texts = txt if negs is None else torch.cat([txt, negs])
+    logits = scale * img @ texts.T
+    if negs is not None:
+        mask = torch.cat([torch.ones(len(txt), dtype=torch.bool), neg_valid])
+        logits = logits.masked_fill(~mask, float("-inf"))
+    i2t = torch.nn.functional.cross_entropy(logits, target)
+    t2i = torch.nn.functional.cross_entropy(scale * txt @ img.T, target)
+    return (i2t + t2i) / 2
+
+
+def _trim(ids: torch.Tensor) -> torch.Tensor:
+    """Drop trailing all-padding columns of a batch (same result, less work)."""
+    width = int((ids != 0).sum(dim=1).max())
+    return ids[:, : max(width, 1)]
+
+
+def train_model(data: TrainingData, tokenizer: WordTokenizer, arch: ArchConfig,
+                cfg: TrainConfig, progress: bool = True) -> tuple[DualEncoderNet, dict]:
+    """Train one model on ``data``; returns the network (eval mode) and a training log."""
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        return _train(data, tokenizer, arch, cfg, progress)
+    finally:
+        torch.use_deterministic_algorithms(False)
+        torch.set_num_threads(previous_threads)
+
+
+def _train(data, tokenizer, arch, cfg, progress):
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(np.random.SeedSequence(entropy=cfg.seed, spawn_key=(2,)))
+    text_ids, encode_stats = tokenizer.encode(data.texts)
+    text_ids = torch.from_numpy(text_ids)
+    net = DualEncoderNet(arch)
+    decay = [p for n, p in net.named_parameters() if p.ndim >= 2 and "pos" not in n]
+    rest = [p for n, p in net.named_parameters() if not (p.ndim >= 2 and "pos" not in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": rest, "weight_decay": 0.0}], lr=cfg.lr)
+    n_scenes, n_cond = data.pixels.shape[:2]
+    batch = min(cfg.batch_size, n_scenes)
+    columns = {"swap": data.swap, "confusion": data.confusion}
+    net.train()
+    losses, start = [], time.perf_counter()
+    bar = tqdm(range(cfg.steps), desc=f"training {cfg.recipe}", disable=not progress, unit="step")
+    for step in bar:
+        scenes = rng.choice(n_scenes, batch, replace=False)
+        cond = rng.integers(n_cond, size=batch)
+        if step < cfg.minimal_first * cfg.steps:
+            cond[:] = 0  # curriculum: clean images first, clutter once objects are learnt
+        which = rng.integers(data.positive.shape[2], size=batch)
+        images = arrays_to_tensor(data.pixels[scenes, cond])
+        pos = data.positive[scenes, cond, which]
+        neg = np.concatenate([columns[k][scenes, cond, which] for k in RECIPES[cfg.recipe]] or
+                             [np.zeros(0, np.int32)])
+        ids = _trim(text_ids[np.concatenate([pos, np.maximum(neg, 0)])])
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        img = net.encode_images(images)
+        txt = net.encode_texts(ids)
+        negs = txt[batch:] if len(neg) else None
+        valid = torch.from_numpy(neg >= 0) if len(neg) else None
+        loss = contrastive_loss(img, txt[:batch], negs, valid, net.scale())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.clip_norm)
+        opt.step()
+        losses.append(loss.item())
+        if step % 20 == 0 or step == cfg.steps - 1:
+            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+    net.eval()
+    log = {"final_loss": float(np.mean(losses[-20:])), "first_loss": losses[0],
+           "seconds": round(time.perf_counter() - start, 1), "steps": cfg.steps,
+           "batch_size": batch, "temperature": float(1 / net.scale().item()),
+           "train_unknown_words": encode_stats.n_unknown,
+           "train_truncated_texts": encode_stats.n_truncated,
+           "loss_curve": [round(float(np.mean(losses[k:k + 50])), 4)
+                          for k in range(0, len(losses), 50)]}
+    return net, log

@@ -1,0 +1,91 @@
+"""`foilbench train` machinery: determinism, disjointness from the benchmark, the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from foilbench.models.embedded import load_variant
+from foilbench.models.embedded_arch import ArchConfig
+from foilbench.train.dataset import DataConfig, cached_training_data
+from foilbench.train.loop import TrainConfig
+from foilbench.train.pipeline import train_variants
+from foilbench.train.world_source import load_world, sample_training_scenes
+
+TINY_ARCH = ArchConfig(cnn_width=8, token_dim=32, heads=2, text_layers=1, embed_dim=16)
+TINY_DATA = DataConfig(n_scenes=12, image_size=32, render_size=32)
+TINY_TRAIN = TrainConfig(steps=3, batch_size=8, warmup=1, threads=1)
+
+
+def _train(out: Path, seed: int = 0, recipe: str = "plain") -> bytes:
+    world = load_world("standin")
+    train_variants(world, replace(TINY_DATA, seed=seed), replace(TINY_TRAIN, seed=seed),
+                   [recipe], out, None, arch=TINY_ARCH, progress=False)
+    return (out / f"foilbench-{recipe}.safetensors").read_bytes()
+
+
+def test_same_seed_gives_identical_weights_and_another_seed_does_not(tmp_path):
+    first = _train(tmp_path / "a")
+    again = _train(tmp_path / "b")
+    other = _train(tmp_path / "c", seed=1)
+    assert first == again
+    assert first != other
+
+
+def test_hard_negative_recipes_train_and_load(tmp_path):
+    plain = _train(tmp_path, recipe="plain")
+    conf = _train(tmp_path, recipe="confneg")
+    assert plain != conf  # the extra negative columns change the gradient
+    model = load_variant("confneg", device="cpu", directory=tmp_path)
+    emb = model.embed_texts(["a red cube"])
+    assert np.isfinite(emb).all() and model.config["recipe"] == "confneg"
+
+
+def test_cache_round_trip_gives_the_same_data(tmp_path):
+    world = load_world("standin")
+    built = cached_training_data(world, TINY_DATA, tmp_path, progress=False)
+    loaded = cached_training_data(world, TINY_DATA, tmp_path, progress=False)
+    assert len(list(tmp_path.iterdir())) == 2  # one .npz and one .json
+    np.testing.assert_array_equal(built.pixels, loaded.pixels)
+    np.testing.assert_array_equal(built.confusion, loaded.confusion)
+    assert built.texts == loaded.texts and built.pixels.shape == (12, 2, 32, 32, 3)
+
+
+def test_a_scene_whose_signature_is_a_benchmark_scene_is_dropped():
+    world = load_world("standin")
+    clean, stats = sample_training_scenes(world, 5, seed=3)
+    assert stats["benchmark_collisions_dropped"] == 0
+    banned = {world.scene_signature(clean[0]), world.scene_signature(clean[2])}
+    rigged = replace(world, benchmark_signatures=lambda: banned)
+    scenes, stats = sample_training_scenes(rigged, 5, seed=3)
+    assert stats["benchmark_collisions_dropped"] == 2
+    assert not {world.scene_signature(s) for s in scenes} & banned
+    assert world.scene_signature(scenes[0]) == world.scene_signature(clean[1])
+
+
+@pytest.mark.slow
+def test_real_training_scenes_are_disjoint_from_the_benchmark():
+    from foilbench.world.pair_plan import benchmark_scene_signatures
+    from foilbench.world.sample import scene_signature
+
+    world = load_world("procedural")
+    scenes, stats = sample_training_scenes(world, 200, seed=0)
+    assert stats["n_benchmark_signatures"] > 0
+    assert not {scene_signature(s) for s in scenes} & benchmark_scene_signatures()
+
+
+def test_cli_trains_a_tiny_standin_model(tmp_path):
+    from foilbench.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["train", "--model", "plain", "--world", "standin",
+                                      "--steps", "2", "--scenes", "10", "--batch-size", "4",
+                                      "--threads", "1", "--no-cache", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "plain: final loss" in result.output
+    assert (tmp_path / "foilbench-plain.safetensors").exists()
+    bad = CliRunner().invoke(cli, ["train", "--steps", "0", "--out", str(tmp_path)])
+    assert bad.exit_code != 0 and "--steps" in bad.output
