@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from foilbench.world import suite as suite_module
-from foilbench.world.suite import SUITE_FILE, build_suite, embedded_suite, load_suite
+from foilbench.construct import suite as suite_module
+from foilbench.construct.suite import SUITE_FILE, build_suite, embedded_suite, load_suite
 
 TINY = {
     "pairs": {"n_scenes": 2, "foils_per_scene": 15},

@@ -70,7 +70,7 @@ def synth(seed: int, out_dir: Path | None, size: int | None, controls: bool,
     output folder, indexed by suite.json. Counts per benchmark are printed, then the
     Auto-Comp cells and the data-control audit of the pairs.
     """
-    from foilbench.world.suite import (
+    from foilbench.construct.suite import (
         DEFAULT_SIZE,
         SUITE_FILE,
         build_suite,

@@ -2,7 +2,7 @@
 
 Models: the embedded defaults when :mod:`foilbench.models.embedded` is installed and its
 weights load; otherwise ``tiny-random``. Benchmarks: the ``synth`` suite when
-:mod:`foilbench.world.suite` is installed and builds; otherwise ``tiny-builtin``. Each choice
+:mod:`foilbench.construct.suite` is installed and builds; otherwise ``tiny-builtin``. Each choice
 comes with a sentence saying which was used and why, printed by the command.
 """
 
@@ -49,7 +49,7 @@ def default_models(device: str, dtype: str) -> tuple[list[tuple[str, object]], s
 
 def default_benchmarks(on_invalid: str) -> tuple[list, str]:
     """The benchmarks of the default suite and a note."""
-    if _installed("foilbench.world.suite"):
+    if _installed("foilbench.construct.suite"):
         try:
             benches = resolve_benchmarks(DEFAULT_SUITE, on_invalid=on_invalid)
             names = ", ".join(b.name for b in benches)
@@ -57,6 +57,6 @@ def default_benchmarks(on_invalid: str) -> tuple[list, str]:
         except Exception as e:  # an unfinished world module must not break `foilbench run`
             why = f"the {DEFAULT_SUITE!r} suite failed to build ({type(e).__name__}: {e})"
     else:
-        why = "foilbench.world.suite is not installed"
+        why = "foilbench.construct.suite is not installed"
     benches = resolve_benchmarks(FALLBACK_BENCHMARK, on_invalid=on_invalid)
     return benches, f"benchmarks: {FALLBACK_BENCHMARK} ({why})"

@@ -8,9 +8,10 @@ Parts (each a foilbench benchmark folder under the suite directory):
 - ``compass-synth``: COMPASS scene-graph captions
   (:func:`foilbench.construct.compass_build.build_compass_benchmark`).
 
-Builders are named by lazy ``"module:function"`` targets (the project's registry pattern), so
-this module imports nothing from the layers above the world; a part whose module is not
-installed is skipped with a note. The cache lives in ``$FOILBENCH_HOME/suite/<version>-<seed>``
+It lives in ``construct`` because it composes the world's pair builder with the construct
+layer's Auto-Comp and COMPASS builders. Builders are named by lazy ``"module:function"``
+targets (the project's registry pattern), so importing this module stays cheap; a part whose
+module is not installed (a plugin part) is skipped with a note. The cache lives in ``$FOILBENCH_HOME/suite/<version>-<seed>``
 (default ``~/.cache/foilbench``), where ``<version>`` is the package version plus a
 fingerprint of the source files that shape the suite, so a changed renderer never serves a
 stale cache. Same seed and version give byte-identical files.

@@ -19,7 +19,7 @@ from foilbench.registry import Registry, unknown_message
 @lru_cache(maxsize=1)
 def suites() -> Registry:
     reg = Registry("suite")
-    reg.register("synth", "foilbench.world.suite:embedded_suite",
+    reg.register("synth", "foilbench.construct.suite:embedded_suite",
                  "the embedded procedural suite (pairs, Auto-Comp swap/confusion, COMPASS)")
     return reg
 

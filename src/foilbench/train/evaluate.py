@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     from pathlib import Path
 
     from foilbench.models.embedded import VARIANTS, load_variant
-    from foilbench.world.suite import load_suite
+    from foilbench.construct.suite import load_suite
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 2:
