@@ -77,7 +77,7 @@ def validate(bench: Benchmark, *, check_images: bool = True,
             problems.append(Problem(item_id, "item_id", "duplicate_id",
                                     f"duplicate item id ({n} rows)"))
     image_status: dict[str, str | None] = {}
-    for row, item_id in zip(items.itertuples(index=False), ids):
+    for row, item_id in zip(items.itertuples(index=False), ids, strict=True):
         rec = row._asdict()
         if not item_id or item_id.lower() in {"nan", "none"}:
             problems.append(Problem(item_id, "item_id", "empty_id", "empty item id"))

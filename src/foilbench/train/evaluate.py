@@ -111,8 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     import sys
     from pathlib import Path
 
-    from foilbench.models.embedded import VARIANTS, load_variant
     from foilbench.construct.suite import load_suite
+    from foilbench.models.embedded import VARIANTS, load_variant
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 2:
