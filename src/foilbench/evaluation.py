@@ -9,8 +9,6 @@ blind text-only baseline when :mod:`foilbench.audit.blind` is installed).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,12 +98,23 @@ def chance_rows(metrics: pd.DataFrame) -> dict[str, float]:
     return {m: float(v["chance"]) for m, v in overall_metrics(metrics).items()}
 
 
-def blind_rows(bench: Benchmark) -> dict[str, dict[str, Any]] | None:
-    """The blind text-only baseline from :mod:`foilbench.audit.blind`, when installed."""
-    if importlib.util.find_spec("foilbench.audit") is None or \
-            importlib.util.find_spec("foilbench.audit.blind") is None:
+def blind_rows(bench: Benchmark) -> dict[str, dict[str, Any]]:
+    """The blind text-only reference row (cross-fitted cheap scorers; ``{}`` for pair kinds)."""
+    from foilbench.audit.blind import reference_rows
+
+    return reference_rows(bench)
+
+
+def compass_summary(record: RunRecord) -> dict[str, Any] | None:
+    """COMPASS integration gap and skill-load tables of a COMPASS-style run, else None."""
+    items = record.result.benchmark.items
+    if "role" not in items.columns or "r1" not in record.result.outcomes:
         return None
-    blind = importlib.import_module("foilbench.audit.blind")
-    if not hasattr(blind, "reference_rows"):
-        return None
-    return blind.reference_rows(bench)
+    from foilbench.analysis.compass import compass_tables
+
+    tables = compass_tables(items.assign(r1=record.result.outcomes["r1"]))
+    return {"gap": tables["gap"].to_dict(orient="records"),
+            "skill_load": tables["table3"].reset_index().to_dict(orient="records"),
+            "gap_markdown": tables["gap_markdown"],
+            "skill_load_markdown": tables["table3_markdown"],
+            "dropped_incomplete": tables["dropped_incomplete"]}

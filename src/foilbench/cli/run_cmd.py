@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,13 @@ from foilbench.cli.run_defaults import default_benchmarks, default_models
 from foilbench.cli.run_output import print_tables
 from foilbench.data.registry import resolve_benchmarks
 from foilbench.data.validate import format_problems
-from foilbench.evaluation import blind_rows, chance_rows, evaluate_and_store, summary_entry
+from foilbench.evaluation import (
+    blind_rows,
+    chance_rows,
+    compass_summary,
+    evaluate_and_store,
+    summary_entry,
+)
 from foilbench.models.device import DTYPES
 from foilbench.models.registry import resolve_model
 from foilbench.provenance import collect_provenance, git_revision
@@ -118,10 +122,15 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, devi
                     for r in records for m, v in summary_entry(r)["metrics"].items()],
         "runs": [summary_entry(r) for r in records],
         "reference": reference,
+        "compass": {r.run_id: c for r in records if (c := compass_summary(r)) is not None},
     }
     summary_path = batch_dir / "summary.json"
     summary_path.write_text(to_json(summary) + "\n")
     print_tables(Console(), records, reference)
+    for run_id, tables in summary["compass"].items():
+        spec = next(r.result.model.spec for r in records if r.run_id == run_id)
+        click.echo(f"\nCOMPASS integration gap ({spec}):\n{tables['gap_markdown']}\n"
+                   f"\nCOMPASS skill load ({spec}):\n{tables['skill_load_markdown']}")
     err.print(f"stored {len(records)} run(s) in {out / DB_FILE}; summary: {summary_path}")
     if not no_report:
         _report(out / DB_FILE, [r.run_id for r in records], batch_dir / "report.html", err)
@@ -142,11 +151,6 @@ def _reference(bench, records, err: Console) -> dict[str, Any]:
 
 
 def _report(db_path: Path, run_ids: list[str], out_path: Path, err: Console) -> None:
-    try:
-        report = importlib.import_module("foilbench.report")
-        write_report = report.write_report
-        path = write_report(db_path, run_ids, out_path)
-    except ImportError as e:
-        err.print(f"report: not written (the report module is not available: {e})")
-        return
-    err.print(f"report: {path}")
+    from foilbench.report import write_report
+
+    err.print(f"report: {write_report(db_path, run_ids, out_path)}")
