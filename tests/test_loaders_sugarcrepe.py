@@ -14,14 +14,16 @@ from foilbench.data.registry import resolve_benchmark
 from foilbench.errors import BenchmarkError
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "sugarcrepe"
+MISSING = ("the real SugarCrepe release is expected at ../shared/data/sugarcrepe beside the "
+           "checkout (the project's shared data folder)")
 # Fixtures differ from the published counts on purpose; tests that care use pytest.warns.
 pytestmark = pytest.mark.filterwarnings("ignore::foilbench.data.loaders.common.LoaderWarning")
 PUBLISHED = {"add_att": 692, "add_obj": 2062, "replace_att": 788, "replace_obj": 1652,
              "replace_rel": 1406, "swap_att": 666, "swap_obj": 245}
 
 
-@pytest.mark.skipif(not (REAL / "swap_obj.json").exists(), reason="real release not on disk")
 def test_real_release_counts_exact_without_images():
+    assert (REAL / "swap_obj.json").exists(), MISSING
     with warnings.catch_warnings():
         warnings.simplefilter("error", LoaderWarning)  # the real release matches: no warnings
         bench = resolve_benchmark(f"sugarcrepe:{REAL}", check_images=False)
@@ -38,8 +40,8 @@ def test_real_release_counts_exact_without_images():
     assert bench.items["image"].nunique() == 1560
 
 
-@pytest.mark.skipif(not (REAL / "swap_obj.json").exists(), reason="real release not on disk")
 def test_real_release_missing_images_lists_ten_and_count(tmp_path):
+    assert (REAL / "swap_obj.json").exists(), MISSING
     with pytest.raises(BenchmarkError) as err:
         resolve_benchmark(f"sugarcrepe:{REAL}?images={tmp_path}")
     msg = str(err.value)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import transformers  # noqa: F401  (the hf extra is a test dependency)
 
-pytest.importorskip("transformers")
 from _models_tiny import clip_bpe_files, save_tiny_hf_dual, tiny_images  # noqa: E402
 from foilbench.errors import ModelError  # noqa: E402
 from foilbench.models.registry import resolve_model  # noqa: E402

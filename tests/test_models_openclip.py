@@ -6,12 +6,10 @@ import json
 import warnings
 
 import numpy as np
+import open_clip  # noqa: F401  (the openclip extra is a test dependency)
 import pytest
 import torch
 from PIL import Image
-
-pytest.importorskip("open_clip")
-import open_clip  # noqa: E402
 
 from _models_tiny import tiny_images, write_openclip_config  # noqa: E402
 from foilbench.errors import ModelError, UnknownNameError  # noqa: E402

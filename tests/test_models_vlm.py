@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import transformers  # noqa: F401  (the hf extra is a test dependency)
 
-pytest.importorskip("transformers")
 from _models_tiny import save_tiny_blip, save_tiny_llava, save_tiny_qwen2vl, tiny_images  # noqa: E402
 from foilbench.errors import ModelError  # noqa: E402
 from foilbench.models.registry import resolve_model  # noqa: E402
