@@ -15,6 +15,7 @@ from foilbench.construct.suite import SUITE_FILE, build_suite, embedded_suite, l
 TINY = {
     "pairs": {"n_scenes": 2, "foils_per_scene": 15},
     "autocomp": {"n_concepts": 1, "ns": (2, 3)},
+    "autocomp-n1": {"n_concepts": 1},
     "compass": {"n_scenes": 2},
 }
 
@@ -25,7 +26,7 @@ def _digests(root: Path) -> dict[str, str]:
 
 
 def test_same_seed_gives_byte_identical_files(tmp_path):
-    parts = ("autocomp", "compass")
+    parts = ("autocomp", "autocomp-n1", "compass")
     build_suite(tmp_path / "a", seed=4, size=48, config={p: TINY[p] for p in parts},
                 parts=parts, progress=False)
     build_suite(tmp_path / "b", seed=4, size=48, config={p: TINY[p] for p in parts},
@@ -51,7 +52,8 @@ def test_whole_suite_rebuild_is_byte_identical(tmp_path):
     a, b = _digests(tmp_path / "a"), _digests(tmp_path / "b")
     assert a == b
     names = [x.name for x in load_suite(tmp_path / "a")]
-    assert names == ["world-pairs", "autocomp-swap", "autocomp-confusion", "compass-synth"]
+    assert names == ["world-pairs", "autocomp-swap", "autocomp-confusion", "autocomp-n1",
+                     "compass-synth"]
 
 
 def test_index_lists_the_benchmarks_and_they_load(tmp_path):
@@ -99,3 +101,17 @@ def test_embedded_suite_builds_once_then_loads_from_cache(tmp_path, monkeypatch)
     assert [len(b) for b in again] == [len(b) for b in first]
     # no temporary build folders are left behind
     assert [p.name for p in (tmp_path / "suite").iterdir()] == [target.name]
+
+
+def test_n1_part_is_in_the_suite_and_leaves_other_parts_unchanged(tmp_path):
+    """Adding autocomp-n1 must not move a byte of the parts built before it."""
+    alone = _digests(build_and_return(tmp_path / "alone", seed=2, parts=("autocomp",)))
+    both = _digests(build_and_return(tmp_path / "both", seed=2,
+                                     parts=("autocomp", "autocomp-n1")))
+    assert {k: v for k, v in both.items() if k.startswith("autocomp-swap/")
+            or k.startswith("autocomp-confusion/")} == {
+        k: v for k, v in alone.items() if k != SUITE_FILE}
+    names = [b.name for b in load_suite(tmp_path / "both")]
+    assert names == ["autocomp-swap", "autocomp-confusion", "autocomp-n1"]
+    n1 = load_suite(tmp_path / "both")[-1]
+    assert len(n1) == 2 * 1 * 2 and set(n1.items["n_objects"]) == {1}

@@ -42,6 +42,7 @@ from foilbench.construct.autocomp_negatives import (
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
 from foilbench.world.autocomp import concept_scene, relation_holds, sample_concept_words
 from foilbench.world.render import png_bytes, render
+from foilbench.world.scene import Scene
 from foilbench.world.vocab import CONDITIONS
 
 SEED_STREAM = 0xA5C0  # keeps Auto-Comp scenes apart from other users of the same seed
@@ -111,6 +112,42 @@ def negative_truths(concept: Concept, placed) -> dict[str, bool]:
     return truths
 
 
+def render_concept(root: Path, concept: Concept, cid: str, rng: np.random.Generator,
+                   size: int) -> tuple[Scene, dict[str, str]]:
+    """Draw the concept's scene (Minimal placement) and write one PNG per condition under
+    ``root/images``. Returns the scene and {condition: image path relative to root}."""
+    scene = concept_scene(rng, concept.task, concept.objects, concept.values,
+                          scene_id_prefix=f"{cid}-")
+    images = {}
+    for condition in CONDITIONS:
+        rel = f"images/{cid}-{condition}.png"
+        (root / rel).write_bytes(png_bytes(render(replace(scene, condition=condition), size)))
+        images[condition] = rel
+    return scene, images
+
+
+def concept_row(concept: Concept, cid: str, scene_id: str, image: str, condition: str,
+                captions: list[str], operation: str, negative_set: str) -> dict:
+    """The columns every Auto-Comp item carries (one concept in one condition), in the order
+    the benchmarks store them; callers append their set-specific columns."""
+    return {
+        "item_id": f"{cid}-{condition}-{negative_set}",
+        "image": image,
+        "captions": captions,
+        "scene_id": scene_id,
+        "edit_type": concept.task,
+        "category": TASKS[concept.task].binds,
+        "operation": operation,
+        "negative_set": negative_set,
+        "n_objects": concept.n,
+        "condition": condition,
+        "concept_id": cid,
+        "task": concept.task,
+        "objects": list(concept.objects),
+        "values": list(concept.values),
+    }
+
+
 def _item_rows(concept: Concept, cid: str, scene_id: str, images: dict[str, str],
                placed) -> dict:
     """Rows of both benchmarks for one concept: {operation: [row per condition]}."""
@@ -126,20 +163,9 @@ def _item_rows(concept: Concept, cid: str, scene_id: str, images: dict[str, str]
         true_idx = [i + 1 for i, text in enumerate(negatives) if truths[text]]
         for condition in CONDITIONS:
             rows[op].append({
-                "item_id": f"{cid}-{condition}-{op}",
-                "image": images[condition],
-                "captions": [positive, *negatives],
-                "scene_id": scene_id,
-                "edit_type": concept.task,
-                "category": TASKS[concept.task].binds,
-                "operation": op,
-                "negative_set": op,
-                "n_objects": concept.n,
-                "condition": condition,
-                "concept_id": cid,
-                "task": concept.task,
-                "objects": list(concept.objects),
-                "values": list(concept.values),
+                **concept_row(concept, cid, scene_id, images[condition], condition,
+                              captions=[positive, *negatives], operation=op,
+                              negative_set=op),
                 "n_negatives": len(negatives),
                 "n_duplicates_removed": report.removed[op],
                 "true_negatives": true_idx,
@@ -172,14 +198,7 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
             if not any(expected_counts(task, n).values()):
                 break  # N = 1: no Swap and no Confusion negative exists, so no item
             cid = concept_id(concept)
-            scene = concept_scene(rng, task, concept.objects, concept.values,
-                                  scene_id_prefix=f"{cid}-")
-            images = {}
-            for condition in CONDITIONS:
-                rel = f"images/{cid}-{condition}.png"
-                (root / rel).write_bytes(png_bytes(render(replace(scene, condition=condition),
-                                                          size)))
-                images[condition] = rel
+            scene, images = render_concept(root, concept, cid, rng, size)
             item_rows = _item_rows(concept, cid, scene.scene_id, images, scene.objects)
             for op, op_rows in item_rows.items():
                 rows[op].extend(op_rows)

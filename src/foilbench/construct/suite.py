@@ -5,6 +5,8 @@ Parts (each a foilbench benchmark folder under the suite directory):
 - ``world-pairs``: CompoSET-style single-edit pairs (:func:`foilbench.world.pairs.build_pairs`);
 - ``autocomp-swap`` / ``autocomp-confusion``: Auto-Comp concepts in both conditions
   (:func:`foilbench.construct.autocomp_bench.build_autocomp`);
+- ``autocomp-n1``: foilbench's N = 1 attribute-recognition baseline, the same concept
+  machinery at one object (:func:`foilbench.construct.autocomp_n1.build_autocomp_n1`);
 - ``compass-synth``: COMPASS scene-graph captions
   (:func:`foilbench.construct.compass_build.build_compass_benchmark`).
 
@@ -61,6 +63,12 @@ def _run_autocomp(fn, out: Path, seed: int, size: int, progress: bool, **cfg) ->
     return ["autocomp-swap", "autocomp-confusion"]
 
 
+def _run_autocomp_n1(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
+    bench = fn(out / "autocomp-n1", seed=seed, size=size, progress=progress, **cfg)
+    write_benchmark(bench, out / "autocomp-n1", copy_images=False)
+    return ["autocomp-n1"]
+
+
 def _run_compass(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
     fn(out / "compass-synth", seed=seed, size=size, **cfg)
     return ["compass-synth"]
@@ -71,6 +79,8 @@ PARTS: tuple[Part, ...] = (
          {"n_scenes": 80, "foils_per_scene": 16}),
     Part("autocomp", "foilbench.construct.autocomp_bench:build_autocomp", _run_autocomp,
          {"n_concepts": 16, "ns": (2, 3)}),
+    Part("autocomp-n1", "foilbench.construct.autocomp_n1:build_autocomp_n1", _run_autocomp_n1,
+         {"n_concepts": 16}),
     Part("compass", "foilbench.construct.compass_build:build_compass_benchmark", _run_compass,
          {"n_scenes": 40}),
 )
