@@ -17,7 +17,7 @@ def test_run_prints_and_stores_compass_tables(tmp_path, monkeypatch):
                                       str(tmp_path / "compass"), "--out", str(tmp_path / "o"),
                                       "--n-boot", "200", "--quiet", "--no-report"])
     assert result.exit_code == 0, result.output
-    assert "COMPASS integration gap (tiny-random)" in result.output
+    assert "COMPASS integration gap by level (tiny-random" in result.output
     assert "COMPASS skill load (tiny-random)" in result.output
     summary = json.loads(next((tmp_path / "o").glob("*/summary.json")).read_text())
     (tables,) = summary["compass"].values()

@@ -110,10 +110,12 @@ def compass_summary(record: RunRecord) -> dict[str, Any] | None:
     items = record.result.benchmark.items
     if "role" not in items.columns or "r1" not in record.result.outcomes:
         return None
-    from foilbench.analysis.compass import compass_tables
+    from foilbench.analysis.compass import compass_tables, markdown_table
 
     tables = compass_tables(items.assign(r1=record.result.outcomes["r1"]))
+    by_level = tables["gap"][tables["gap"]["N"].astype(str) == "all"]
     return {"gap": tables["gap"].to_dict(orient="records"),
+            "gap_by_level_markdown": markdown_table(by_level),
             "skill_load": tables["table3"].reset_index().to_dict(orient="records"),
             "gap_markdown": tables["gap_markdown"],
             "skill_load_markdown": tables["table3_markdown"],

@@ -129,7 +129,8 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, devi
     print_tables(Console(), records, reference)
     for run_id, tables in summary["compass"].items():
         spec = next(r.result.model.spec for r in records if r.run_id == run_id)
-        click.echo(f"\nCOMPASS integration gap ({spec}):\n{tables['gap_markdown']}\n"
+        click.echo(f"\nCOMPASS integration gap by level ({spec}; by N in summary.json and "
+                   f"the report):\n{tables['gap_by_level_markdown']}\n"
                    f"\nCOMPASS skill load ({spec}):\n{tables['skill_load_markdown']}")
     err.print(f"stored {len(records)} run(s) in {out / DB_FILE}; summary: {summary_path}")
     if not no_report:
