@@ -6,10 +6,13 @@ import json
 
 import pandas as pd
 import pytest
+import torch
 from click.testing import CliRunner
 
 from _core_helpers import colour_pair_folder
 from foilbench.cli.main import cli
+from foilbench.errors import ModelError
+from foilbench.models.registry import EMBEDDED_DEFAULTS
 
 FIELDS = {"value", "n", "ci_low", "ci_high", "ci_method", "chance", "ties"}
 
@@ -54,14 +57,18 @@ def test_run_writes_summary_with_required_fields(env):
     assert json.loads(shown.output)["run"]["run_id"] == run["run_id"]
 
 
-def test_run_defaults_fall_back_and_say_so(env, monkeypatch):
-    import foilbench.cli.run_defaults as defaults
+def test_run_defaults_to_the_embedded_models(env):
+    res = _run(["run", "--benchmark", "tiny-builtin", "--out", str(env / "r"), "--n-boot",
+                "100", "--no-report", "--quiet"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(next((env / "r").glob("*/summary.json")).read_text())
+    assert sorted(r["model"] for r in summary["runs"]) == sorted(EMBEDDED_DEFAULTS)
 
-    monkeypatch.setattr(defaults, "_installed", lambda module: False)
-    res = _run(["run", "--out", str(env / "r"), "--n-boot", "100", "--no-report", "--quiet"])
-    assert res.exit_code == 0
-    text = res.output  # click >= 8.2 mixes stderr into output
-    assert "tiny-random" in text and "tiny-builtin" in text and "not installed" in text
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_default_models_do_not_hide_a_device_error(env):
+    with pytest.raises(ModelError, match="no CUDA GPU"):
+        _run(["run", "--benchmark", "tiny-builtin", "--device", "cuda", "--out", str(env / "r")])
 
 
 def test_unknown_model_lists_choices(env):

@@ -9,7 +9,6 @@ from typing import Any
 import click
 from rich.console import Console
 
-from foilbench.cli.run_defaults import default_benchmarks, default_models
 from foilbench.cli.run_output import print_tables
 from foilbench.data.registry import resolve_benchmarks
 from foilbench.data.validate import format_problems
@@ -21,13 +20,14 @@ from foilbench.evaluation import (
     summary_entry,
 )
 from foilbench.models.device import DTYPES
-from foilbench.models.registry import resolve_model
+from foilbench.models.registry import EMBEDDED_DEFAULTS, resolve_model
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.stats.breakdown import CI_METHODS
 from foilbench.store.cache import EmbeddingCache
 from foilbench.store.db import ResultsStore, new_batch_id, to_json
 
 DB_FILE = "foilbench.duckdb"
+DEFAULT_SUITE = "synth"
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,11 +35,11 @@ DB_FILE = "foilbench.duckdb"
               help="Model to evaluate (repeatable): a name from `foilbench models` "
                    "(tiny-random, foilbench-plain, ...) or SCHEME:REST, e.g. "
                    "openclip:ViT-B-32:/path/weights.pt or hf:/local/clip_dir. "
-                   "Default: the embedded models, else tiny-random.")
+                   "Default: the three embedded models.")
 @click.option("--benchmark", "benchmarks", multiple=True, metavar="SPEC",
               help="Benchmark (repeatable): a suite or registered name (see `foilbench "
                    "benchmarks`), a foilbench-format folder, or LOADER:PATH such as "
-                   "sugarcrepe:/data/sugarcrepe. Default: the synth suite, else tiny-builtin.")
+                   "sugarcrepe:/data/sugarcrepe. Default: the embedded synth suite.")
 @click.option("--out", "out_dir", default="foilbench-runs", show_default=True,
               type=click.Path(file_okay=False), help="Folder for the results database "
               f"({DB_FILE}) and one subfolder per invocation holding summary.json.")
@@ -80,20 +80,19 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, devi
     """
     err = Console(stderr=True)
     on_invalid = "drop" if allow_partial else "raise"
-    if benchmarks:
-        benches = [b for spec in benchmarks for b in resolve_benchmarks(spec, on_invalid=on_invalid)]
-    else:
-        benches, note = default_benchmarks(on_invalid)
-        err.print(f"[bold]default[/bold] {note}")
+    # models first: a bad spec or device fails before any benchmark is built
+    if not models:
+        models = EMBEDDED_DEFAULTS
+        err.print(f"[bold]default[/bold] models: the embedded {', '.join(models)}")
+    loaded = [(spec, resolve_model(spec, device=device, dtype=dtype)) for spec in models]
+    if not benchmarks:
+        benchmarks = (DEFAULT_SUITE,)
+        err.print(f"[bold]default[/bold] benchmarks: the embedded {DEFAULT_SUITE!r} suite")
+    benches = [b for spec in benchmarks for b in resolve_benchmarks(spec, on_invalid=on_invalid)]
     for bench in benches:
         if bench.dropped:
             err.print(f"[yellow]warning[/yellow]: {bench.name}: dropped {bench.dropped.n} invalid "
                       f"item(s); results are PARTIAL.\n{format_problems(bench.dropped.problems)}")
-    if models:
-        loaded = [(spec, resolve_model(spec, device=device, dtype=dtype)) for spec in models]
-    else:
-        loaded, note = default_models(device, dtype)
-        err.print(f"[bold]default[/bold] {note}")
 
     out = Path(out_dir)
     batch_id = new_batch_id()
