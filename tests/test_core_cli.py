@@ -129,3 +129,17 @@ def test_allow_partial_drops_reports_and_marks_the_run(env):
     shown = _run(["show", run["run_id"], "--db", str(env / "r" / "foilbench.duckdb"),
                   "--by", "scene_id"])
     assert shown.exit_code == 0 and "scene_id=s1" in shown.output and "True" in shown.output
+
+
+def test_catalog_names_missing_optional_dependencies():
+    from foilbench.cli.catalog_cmd import _table
+    from foilbench.registry import Registry
+
+    reg = Registry("model")
+    reg.register("needs-nothing", "foilbench.models.tiny:build_tiny_random")
+    reg.register("needs-ghost", "foilbench.models.tiny:build_tiny_random",
+                 requires=("json", "no_such_module_xyz"))
+    rows = list(zip(*[c._cells for c in _table("t", reg).columns], strict=True))
+    assert rows == [("needs-ghost", "[dim]needs no_such_module_xyz[/dim]", "[dim]foilbench.models."
+                     "tiny:build_tiny_random[/dim]"),
+                    ("needs-nothing", "yes", "[dim]foilbench.models.tiny:build_tiny_random[/dim]")]

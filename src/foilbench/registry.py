@@ -21,6 +21,7 @@ class Entry:
     name: str
     target: str
     description: str = ""
+    requires: tuple[str, ...] = ()  # importable modules the entry needs (optional extras)
 
 
 def load_target(target: str) -> Any:
@@ -43,10 +44,11 @@ class Registry:
         self._group = entry_point_group
         self._plugins_loaded = entry_point_group is None
 
-    def register(self, name: str, target: str, description: str = "") -> None:
+    def register(self, name: str, target: str, description: str = "",
+                 requires: tuple[str, ...] = ()) -> None:
         if name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is already registered")
-        self._entries[name] = Entry(name, target, description)
+        self._entries[name] = Entry(name, target, description, tuple(requires))
 
     def _load_plugins(self) -> None:
         if self._plugins_loaded:

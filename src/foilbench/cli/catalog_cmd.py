@@ -1,6 +1,7 @@
 """``foilbench models`` and ``foilbench benchmarks``: what can be named on the command line.
 
-Both read the registries (no hand-kept lists) and mark entries whose module is not installed.
+Both read the registries (no hand-kept lists) and mark entries whose optional dependencies
+(``Entry.requires``) are not installed, naming what to install.
 """
 
 from __future__ import annotations
@@ -16,12 +17,8 @@ from foilbench.models.registry import model_names, model_schemes
 from foilbench.registry import Registry
 
 
-def _installed(target: str) -> bool:
-    module = target.partition(":")[0]
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
+def _missing(modules: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
 def _table(title: str, registry: Registry, template: str = "{name}") -> Table:
@@ -30,8 +27,9 @@ def _table(title: str, registry: Registry, template: str = "{name}") -> Table:
     table.add_column("available")
     table.add_column("description")
     for entry in registry.entries():
-        ok = _installed(entry.target)
-        table.add_row(template.format(name=entry.name), "yes" if ok else "[dim]not installed[/dim]",
+        missing = _missing(entry.requires)
+        table.add_row(template.format(name=entry.name),
+                      f"[dim]needs {', '.join(missing)}[/dim]" if missing else "yes",
                       entry.description or f"[dim]{entry.target}[/dim]")
     return table
 

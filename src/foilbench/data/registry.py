@@ -58,9 +58,11 @@ def loaders() -> Registry:
     reg.register("whatsup_pairs", "foilbench.data.loaders.whatsup:load_pairs",
                  "What's Up as per-axis opposite-image pairs (Group; CompoSET App. E)")
     reg.register("aro_coco_order", "foilbench.data.loaders.aro_order:load_coco",
-                 "ARO COCO-Order: Karpathy-test captions vs four POS-based shuffles (needs spaCy)")
+                 "ARO COCO-Order: Karpathy-test captions vs four POS-based shuffles (needs spaCy)",
+                 requires=("spacy",))
     reg.register("aro_flickr_order", "foilbench.data.loaders.aro_order:load_flickr",
-                 "ARO Flickr30k-Order: test captions vs four POS-based shuffles (needs spaCy)")
+                 "ARO Flickr30k-Order: test captions vs four POS-based shuffles (needs spaCy)",
+                 requires=("spacy",))
     return reg
 
 

@@ -36,11 +36,12 @@ def model_schemes() -> Registry:
     reg = Registry("model scheme")
     reg.register("openclip", "foilbench.models.openclip_adapter:from_spec",
                  "open_clip: openclip:ARCH:PRETRAINED|/path/weights.pt, openclip:hf-hub:ID, "
-                 "openclip:/path/config.json[:weights]")
+                 "openclip:/path/config.json[:weights]", requires=("open_clip", "torchvision"))
     reg.register("hf", "foilbench.models.hf_adapter:from_spec",
-                 "Hugging Face CLIP/SigLIP: hf:ORG/NAME or hf:/local/dir")
+                 "Hugging Face CLIP/SigLIP: hf:ORG/NAME or hf:/local/dir", requires=("transformers",))
     reg.register("hf-vlm", "foilbench.models.hf_vlm:from_spec",
-                 "generative VLM via transformers: hf-vlm:ID_OR_DIR[?score=loglik|vqascore]")
+                 "generative VLM via transformers: hf-vlm:ID_OR_DIR[?score=loglik|vqascore]",
+                 requires=("transformers",))
     reg.register("api", "foilbench.models.api:from_spec",
                  "API model: api:anthropic|openai|gemini:MODEL")
     return reg
