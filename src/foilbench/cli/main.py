@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "compass": ("foilbench.cli.compass_cmd", "compass", "COMPASS scene-graph captions."),
     "report": ("foilbench.cli.report_cmd", "report", "Write the HTML report of runs."),
     "serve": ("foilbench.cli.serve_cmd", "serve", "Browse the results database locally."),
+    "review": ("foilbench.cli.review_cmd", "review", "Human QC of a pair benchmark, then export."),
 }
 
 

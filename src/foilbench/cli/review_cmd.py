@@ -1,0 +1,185 @@
+"""``foilbench review``: human QC of a pair benchmark in the browser, then export what passed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import webbrowser
+from pathlib import Path
+
+import click
+
+from foilbench.cli._table import format_table
+
+SUBCOMMANDS = ("serve", "status", "export")
+
+
+class ReviewGroup(click.Group):
+    """``foilbench review DIR`` means ``foilbench review serve DIR``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in SUBCOMMANDS and args[0] not in ("-h", "--help"):
+            args = ["serve", *args]
+        return super().parse_args(ctx, args)
+
+
+def _bench_dir(path: Path) -> Path:
+    """The pair benchmark folder, with a helpful error for a suite folder."""
+    from foilbench.review.units import ReviewError
+
+    if not (path / "manifest.json").exists():
+        pairs = sorted(p.parent.name for p in path.glob("*/manifest.json")
+                       if json.loads(p.read_text()).get("kind") == "pair")
+        hint = (f"; it holds the pair benchmark(s) {', '.join(pairs)}: try "
+                f"`foilbench review {path / pairs[0]}`") if pairs else ""
+        raise ReviewError(f"{path} is not a benchmark folder (no manifest.json){hint}")
+    return path
+
+
+def _session(path: Path):
+    from foilbench.review.app import open_session, stale_units
+
+    session = open_session(_bench_dir(path))
+    stale = stale_units(session)
+    if stale:
+        click.echo(f"warning: {len(stale)} stored decision(s) name units this benchmark no "
+                   f"longer has (first: {stale[0][0]} {stale[0][1]!r}); they are ignored",
+                   err=True)
+    return session
+
+
+def _status_lines(session) -> str:
+    from foilbench.review.report_md import pct
+    from foilbench.review.rubric import PHASES
+
+    s = session.snapshot().summary()
+    rows = [(p.title, s["phases"][p.key]["units"], s["phases"][p.key]["accept"],
+             s["phases"][p.key]["reject"], s["phases"][p.key]["invalidated"],
+             s["phases"][p.key]["pending"] + s["phases"][p.key]["waiting"],
+             pct(s["phases"][p.key]["discard"])) for p in PHASES]
+    table = format_table(("phase", "units", "accepted", "rejected", "invalidated", "pending",
+                          "discard"), rows)
+    o, pr = s["overall"], s["progress"]
+    return (f"{session.units.bench.name}: {pr['done']}/{pr['total']} decisions "
+            f"({100 * pr['fraction']:.0f}%); kept {o['kept']}, discarded {o['discarded']}, "
+            f"pending {o['pending']} of {o['instances']} instances; overall discard "
+            f"{pct(o['discard'])}\n{table}")
+
+
+@click.group(cls=ReviewGroup)
+def review() -> None:
+    """Review a pair benchmark by hand, CompoSET's three QC phases (App. B.4), then export.
+
+    \b
+      foilbench review DIR                       open the review app (http://127.0.0.1:8766/)
+      foilbench review status DIR                progress and discard rates in the terminal
+      foilbench review export DIR --out OUT      accepted benchmark + QC report
+
+    \b
+    DIR is a pair benchmark folder, e.g. built by `foilbench build synth --out S`
+    (S/world-pairs) or `foilbench construct composet --out DIR`.
+    \b
+    Phases (each decision names the failed criteria of a reject):
+      1 base review       base caption(s) against the base image; a reject
+                          invalidates every instance of the scene
+      2 instance review   base and foil side by side with the edit mask and a
+                          pixel-drift heatmap; (i) count preserved, (ii) nothing
+                          else added/removed/moved/occluded, (iii) visual edit
+                          matches caption edit, (iv) ambiguous target disambiguated
+      3 verbosity review  medium and long captions keep the short edit phrase
+    \b
+    Keys: a accept, 1-4 mark failed criterion, r reject, u undo, j/k next/previous,
+    n next pending, b/i/v phase, m mask, d drift on foil, c note.
+    Decisions are committed one by one to DIR/review/decisions.sqlite: closing the tab
+    or killing the server loses nothing, and the next `foilbench review DIR` resumes at
+    the first pending unit.
+    """
+
+
+@review.command("serve")
+@click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to bind. Anything but loopback exposes the app (it writes) to "
+                   "your network; a warning is printed.")
+@click.option("--port", default=8766, show_default=True, type=int,
+              help="0 picks a free port (the URL is printed).")
+@click.option("--open/--no-open", "open_browser", default=False, show_default=True,
+              help="Open the app in the default web browser.")
+def serve(bench_dir: Path, host: str, port: int, open_browser: bool) -> None:
+    """Open the review app on DIR (same as `foilbench review DIR`)."""
+    try:
+        from foilbench.review.serve import is_loopback, run_server
+    except ImportError as e:
+        raise click.ClickException(f"the review app needs its web stack ({e.name} is missing):"
+                                   " pip install 'foilbench[review]'") from None
+    session = _session(bench_dir)
+    if not is_loopback(host):
+        click.echo(f"warning: binding to {host} makes the review app reachable from other "
+                   "machines; anyone who can reach it can load the page and record decisions",
+                   err=True)
+    click.echo(_status_lines(session))
+
+    def ready(url: str) -> None:
+        click.echo(f"serving the review of {bench_dir} at {url} (Ctrl-C stops; decisions "
+                   f"are saved in {session.store.path} as you make them)")
+        sys.stdout.flush()
+        if open_browser:
+            webbrowser.open(url)
+
+    try:
+        run_server(session, host, port, on_ready=ready)
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    finally:
+        session.store.close()
+
+
+@review.command("status")
+@click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the full summary as JSON.")
+def status(bench_dir: Path, as_json: bool) -> None:
+    """Progress, discard rates and where the review resumes."""
+    session = _session(bench_dir)
+    try:
+        if as_json:
+            click.echo(json.dumps(session.snapshot().summary(), indent=2))
+            return
+        click.echo(_status_lines(session))
+        resume = session.snapshot().resume_position()
+        click.echo(f"resumes at: {resume['phase']} {resume['key']!r}" if resume else
+                   "review complete: run `foilbench review export DIR --out OUT`")
+    finally:
+        session.store.close()
+
+
+@review.command("export")
+@click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False,
+                                                                 path_type=Path),
+              help="New folder for the accepted benchmark and qc_report.{json,md}.")
+@click.option("--allow-pending", is_flag=True,
+              help="Export an unfinished review: pending instances are left out and the "
+                   "manifest is marked partial.")
+def export(bench_dir: Path, out_dir: Path, allow_pending: bool) -> None:
+    """Write the kept instances (every tier) as a validated benchmark, plus the QC report:
+    discard rates per phase, edit type and criterion (CompoSET reports 22.4% in phase 2)."""
+    from foilbench.review.export import REPORT_MD, export_review
+    from foilbench.review.report_md import pct
+
+    session = _session(bench_dir)
+    try:
+        report = export_review(session, out_dir, allow_pending=allow_pending)
+    finally:
+        session.store.close()
+    o = report["overall"]
+    click.echo(f"wrote {report['n_items']} items ({o['kept']} of {o['instances']} instances) "
+               f"to {out_dir}")
+    click.echo(f"discard rate: overall {pct(o['discard'])}, instance review "
+               f"{pct(report['phases']['instance']['discard'])}")
+    rows = [(et, s["instances"], s["kept"], pct(s["instance_discard"]))
+            for et, s in sorted(report["by_edit_type"].items())]
+    click.echo(format_table(("edit type", "instances", "kept", "instance discard"), rows))
+    click.echo(f"QC report: {out_dir / REPORT_MD}")

@@ -1,0 +1,115 @@
+"""Apply the decisions: write the accepted benchmark and the QC report.
+
+The exported folder is an ordinary foilbench benchmark holding every item (all caption tiers)
+of the kept instances, with their images and masks, validated on write and read back. Beside
+it: ``qc_report.json`` and ``qc_report.md`` (discard rates per phase, per edit type and per
+criterion, overall, with Wilson intervals and CompoSET's 22.4% for reference) and
+``qc_decisions.parquet`` (the full decision log, undos included, so the review is auditable).
+
+An unfinished review is refused unless ``allow_pending`` is set; then pending instances are
+left out like discarded ones, counted as pending, and the manifest is marked partial.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from foilbench.data.format import load_benchmark, make_benchmark, write_benchmark
+from foilbench.review.report_md import render_markdown
+from foilbench.review.rubric import PAPER_DISCARD_RATE, PAPER_REFERENCE, PHASES
+from foilbench.review.state import ReviewSession
+from foilbench.review.units import ReviewError
+
+REPORT_JSON = "qc_report.json"
+REPORT_MD = "qc_report.md"
+DECISIONS_FILE = "qc_decisions.parquet"
+
+
+def qc_report(session: ReviewSession) -> dict:
+    """The QC report as a JSON-ready dict (the same numbers the app shows live)."""
+    snap = session.snapshot()
+    summary = snap.summary()
+    bench = session.units.bench
+    return {
+        "benchmark": bench.name,
+        "source": str(bench.root.resolve()),
+        "source_checksum": bench.manifest.checksum,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "complete": not any(summary["pending"].values()),
+        "criteria": {p.key: {c.key: c.question for c in p.criteria} for p in PHASES},
+        "paper_reference": {"phase2_discard_rate": PAPER_DISCARD_RATE,
+                            "text": PAPER_REFERENCE},
+        **{k: summary[k] for k in ("progress", "pending", "phases", "by_edit_type",
+                                   "overall")},
+        "kept_instances": snap.kept_keys(),
+    }
+
+
+def _copy_masks(items: pd.DataFrame, column: str | None, src: Path, out: Path) -> None:
+    if column is None or column not in items.columns:
+        return
+    root = src.resolve()
+    for rel in dict.fromkeys(r for r in items[column] if isinstance(r, str) and r):
+        path = (root / rel).resolve()
+        if not path.is_relative_to(root):
+            raise ReviewError(f"{column} {rel!r} escapes the benchmark folder {root}")
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dst)
+
+
+def export_review(session: ReviewSession, out_dir: str | Path, *,
+                  allow_pending: bool = False) -> dict:
+    """Write the kept items as a benchmark under ``out_dir`` plus the QC report; returns the
+    report dict (with ``n_items`` and ``out`` added)."""
+    units = session.units
+    bench = units.bench
+    out = Path(out_dir)
+    if out.resolve() == bench.root.resolve():
+        raise ReviewError(f"--out {out} is the benchmark under review; choose a new folder")
+    report = qc_report(session)
+    pending = report["pending"]
+    if not report["complete"] and not allow_pending:
+        raise ReviewError(
+            f"review unfinished: {pending['base']} scene(s), {pending['instance']} "
+            f"instance(s) and {pending['verbosity']} verbosity review(s) pending; finish them "
+            "in `foilbench review DIR`, or pass --allow-pending to export only what was kept")
+    kept = set(report["kept_instances"])
+    item_ids = {i for inst in units.instances if inst.key in kept for i in inst.item_ids}
+    items = bench.items[bench.items["item_id"].astype(str).isin(item_ids)].reset_index(
+        drop=True)
+    if items.empty:
+        raise ReviewError("no instance was kept, so there is no benchmark to export")
+    extras = dict(bench.manifest.extras)
+    extras["qc"] = {"source_checksum": bench.manifest.checksum,
+                    "instances_reviewed": len(units.instances), "instances_kept": len(kept),
+                    "overall_discard_rate": report["overall"]["discard"]["rate"],
+                    "phase2_discard_rate": report["phases"]["instance"]["discard"]["rate"],
+                    "complete": report["complete"]}
+    note = f"QC-reviewed (CompoSET App. B.4 protocol): {len(kept)} of {len(units.instances)} " \
+           "instances kept."
+    manifest = replace(bench.manifest, checksum="", extras=extras,
+                       partial=bench.manifest.partial or not report["complete"],
+                       description=(bench.manifest.description + " " + note).strip())
+    if out.exists() and any(out.iterdir()):
+        raise ReviewError(f"--out {out} exists and is not empty; choose a new folder")
+    accepted = make_benchmark(manifest, items, bench.root)
+    write_benchmark(accepted, out)
+    _copy_masks(items, units.mask_column, bench.root, out)
+    load_benchmark(out)  # read back: the export must be a valid benchmark
+    report["n_items"] = len(items)
+    report["out"] = str(out.resolve())
+    (out / REPORT_JSON).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    (out / REPORT_MD).write_text(render_markdown(report))
+    log = pd.DataFrame(session.store.events(),
+                       columns=["seq", "phase", "unit", "action", "failed", "note", "reverts",
+                                "created"])
+    log["reverts"] = log["reverts"].astype("Int64")
+    log.to_parquet(out / DECISIONS_FILE, index=False)
+    return report
