@@ -36,10 +36,17 @@ def _bench_dir(path: Path) -> Path:
     return path
 
 
-def _session(path: Path):
+def review_dir_option(f):
+    return click.option("--review-dir", type=click.Path(file_okay=False, path_type=Path),
+                        default=None,
+                        help="Where the decisions live (default DIR/review); use it when DIR "
+                             "is read-only or to keep two reviewers apart.")(f)
+
+
+def _session(path: Path, review_dir: Path | None = None):
     from foilbench.review.app import open_session, stale_units
 
-    session = open_session(_bench_dir(path))
+    session = open_session(_bench_dir(path), review_dir)
     stale = stale_units(session)
     if stale:
         click.echo(f"warning: {len(stale)} stored decision(s) name units this benchmark no "
@@ -62,8 +69,8 @@ def _status_lines(session) -> str:
     o, pr = s["overall"], s["progress"]
     return (f"{session.units.bench.name}: {pr['done']}/{pr['total']} decisions "
             f"({100 * pr['fraction']:.0f}%); kept {o['kept']}, discarded {o['discarded']}, "
-            f"pending {o['pending']} of {o['instances']} instances; overall discard "
-            f"{pct(o['discard'])}\n{table}")
+            f"pending {o['pending']} of {o['instances']} instances; discard rate over final "
+            f"outcomes so far {pct(o['discard'])}\n{table}")
 
 
 @click.group(cls=ReviewGroup)
@@ -106,14 +113,16 @@ def review() -> None:
               help="0 picks a free port (the URL is printed).")
 @click.option("--open/--no-open", "open_browser", default=False, show_default=True,
               help="Open the app in the default web browser.")
-def serve(bench_dir: Path, host: str, port: int, open_browser: bool) -> None:
+@review_dir_option
+def serve(bench_dir: Path, host: str, port: int, open_browser: bool,
+          review_dir: Path | None) -> None:
     """Open the review app on DIR (same as `foilbench review DIR`)."""
     try:
         from foilbench.review.serve import is_loopback, run_server
     except ImportError as e:
         raise click.ClickException(f"the review app needs its web stack ({e.name} is missing):"
                                    " pip install 'foilbench[review]'") from None
-    session = _session(bench_dir)
+    session = _session(bench_dir, review_dir)
     if not is_loopback(host):
         click.echo(f"warning: binding to {host} makes the review app reachable from other "
                    "machines; anyone who can reach it can load the page and record decisions",
@@ -139,9 +148,10 @@ def serve(bench_dir: Path, host: str, port: int, open_browser: bool) -> None:
 @click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
                                                             path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the full summary as JSON.")
-def status(bench_dir: Path, as_json: bool) -> None:
+@review_dir_option
+def status(bench_dir: Path, as_json: bool, review_dir: Path | None) -> None:
     """Progress, discard rates and where the review resumes."""
-    session = _session(bench_dir)
+    session = _session(bench_dir, review_dir)
     try:
         if as_json:
             click.echo(json.dumps(session.snapshot().summary(), indent=2))
@@ -163,13 +173,15 @@ def status(bench_dir: Path, as_json: bool) -> None:
 @click.option("--allow-pending", is_flag=True,
               help="Export an unfinished review: pending instances are left out and the "
                    "manifest is marked partial.")
-def export(bench_dir: Path, out_dir: Path, allow_pending: bool) -> None:
+@review_dir_option
+def export(bench_dir: Path, out_dir: Path, allow_pending: bool,
+           review_dir: Path | None) -> None:
     """Write the kept instances (every tier) as a validated benchmark, plus the QC report:
     discard rates per phase, edit type and criterion (CompoSET reports 22.4% in phase 2)."""
     from foilbench.review.export import REPORT_MD, export_review
     from foilbench.review.report_md import pct
 
-    session = _session(bench_dir)
+    session = _session(bench_dir, review_dir)
     try:
         report = export_review(session, out_dir, allow_pending=allow_pending)
     finally:

@@ -63,12 +63,11 @@ function renderHeader() {
 function renderStats() {
   const o = S.summary.overall, p2 = S.summary.phases.instance.discard;
   $("overall").replaceChildren(
-    el("div", {}, el("span", {class: "big", id: "overall-rate"}, pct(o.discard)),
-       " overall discard"),
-    el("div", {}, `kept ${o.kept} · discarded ${o.discarded} · pending ${o.pending} of ` +
-       `${o.instances} instances`),
-    el("div", {}, "instance review (phase 2): ", el("b", {id: "phase2-rate"}, pct(p2)),
-       el("span", {class: "muted"}, " · CompoSET 22.4%")));
+    el("div", {}, el("span", {class: "big", id: "phase2-rate"}, pct(p2)),
+       " instance review (phase 2)"),
+    el("div", {class: "muted"}, `${p2.k} of ${p2.n} decided instances rejected · CompoSET 22.4%`),
+    el("div", {}, "overall, final outcomes: ", el("b", {id: "overall-rate"}, pct(o.discard)),
+       ` · kept ${o.kept} · discarded ${o.discarded} · pending ${o.pending}`));
   const body = $("by-edit").querySelector("tbody"); body.replaceChildren();
   for (const [et, s] of Object.entries(S.summary.by_edit_type)) {
     body.append(el("tr", {"data-edit": et}, el("td", {}, et),
