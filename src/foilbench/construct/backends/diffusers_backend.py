@@ -99,8 +99,12 @@ class DiffusersPipeline:
         except ImportError as e:
             raise ModelError(f"diffusers is not installed ({e}); pip install "
                              "'foilbench[construct]'") from None
+        from diffusers.utils import deprecation_utils
+
+        # diffusers renamed torch_dtype to dtype (the old name warns, then goes away)
+        key = "dtype" if hasattr(deprecation_utils, "_resolve_dtype") else "torch_dtype"
         try:
-            pipe = DiffusionPipeline.from_pretrained(str(self.folder), torch_dtype=self.torch_dtype)
+            pipe = DiffusionPipeline.from_pretrained(str(self.folder), **{key: self.torch_dtype})
         except (OSError, ValueError, AttributeError) as e:
             raise ModelError(f"diffusers: could not load {self.folder} "
                              f"({self.class_name}): {e}") from None
