@@ -114,3 +114,68 @@ def save_tiny_owlvit(folder: Path) -> Path:
         tokenizer=tiny_clip_tokenizer())
     proc.save_pretrained(folder)
     return folder
+
+
+def save_tiny_owlv2(folder: Path) -> Path:
+    """A tiny random Owlv2ForObjectDetection (predicts on the image padded to a square)."""
+    import torch
+    from transformers import (
+        Owlv2Config,
+        Owlv2ForObjectDetection,
+        Owlv2ImageProcessor,
+        Owlv2Processor,
+    )
+
+    torch.manual_seed(0)
+    text = dict(vocab_size=CLIP_VOCAB, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                num_attention_heads=2, max_position_embeddings=16, bos_token_id=188,
+                eos_token_id=189, pad_token_id=189)
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                  num_attention_heads=2, image_size=32, patch_size=8)
+    model = Owlv2ForObjectDetection(Owlv2Config(text_config=text, vision_config=vision,
+                                                projection_dim=16))
+    model.eval().save_pretrained(folder)
+    Owlv2Processor(image_processor=Owlv2ImageProcessor(size={"height": 32, "width": 32}),
+                   tokenizer=tiny_clip_tokenizer()).save_pretrained(folder)
+    return folder
+
+
+GDINO_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "red", "cube", "blue",
+               "sphere", "green", "cone"]
+
+
+def save_tiny_grounding_dino(folder: Path) -> Path:
+    """A tiny random GroundingDinoForObjectDetection (Swin backbone, BERT text encoder with a
+    word-level vocabulary). d_model must be a multiple of 32 (GroupNorm) and the decoder needs
+    two layers (its box heads are tied from the second on)."""
+    import torch
+    from transformers import (
+        BertConfig,
+        BertTokenizer,
+        GroundingDinoConfig,
+        GroundingDinoForObjectDetection,
+        GroundingDinoImageProcessor,
+        GroundingDinoProcessor,
+        SwinConfig,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(GDINO_WORDS) + "\n")
+    config = GroundingDinoConfig(
+        backbone_config=SwinConfig(image_size=32, patch_size=4, embed_dim=8, depths=[1, 1],
+                                   num_heads=[1, 1], window_size=2,
+                                   out_features=["stage1", "stage2"]),
+        text_config=BertConfig(vocab_size=len(GDINO_WORDS), hidden_size=16, num_hidden_layers=1,
+                               num_attention_heads=2, intermediate_size=32,
+                               max_position_embeddings=64),
+        d_model=32, encoder_layers=1, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, num_queries=6,
+        num_feature_levels=2, encoder_n_points=1, decoder_n_points=1, max_text_len=32,
+        use_timm_backbone=False, use_pretrained_backbone=False)
+    torch.manual_seed(0)
+    GroundingDinoForObjectDetection(config).eval().save_pretrained(folder)
+    GroundingDinoProcessor(
+        image_processor=GroundingDinoImageProcessor(size={"shortest_edge": 32,
+                                                          "longest_edge": 64}),
+        tokenizer=BertTokenizer(str(folder / "vocab.txt"))).save_pretrained(folder)
+    return folder

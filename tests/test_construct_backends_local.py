@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from _construct_tiny import save_tiny_gpt2, save_tiny_owlvit, save_tiny_sd
+from _construct_tiny import (
+    save_tiny_gpt2,
+    save_tiny_grounding_dino,
+    save_tiny_owlv2,
+    save_tiny_owlvit,
+    save_tiny_sd,
+)
 from _models_tiny import save_tiny_llava, tiny_images
 from foilbench.construct.backends.base import (
     Detection,
@@ -34,7 +40,9 @@ def models(tmp_path_factory):
             "t2i": save_tiny_sd(root / "t2i", "t2i"),
             "pix2pix": save_tiny_sd(root / "pix2pix", "pix2pix"),
             "inpaint": save_tiny_sd(root / "inpaint", "inpaint"),
-            "owl": save_tiny_owlvit(root / "owl"), "llava": save_tiny_llava(root / "llava")}
+            "owl": save_tiny_owlvit(root / "owl"), "owlv2": save_tiny_owlv2(root / "owlv2"),
+            "gdino": save_tiny_grounding_dino(root / "gdino"),
+            "llava": save_tiny_llava(root / "llava")}
 
 
 def arr(image) -> np.ndarray:
@@ -162,6 +170,38 @@ def test_owlvit_detections_respect_labels_boxes_and_threshold(models):
     assert det.describe()["model_type"] == "owlvit"
     with pytest.raises(ModelError, match="non-empty labels"):
         det.detect(image, [], threshold=0.1)
+
+
+def test_owlv2_boxes_are_scaled_by_the_padded_square(models):
+    from transformers.image_transforms import center_to_corners_format
+
+    det = resolve_backend("detector", f"hf-det:{models['owlv2']}", device="cpu")
+    (image,) = tiny_images(1, size=48, seed=4)
+    image = image.crop((0, 0, 48, 32))  # wide: padded to 48 x 48 at the bottom
+    dets = det.detect(image, ["a red cube", "a blue sphere"], threshold=0.0)
+    enc = det.processor(text=[["a red cube", "a blue sphere"]], images=image,
+                        return_tensors="pt")
+    with torch.no_grad():
+        out = det.model(**enc)
+    corners = center_to_corners_format(out.pred_boxes[0]) * 48
+    want = sorted(tuple(min(max(v, 0.0), lim) for v, lim in zip(b, (48, 32, 48, 32),
+                                                                 strict=True))
+                  for b in corners.tolist())
+    assert np.allclose(sorted(d.box for d in dets), want, atol=1e-4)
+    assert max(d.box[3] for d in dets) <= 32
+
+
+def test_grounding_dino_phrases_map_back_to_labels(models):
+    det = resolve_backend("detector", f"hf-det:{models['gdino']}", device="cpu")
+    assert det.describe()["model_type"] == "grounding-dino"
+    (image,) = tiny_images(1, size=40, seed=5)
+    labels = ["red cube", "blue sphere"]
+    dets = det.detect(image, labels, threshold=0.0)
+    assert dets and {d.label for d in dets} <= set(labels)
+    assert all(0 <= d.box[0] <= d.box[2] <= 40 for d in dets)
+    cut = sorted(d.score for d in dets)[len(dets) // 2]
+    assert all(d.score >= cut for d in det.detect(image, labels, threshold=cut))
+    assert cut in [d.score for d in det.detect(image, labels, threshold=cut)]
 
 
 def test_suppress_and_phrase_matching():

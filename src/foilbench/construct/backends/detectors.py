@@ -9,14 +9,15 @@ ObjectDetection`` loads from a folder works, with ``AutoProcessor``:
   that query's sigmoid score. OWLv2 predicts boxes on the image padded to a square at the
   bottom and right, so its boxes are scaled by the longer side and clipped to the image.
 - Grounding DINO (and other models whose processor reads phrases back from the text): the
-  labels are joined as ``"a. b. c."``; a box's phrase (tokens above ``threshold``) is mapped
-  back to the label it equals, or else the label sharing the most words with it; a box whose
-  phrase matches no label is dropped.
+  labels are joined as ``"a. b. c."``; a box's phrase (its tokens scoring above
+  ``text_threshold``, default 0.25 as in Grounding DINO's release) is mapped back to the label
+  it equals, or else the label sharing the most words with it; a box whose phrase matches no
+  label (or two equally) is dropped.
 
 A detection is kept when its score is at least ``threshold`` (the processors keep ``score >
 threshold``; we pass the next float32 below it). Boxes are ``(x0, y0, x1, y1)`` in pixels.
 Options: ``nms=F`` (IoU above which a lower-scoring box of the same label is suppressed,
-default off: counting validators may want it, e.g. ``nms=0.5``).
+default off: counting validators may want it, e.g. ``nms=0.5``), ``text_threshold=F``.
 """
 
 from __future__ import annotations
@@ -41,15 +42,16 @@ OWL_TYPES = ("owlvit", "owlv2")
 
 def from_spec(rest: str, **options: Any) -> HFDetector:
     check_options(f"hf-det:{rest}", options)
-    body, opts = split_options(rest, {"nms": None})
-    nms = None
-    if "nms" in opts:
+    body, opts = split_options(rest, {"nms": None, "text_threshold": None})
+    numbers = {}
+    for name in opts:
         try:
-            nms = float(opts["nms"])
+            numbers[name] = float(opts[name])
         except ValueError:
-            raise ModelError(f"hf-det:{rest}: nms={opts['nms']!r} must be a number") from None
+            raise ModelError(f"hf-det:{rest}: {name}={opts[name]!r} must be a number") from None
     return HFDetector(f"hf-det:{rest}", body, device=options.get("device") or "auto",
-                      dtype=options.get("dtype") or "float32", nms=nms)
+                      dtype=options.get("dtype") or "float32", nms=numbers.get("nms"),
+                      text_threshold=numbers.get("text_threshold", 0.25))
 
 
 def _below(threshold: float) -> float:
@@ -92,11 +94,11 @@ def suppress(dets: list[Detection], iou: float) -> list[Detection]:
 
 class HFDetector(DetectorBackend):
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
-                 nms: float | None = None) -> None:
+                 nms: float | None = None, text_threshold: float = 0.25) -> None:
         from transformers import AutoConfig, AutoModelForZeroShotObjectDetection, AutoProcessor
 
         folder = require_dir(target, "hf-det")
-        self.spec, self.nms = spec, nms
+        self.spec, self.nms, self.text_threshold = spec, nms, text_threshold
         self.device = select_device(device)
         self.torch_dtype = select_dtype(dtype, self.device)
         try:
@@ -111,7 +113,7 @@ class HFDetector(DetectorBackend):
         self._lock = threading.Lock()
         self._fingerprint = make_fingerprint("hf-det", {
             **dir_identity(folder), "model_class": type(model).__name__, "dtype": dtype,
-            "nms": nms})
+            "nms": nms, "text_threshold": text_threshold})
 
     @property
     def fingerprint(self) -> str:
@@ -152,7 +154,7 @@ class HFDetector(DetectorBackend):
             else:
                 res = self.processor.post_process_grounded_object_detection(
                     outputs, input_ids=inputs.get("input_ids"), threshold=_below(threshold),
-                    text_threshold=_below(threshold), target_sizes=target)[0]
+                    text_threshold=self.text_threshold, target_sizes=target)[0]
         dets = []
         for k, (score, box) in enumerate(zip(res["scores"].tolist(), res["boxes"].tolist(),
                                              strict=True)):
