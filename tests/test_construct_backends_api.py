@@ -127,6 +127,27 @@ def test_text_spend_cap_refuses_and_a_shared_budget_spans_backends(fake):
     assert b.complete(TextRequest("first")) == "x"  # cached answers still flow
 
 
+def test_the_cap_holds_for_calls_made_concurrently(fake):
+    from concurrent.futures import ThreadPoolExecutor
+
+    budget = SpendBudget(cap=3.5)
+    text, _ = backend("text", "api:openai:gpt-4o", budget=budget)  # $2.5 per M input tokens
+    fake.script = [(200, {}, reply_body("openai", "x", tokens_in=400_000, tokens_out=0))] * 9
+    text.complete(TextRequest("first"))  # $1: from now on every call is estimated at $1
+
+    def one(k: int) -> str:
+        try:
+            return text.complete(TextRequest(f"prompt {k}"))
+        except SpendCapError:
+            return "refused"
+
+    with ThreadPoolExecutor(max_workers=text.max_concurrency) as pool:
+        results = list(pool.map(one, range(8)))
+    assert results.count("x") == 2 and results.count("refused") == 6
+    assert budget.spent == pytest.approx(3.0) and budget.reserved == 0
+    assert len(fake.requests) == 3
+
+
 def test_budget_reserves_calls_in_flight():
     budget = SpendBudget(cap=1.0)
     budget.reserve(0.6)
