@@ -6,85 +6,19 @@ import base64
 import io
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from PIL import Image
 
+import _api_fake
+from _api_fake import SECRET, reply_body
 from foilbench.errors import ModelError
 from foilbench.models.api import from_spec
 from foilbench.models.api.prompts import parse_choice
 from foilbench.models.api.spend import SpendCapError, price_for
 from foilbench.models.api.transport import RetryPolicy
 
-SECRET = "sk-TEST-very-secret-0123456789"
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY",
-           "gemini": "GEMINI_API_KEY"}
-BASE_ENV = {p: f"FOILBENCH_{p.upper()}_BASE_URL" for p in KEY_ENV}
-
-
-def reply_body(provider: str, text: str, tokens_in: int = 100, tokens_out: int = 1) -> dict:
-    if provider == "anthropic":
-        return {"content": [{"type": "text", "text": text}],
-                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
-    if provider == "openai":
-        return {"choices": [{"message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out}}
-    return {"candidates": [{"content": {"parts": [{"text": text}]}}],
-            "usageMetadata": {"promptTokenCount": tokens_in, "candidatesTokenCount": tokens_out}}
-
-
-class FakeProvider:
-    """A 127.0.0.1 server on a random port answering from a script of at most 50 replies."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.script: list[tuple[int, dict, dict]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.requests.append({"path": self.path, "headers": dict(self.headers),
-                                       "body": body})
-                status, headers, payload = owner.script.pop(0) if owner.script else (
-                    500, {}, {"error": "script exhausted"})
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,),
-                                       daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def fake(monkeypatch, tmp_path):
-    server = FakeProvider()
-    for provider in KEY_ENV:
-        monkeypatch.setenv(KEY_ENV[provider], SECRET)
-        monkeypatch.setenv(BASE_ENV[provider], server.url)
-    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("FOILBENCH_API_SPEND_CAP", raising=False)
-    monkeypatch.delenv("FOILBENCH_API_PRICES", raising=False)
-    yield server
-    server.close()
+fake = _api_fake.fake  # the fixture, shared with the construction-backend tests
 
 
 def adapter_for(provider: str, model: str = "m-test", **kw):

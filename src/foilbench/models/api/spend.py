@@ -9,6 +9,12 @@ The cap is ``FOILBENCH_API_SPEND_CAP`` (USD, default 5). Prices: the table below
 list prices, USD per million tokens, longest matching model-name prefix wins), overridden by
 ``FOILBENCH_API_PRICES`` = a JSON object ``{"provider:model-prefix": [in, out], ...}`` or a
 path to such a file. Unknown models are priced at ``FALLBACK_PRICE`` (deliberately high).
+
+Image models (construction backends ``api:openai-image:...`` / ``api:gemini-image:...``) are
+priced per generated or edited image: ``IMAGE_PRICES`` (approximate list prices for one
+1024x1024 image at the default quality), overridden by ``FOILBENCH_API_IMAGE_PRICES`` = a JSON
+object ``{"provider:model-prefix": usd_per_image}`` or a path to one; unknown image models cost
+``FALLBACK_IMAGE_PRICE`` (deliberately high).
 """
 
 from __future__ import annotations
@@ -42,6 +48,18 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 
 
+FALLBACK_IMAGE_PRICE = 0.25
+IMAGE_PRICES: dict[str, float] = {
+    "openai-image:dall-e-2": 0.02,
+    "openai-image:dall-e-3": 0.04,
+    "openai-image:gpt-image-1": 0.042,
+    "openai-image:gpt-image-1-mini": 0.011,
+    "gemini-image:gemini-2.0-flash": 0.039,
+    "gemini-image:gemini-2.5-flash-image": 0.039,
+    "gemini-image:gemini-3-pro-image": 0.134,
+}
+
+
 class SpendCapError(FoilbenchError):
     """The next API call would exceed the spend cap."""
 
@@ -65,6 +83,22 @@ def price_for(provider: str, model: str, table: dict | None = None) -> tuple[flo
     name = f"{provider}:{model}"
     matches = [k for k in table if name.startswith(k)]
     return table[max(matches, key=len)] if matches else FALLBACK_PRICE
+
+
+def image_price_for(provider: str, model: str) -> float:
+    """USD per image for ``provider:model`` (longest matching prefix wins)."""
+    table = dict(IMAGE_PRICES)
+    raw = os.environ.get("FOILBENCH_API_IMAGE_PRICES", "").strip()
+    if raw:
+        text = Path(raw).read_text() if not raw.startswith("{") else raw
+        try:
+            table.update({k: float(v) for k, v in json.loads(text).items()})
+        except (json.JSONDecodeError, TypeError, ValueError, AttributeError) as e:
+            raise ModelError(f"FOILBENCH_API_IMAGE_PRICES: expected {{'provider:model': usd}} "
+                             f"(USD per image): {e}") from None
+    name = f"{provider}:{model}"
+    matches = [k for k in table if name.startswith(k)]
+    return table[max(matches, key=len)] if matches else FALLBACK_IMAGE_PRICE
 
 
 def cap_from_env() -> float:

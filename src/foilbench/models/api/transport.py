@@ -51,8 +51,14 @@ def _redact(text: str, secrets: list[str]) -> str:
 def post_json(url: str, body: dict, headers: dict[str, str], secret_headers: dict[str, str],
               policy: RetryPolicy) -> tuple[dict, int]:
     """(decoded JSON reply, number of HTTP requests made). ``secret_headers`` carry the key."""
-    data = json.dumps(body).encode()
-    all_headers = {"content-type": "application/json", **headers, **secret_headers}
+    return post_body(url, json.dumps(body).encode(), "application/json", headers,
+                     secret_headers, policy)
+
+
+def post_body(url: str, data: bytes, content_type: str, headers: dict[str, str],
+              secret_headers: dict[str, str], policy: RetryPolicy) -> tuple[dict, int]:
+    """``post_json`` for a body already encoded (e.g. multipart/form-data); the reply is JSON."""
+    all_headers = {"content-type": content_type, **headers, **secret_headers}
     secrets = list(secret_headers.values()) + [v.split()[-1] for v in secret_headers.values()]
     requests = 0
     for attempt in range(policy.max_retries + 1):

@@ -12,6 +12,9 @@ OpenAI     POST {base}/v1/chat/completions, Bearer token, image as an ``image_ur
 Gemini     POST {base}/v1beta/models/{model}:generateContent, header x-goog-api-key, image as
            ``inline_data``; reply ``candidates[0].content.parts[].text``,
            ``usageMetadata.promptTokenCount`` / ``candidatesTokenCount``.
+
+A system prompt goes where each provider puts it: Anthropic's top-level ``system``, an
+OpenAI ``system`` message before the user turn, Gemini's ``systemInstruction``.
 """
 
 from __future__ import annotations
@@ -66,28 +69,43 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_tokens: int
+def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_tokens: int,
+                  system: str = "", temperature: float = 0.0, seed: int | None = None
                   ) -> tuple[str, dict]:
-    """(path after the base URL, JSON body) for one user turn."""
+    """(path after the base URL, JSON body) for one user turn, after an optional system prompt.
+
+    ``seed`` is sent where the provider takes one (OpenAI ``seed``, Gemini
+    ``generationConfig.seed``); Anthropic has no seed parameter.
+    """
     if provider == "anthropic":
         content = [{"type": "text", "text": v} if k == "text" else
                    {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                                 "data": _b64(v)}} for k, v in parts]
-        return "/v1/messages", {"model": model, "max_tokens": max_tokens, "temperature": 0,
-                                "messages": [{"role": "user", "content": content}]}
+        body = {"model": model, "max_tokens": max_tokens, "temperature": temperature,
+                "messages": [{"role": "user", "content": content}]}
+        if system:
+            body["system"] = system
+        return "/v1/messages", body
     if provider == "openai":
         content = [{"type": "text", "text": v} if k == "text" else
                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{_b64(v)}"}}
                    for k, v in parts]
-        return "/v1/chat/completions", {"model": model, "max_completion_tokens": max_tokens,
-                                        "temperature": 0,
-                                        "messages": [{"role": "user", "content": content}]}
+        messages = [{"role": "system", "content": system}] if system else []
+        body = {"model": model, "max_completion_tokens": max_tokens, "temperature": temperature,
+                "messages": [*messages, {"role": "user", "content": content}]}
+        if seed is not None:
+            body["seed"] = seed
+        return "/v1/chat/completions", body
     if provider == "gemini":
         gparts = [{"text": v} if k == "text" else
                   {"inline_data": {"mime_type": "image/png", "data": _b64(v)}} for k, v in parts]
-        return (f"/v1beta/models/{model}:generateContent",
-                {"contents": [{"role": "user", "parts": gparts}],
-                 "generationConfig": {"temperature": 0, "maxOutputTokens": max_tokens}})
+        config: dict[str, Any] = {"temperature": temperature, "maxOutputTokens": max_tokens}
+        if seed is not None:
+            config["seed"] = seed
+        body = {"contents": [{"role": "user", "parts": gparts}], "generationConfig": config}
+        if system:
+            body["systemInstruction"] = {"parts": [{"text": system}]}
+        return f"/v1beta/models/{model}:generateContent", body
     raise ModelError(f"unknown API provider {provider!r}; known: {', '.join(PROVIDERS)}")
 
 

@@ -1,0 +1,227 @@
+"""VQA validators constrained to the pipeline's vocabulary: ``hf-vlm:/dir`` and ``api:...``.
+
+Auto-Comp validates attributes and relations by asking a VLM about each generated image (App.
+A.6); the paper used a prompted model and free answers. We constrain the answer to the
+pipeline's choices instead, so a validator verdict is a plain comparison:
+
+``hf-vlm:/dir[?norm=mean|sum&template=...]``  every choice is scored by its log-likelihood as
+    the answer, ``sum_j log p(t_j | image, prompt, t_<j)`` (``norm=mean``, the default,
+    divides by the choice's token count, so longer choices are not penalised), after the
+    prompt ``head + VQA_PROMPT + tail`` of the model's template (:mod:`foilbench.models.
+    vlm_templates`); the image+prompt prefix is computed once and shared by every choice
+    (:mod:`foilbench.models.vlm_backends`). The highest score wins; a tie for the top has no
+    answer (strict ``>``, as everywhere in foilbench) and raises ``UnanswerableError``.
+``api:anthropic|openai|gemini:MODEL``  the image and ``API_PROMPT`` (the question and the
+    choices, one per line) at temperature 0; the reply is read by ``parse_choice_text``. A
+    reply naming no choice or several raises ``UnanswerableError``; the reply is cached, so a
+    rerun asks again at no cost only if the cache is cleared.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from foilbench.construct.backends.api_common import (
+    GuardedCaller,
+    SpendBudget,
+    TailingResponseCache,
+    check_options,
+    concurrency,
+    content_key,
+    parse_api_spec,
+)
+from foilbench.construct.backends.base import VQABackend
+from foilbench.errors import ModelError
+from foilbench.models.api.adapter import png_bytes
+from foilbench.models.api.spend import IMAGE_TOKENS, price_for
+from foilbench.models.api.transport import RetryPolicy, post_json
+from foilbench.models.api.wire import PROVIDERS, auth_headers, build_request, parse_reply
+from foilbench.models.fingerprint import make_fingerprint
+from foilbench.models.spec_options import split_options
+
+VQA_PROMPT = "{question}\nAnswer the question using a single word or phrase."
+API_PROMPT = ("{question}\nChoose the answer from this list:\n{choices}\n"
+              "Reply with the answer only, written exactly as in the list.")
+API_MAX_TOKENS = 32
+
+
+class UnanswerableError(ModelError):
+    """The model's answer names none of the choices, several, or ties between them."""
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def parse_choice_text(reply: str, choices: Sequence[str]) -> str | None:
+    """The one choice the reply names, else None.
+
+    A reply equal to a choice (case and punctuation aside) names it; otherwise the choices that
+    occur in the reply as whole words, less those contained in a longer one that also occurs
+    ("red" inside "dark red"), must come down to exactly one.
+
+    >>> parse_choice_text("Red.", ["red", "blue"]), parse_choice_text("It is dark red", [
+    ...     "red", "dark red"]), parse_choice_text("red or blue", ["red", "blue"])
+    ('red', 'dark red', None)
+    """
+    said = _norm(reply)
+    said = re.sub(r"^(the )?answer( is)? ", "", said)
+    exact = [c for c in choices if _norm(c) == said]
+    if len(exact) == 1:
+        return exact[0]
+    found = [c for c in choices
+             if _norm(c) and re.search(rf"\b{re.escape(_norm(c))}\b", said)]
+    kept = [c for c in found
+            if not any(o != c and re.search(rf"\b{re.escape(_norm(c))}\b", _norm(o))
+                       for o in found)]
+    return kept[0] if len(kept) == 1 else None
+
+
+def _check_choices(choices: Sequence[str]) -> list[str]:
+    choices = list(choices)
+    if len(choices) < 2:
+        raise ModelError(f"VQA needs at least two choices, got {choices!r}")
+    if len({_norm(c) for c in choices}) != len(choices):
+        raise ModelError(f"VQA choices must differ (case and punctuation aside): {choices!r}")
+    return choices
+
+
+class HFVLMVQA(VQABackend):
+    """Constrained answers from a local generative VLM (reuses the ``hf-vlm:`` loader)."""
+
+    def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
+                 norm: str = "mean", template: str | None = None) -> None:
+        from foilbench.models.hf_vlm import HFVLMScorer
+
+        self.spec, self.norm = spec, norm
+        self.scorer = HFVLMScorer(spec, target, device=device, dtype=dtype, score="loglik",
+                                  norm=norm, template=template)
+        extras = {k: v for k, v in self.scorer.info.extras.items()
+                  if k not in ("prompt", "question", "score", "yes")}
+        self._fingerprint = make_fingerprint("hf-vlm-vqa", {
+            **extras, "vqa_prompt": VQA_PROMPT, "norm": norm})
+        self._lock = threading.Lock()  # one forward pass at a time on one model
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "spec": self.spec, "norm": self.norm,
+                "template": self.scorer.template.name}
+
+    def prefix_text(self, question: str) -> str:
+        t = self.scorer.template
+        head = t.head.format(image=getattr(self.scorer.backend, "image_token", ""))
+        return head + VQA_PROMPT.format(question=question) + t.tail
+
+    def scores(self, image: Image.Image, question: str, choices: Sequence[str]) -> np.ndarray:
+        """Each choice's (mean or summed) log-likelihood as the answer."""
+        import torch
+
+        from foilbench.models.vlm_scoring import continuation_loglik
+
+        choices = _check_choices(choices)
+        backend = self.scorer.backend
+        rows = []
+        for c in choices:
+            ids = backend.tokenize(" " + c)
+            if not ids:
+                raise ModelError(f"VQA choice {c!r} tokenises to nothing")
+            rows.append(ids)
+        with self._lock, torch.no_grad():
+            state = backend.encode_prefix(image.convert("RGB"), self.prefix_text(question))
+            ids, lengths = self.scorer._padded(rows)
+            logits = backend.continue_from(state, ids)
+            return continuation_loglik(state.last_logits, logits, ids, lengths, self.norm)
+
+    def answer(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
+        choices = list(choices)
+        s = self.scores(image, question, choices)
+        best = int(np.argmax(s))
+        if int(np.sum(s == s[best])) > 1:
+            raise UnanswerableError(f"{self.spec}: the top choices tie for {question!r} "
+                                    f"({dict(zip(choices, s.tolist(), strict=True))})")
+        return choices[best]
+
+
+def from_spec(rest: str, **options: Any) -> HFVLMVQA:
+    check_options(f"hf-vlm:{rest}", options)
+    from foilbench.models.vlm_templates import TEMPLATES
+
+    body, opts = split_options(rest, {"norm": ("mean", "sum"), "template": tuple(TEMPLATES)})
+    return HFVLMVQA(f"hf-vlm:{rest}", body, device=options.get("device") or "auto",
+                    dtype=options.get("dtype") or "float32", norm=opts.get("norm", "mean"),
+                    template=opts.get("template"))
+
+
+class APIVQA(VQABackend):
+    def __init__(self, provider: str, model: str, spec: str, max_concurrency: int = 4,
+                 budget: SpendBudget | None = None, policy: RetryPolicy | None = None,
+                 cache_dir: str | Path | None = None) -> None:
+        self.provider, self.model, self.spec = provider, model, spec
+        self.max_concurrency = max_concurrency
+        self.price = price_for(provider, model)
+        self.caller = GuardedCaller(budget, policy, cache_dir)
+        self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
+        self.cost_per_call_usd = self._cost(200 + IMAGE_TOKENS, API_MAX_TOKENS)
+        self.unanswerable = 0
+        self._fingerprint = make_fingerprint("api-vqa", {
+            "provider": provider, "model": model, "prompt": API_PROMPT,
+            "max_tokens": API_MAX_TOKENS})
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "spec": self.spec, "prompt": API_PROMPT}
+
+    def _cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * self.price[0] + tokens_out * self.price[1]) / 1e6
+
+    def ask(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
+        """The raw reply text (cached)."""
+        text = API_PROMPT.format(question=question,
+                                 choices="\n".join(f"- {c}" for c in _check_choices(choices)))
+        png = png_bytes(image)
+        key = content_key("vqa-v1", self.provider, self.model, text, png, API_MAX_TOKENS)
+        first = self._cost(len(text) // 4 + IMAGE_TOKENS, API_MAX_TOKENS)
+
+        def send():
+            path, body = build_request(self.provider, self.model,
+                                       [("image", png), ("text", text)], API_MAX_TOKENS)
+            url = PROVIDERS[self.provider].base_url() + path
+            data, n = post_json(url, body, {}, auth_headers(self.provider), self.caller.policy)
+            reply = parse_reply(self.provider, data)
+            return reply, n, self._cost(reply.input_tokens, reply.output_tokens)
+
+        return self.caller.call(key, self.cache.get, f"vqa:{self.provider}:{self.model}", first,
+                                send, self.cache.put).text
+
+    def answer(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
+        reply = self.ask(image, question, choices)
+        picked = parse_choice_text(reply, choices)
+        if picked is None:
+            self.unanswerable += 1
+            raise UnanswerableError(f"{self.spec}: the reply {reply[:120]!r} names none or "
+                                    f"several of {list(choices)!r} ({question!r})")
+        return picked
+
+    def usage(self) -> dict:
+        return {**self.caller.usage(), "unanswerable": self.unanswerable}
+
+
+def api_from_spec(rest: str, **options: Any) -> APIVQA:
+    check_options(f"api:{rest}", options)
+    provider, model, opts = parse_api_spec(rest, tuple(PROVIDERS), "VQA", {})
+    return APIVQA(provider, model, f"api:{rest}",
+                  concurrency(opts, options.get("max_concurrency")),
+                  options.get("budget"), options.get("policy"), options.get("cache_dir"))
