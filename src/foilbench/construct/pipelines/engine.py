@@ -98,6 +98,7 @@ class Context:
         self.log = ConstructionLog(self.out)
         self.stats: dict[str, Counter] = {}
         self.prompts_used: set[str] = set()
+        self.notes: dict[str, Any] = {}  # pipeline findings for the manifest (e.g. refinement)
 
     def backend(self, role: str) -> Backend:
         if role not in self.backends:
