@@ -136,7 +136,7 @@ def _concept_dict(c: Concept) -> dict:
 
 def stage_captions(ctx: Context, cands: list[Candidate], config: AutocompConfig):
     """Minimal (template) and Contextual (text backend + preservation check, with retries)."""
-    with ctx.log.stage("1 captions + semantic preservation", cands, unit="concept") as st:
+    with ctx.log.stage("captions + semantic preservation", cands, unit="concept") as st:
         pending = list(cands)
         for c in cands:
             minimal = caption(c.data["concept"]) + MINIMAL_SUFFIX
@@ -202,10 +202,10 @@ def build(ctx: Context, config: AutocompConfig):
     for k, concept in enumerate(sample_concepts(config, vocab)):
         c = Candidate(concept_id(concept), "concept", {"concept": concept, "index": k,
                                                        "seed": config.seed * 10_007 + k})
-        ctx.log.created(c, stage="0 concepts", inputs=_concept_dict(concept))
+        ctx.log.created(c, stage="concepts", inputs=_concept_dict(concept))
         cands.append(c)
     concepts = stage_captions(ctx, cands, config)
-    with ctx.log.stage("2 split tracks", concepts, unit="concept") as st:
+    with ctx.log.stage("split tracks", concepts, unit="concept") as st:
         for c in concepts:
             st.expand(c, [Candidate(f"{c.id}-{t}", "track", {"concept_c": c, "track": t})
                           for t in TRACKS])

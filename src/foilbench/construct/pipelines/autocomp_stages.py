@@ -54,7 +54,7 @@ def stage_images(ctx: Context, tracks: list[Candidate], config, vocab) -> list[C
 
     track = tracks[0].data["track"] if tracks else ""
     structured = getattr(ctx.backend("image"), "reads_structure", False)
-    with ctx.log.stage(f"3 text-to-image [{track}]", tracks, unit="concept") as st:
+    with ctx.log.stage(f"text-to-image [{track}]", tracks, unit="concept") as st:
         jobs = []
         for t in tracks:
             scene = None
@@ -82,7 +82,7 @@ def stage_images(ctx: Context, tracks: list[Candidate], config, vocab) -> list[C
 def stage_objects(ctx: Context, tracks: list[Candidate], config) -> list[Candidate]:
     track = tracks[0].data["track"] if tracks else ""
     th = config.detector_threshold
-    with ctx.log.stage(f"4 object presence and count [{track}]", tracks, unit="concept") as st:
+    with ctx.log.stage(f"object presence and count [{track}]", tracks, unit="concept") as st:
         jobs = [(t.id, (t.data["image"], sorted(set(_concept(t).objects)), th)) for t in tracks]
         results = ctx.call_many(st, "detector", jobs)
         for t in tracks:
@@ -108,7 +108,7 @@ def stage_objects(ctx: Context, tracks: list[Candidate], config) -> list[Candida
 
 
 def stage_background(ctx: Context, tracks: list[Candidate], config) -> list[Candidate]:
-    with ctx.log.stage("5 background check [minimal]", tracks, unit="concept") as st:
+    with ctx.log.stage("background check [minimal]", tracks, unit="concept") as st:
         for t in tracks:
             white = background_whiteness(t.data["image"], t.data["boxes"], config.white_level)
             verdict = {"whiteness": round(white, 4), "needed": config.white_share}
@@ -127,7 +127,7 @@ def _choices(vocab, concept) -> tuple[str, ...]:
 
 def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab) -> list[Candidate]:
     track = tracks[0].data["track"] if tracks else ""
-    with ctx.log.stage(f"6 attribute/relation check [{track}]", tracks, unit="concept") as st:
+    with ctx.log.stage(f"attribute/relation check [{track}]", tracks, unit="concept") as st:
         jobs, asked = [], {}
         for t in tracks:
             qs = questions(_concept(t), _choices(vocab, _concept(t)))
@@ -152,7 +152,7 @@ def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab) -> list[Cand
 
 def stage_negatives(ctx: Context, tracks: list[Candidate]) -> list[Candidate]:
     track = tracks[0].data["track"] if tracks else ""
-    with ctx.log.stage(f"7 swap and confusion negatives [{track}]", tracks,
+    with ctx.log.stage(f"swap and confusion negatives [{track}]", tracks,
                        unit="concept") as st:
         for t in tracks:
             concept = _concept(t)

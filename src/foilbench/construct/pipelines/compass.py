@@ -118,7 +118,7 @@ def composed_specs(cap) -> list[CaptionSpec]:
 def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> list[Candidate]:
     from foilbench.construct.compass import captions_for_graph
 
-    with ctx.log.stage("1 caption structures (random walk)", graphs, unit="graph") as st:
+    with ctx.log.stage("caption structures (random walk)", graphs, unit="graph") as st:
         for g in graphs:
             rng = np.random.default_rng([config.seed, g.data["index"]])
             caps = captions_for_graph(g.data["graph"], pools, rng, TemplateRealiser(),
@@ -132,7 +132,7 @@ def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> li
 
 
 def stage_realise(ctx: Context, caps: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("2 realise (text backend)", caps, unit="caption") as st:
+    with ctx.log.stage("realise (text backend)", caps, unit="caption") as st:
         jobs = []
         for c in caps:
             for k, spec in enumerate(composed_specs(c.data["cap"])):
@@ -163,7 +163,7 @@ def stage_check(ctx: Context, caps: list[Candidate], pools, config) -> list[Cand
     from foilbench.construct.pipelines.compass_checks import caption_problems
 
     template = TemplateRealiser()
-    with ctx.log.stage("3 structural check", caps, unit="caption") as st:
+    with ctx.log.stage("structural check", caps, unit="caption") as st:
         for c in caps:
             cap = c.data["cap"]
             specs = composed_specs(cap)
@@ -202,7 +202,7 @@ def build(ctx: Context, config: CompassConfig) -> ConstructResult:
     graphs = []
     for j, (g, rel) in enumerate(pairs):
         cand = Candidate(f"graph/{g.image_id}", "graph", {"graph": g, "image": rel, "index": j})
-        ctx.log.created(cand, stage="0 scene graphs", inputs={"image": rel,
+        ctx.log.created(cand, stage="scene graphs", inputs={"image": rel,
                                                                "objects": len(g.objects)})
         graphs.append(cand)
     caps = stage_check(ctx, stage_realise(ctx, stage_structures(ctx, graphs, pools, config)),

@@ -116,7 +116,7 @@ def _drop_failed(st, cand: Candidate, res) -> bool:
 
 
 def stage_spec(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("1 base spec", scenes) as st:
+    with ctx.log.stage("base spec (step 1)", scenes) as st:
         jobs = [(s.id, (ctx.text_request(
             "composet.base_spec", {"kind": "composet.base_spec", "params": s.data["params"]},
             seed=s.data["params"]["seed"], max_tokens=1500,
@@ -155,7 +155,7 @@ def write_png(ctx: Context, rel: str, image) -> str:
 
 
 def stage_base_render(ctx: Context, scenes: list[Candidate], size: int) -> list[Candidate]:
-    with ctx.log.stage("2 base render", scenes) as st:
+    with ctx.log.stage("base render (step 2)", scenes) as st:
         jobs = []
         for s in scenes:
             spec = s.data["spec"]
@@ -197,7 +197,7 @@ def spec_labels(spec: dict) -> dict[str, int]:
 
 
 def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) -> list[Candidate]:
-    with ctx.log.stage("2b base check", scenes) as st:
+    with ctx.log.stage("base check (detector)", scenes) as st:
         if not ctx.has("detector"):
             for s in scenes:
                 st.passed(s, verdicts={"objects_found": "not checked (no --detector)"})
@@ -222,7 +222,7 @@ def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) ->
 
 
 def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("3 instance captions", scenes) as st:
+    with ctx.log.stage("instance captions (step 3)", scenes) as st:
         jobs = [(s.id, (ctx.text_request(
             "composet.instance_captions", {"kind": "composet.instance_captions",
                                            "spec": s.data["spec"]},
@@ -266,7 +266,7 @@ def build(ctx: Context, config: ComposetConfig):
     scenes = []
     for p in scene_params(config):
         cand = Candidate(p["scene_id"], "scene", {"params": p})
-        ctx.log.created(cand, stage="0 scene parameters", inputs=p)
+        ctx.log.created(cand, stage="scene parameters", inputs=p)
         scenes.append(cand)
     scenes = stage_spec(ctx, scenes)
     scenes = stage_base_render(ctx, scenes, config.size)

@@ -40,7 +40,7 @@ REGION_MARGIN = 0.04  # inpainting region: target boxes grown by this share of t
 
 
 def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list[Candidate]:
-    with ctx.log.stage("4 foil enumeration", scenes) as st:
+    with ctx.log.stage("foil enumeration (step 4)", scenes) as st:
         jobs = [(s.id, (ctx.text_request(
             "composet.foils", {"kind": "composet.foils", "spec": s.data["spec"],
                                "n_foils": n_foils, "seed": s.data["params"]["seed"]},
@@ -68,7 +68,7 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list
 
 
 def stage_self_check(ctx: Context, instances: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("5 self-check", instances) as st:
+    with ctx.log.stage("self-check (step 5)", instances) as st:
         by_scene: dict[str, list[Candidate]] = {}
         for c in instances:
             try:
@@ -153,7 +153,7 @@ def _regions(ctx: Context, cands: list[Candidate], threshold: float) -> dict[str
         return sorted({foil.target_object.lower(), foil.base_attribute.lower()} - {""})
 
     jobs = [(c.id, (c.data["scene"].data["base_image"], labels(c), threshold)) for c in cands]
-    results = ctx.call_many("6 foil render (region)", "detector", jobs)
+    results = ctx.call_many("foil render: edit region", "detector", jobs)
     out = {}
     for c in cands:
         res = results[c.id]
@@ -170,7 +170,7 @@ def _regions(ctx: Context, cands: list[Candidate], threshold: float) -> dict[str
 
 def stage_foil_render(ctx: Context, instances: list[Candidate], config) -> list[Candidate]:
     structured = getattr(ctx.backend("edit"), "reads_structure", False)
-    with ctx.log.stage("6 foil render", instances) as st:
+    with ctx.log.stage("foil render (step 6)", instances) as st:
         regions = {} if structured else _regions(ctx, instances, config.detector_threshold)
         jobs = []
         for c in instances:

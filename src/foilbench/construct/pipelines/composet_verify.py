@@ -68,7 +68,7 @@ def _box_region(dets_base, dets_foil, labels: set[str], size: int, threshold: fl
 def stage_verify(ctx: Context, instances: list[Candidate],
                  config: ComposetConfig) -> list[Candidate]:
     th = config.detector_threshold
-    with ctx.log.stage("6b verify (drift, counts)", instances) as st:
+    with ctx.log.stage("verify: drift and counts", instances) as st:
         dets: dict = {}
         if ctx.has("detector"):
             jobs = []
@@ -142,7 +142,7 @@ def check_tiers(short: tuple[str, str], tiers: dict[str, tuple[str, str]]) -> st
 
 
 def stage_verbosity(ctx: Context, instances: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("7 verbosity", instances) as st:
+    with ctx.log.stage("verbosity (step 7)", instances) as st:
         jobs = []
         for c in instances:
             foil, spec = c.data["foil"], c.data["scene"].data["spec"]

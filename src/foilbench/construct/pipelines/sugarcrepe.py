@@ -138,7 +138,7 @@ def _task(c: Candidate, step: str, **extra) -> dict:
 
 
 def stage_locate(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("1 locate concepts (T=0)", cands, unit="caption x type") as st:
+    with ctx.log.stage("locate concept (T=0)", cands, unit="caption x type") as st:
         jobs = [(c.id, (ctx.text_request("sugarcrepe.locate", _task(c, "locate"),
                                          caption=c.data["caption"],
                                          concept=TYPES[c.data["type"]][1]),)) for c in cands]
@@ -159,7 +159,7 @@ def stage_locate(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
 
 
 def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("2 new concept (T=1.5)", cands, unit="caption x type") as st:
+    with ctx.log.stage("new concept (T=1.5)", cands, unit="caption x type") as st:
         jobs = [(c.id, (ctx.text_request(
             "sugarcrepe.new_concept", _task(c, "new_concept", old=c.data["old"]),
             seed=c.data["seed"], caption=c.data["caption"], old=c.data["old"],
@@ -179,7 +179,7 @@ def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
 
 
 def stage_compose(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("3 compose (T=0)", cands, unit="caption x type") as st:
+    with ctx.log.stage("compose (T=0)", cands, unit="caption x type") as st:
         jobs = []
         for c in cands:
             step = "compose_replace" if TYPES[c.data["type"]][0] == "replace" else "compose_add"
@@ -207,7 +207,7 @@ def _accept_negative(st, c: Candidate, negative: str, res, must_contain: str = "
 
 
 def stage_swap(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("1 swap, one step (T=0)", cands, unit="caption x type") as st:
+    with ctx.log.stage("swap, one step (T=0)", cands, unit="caption x type") as st:
         jobs = [(c.id, (ctx.text_request("sugarcrepe.swap", _task(c, "swap"),
                                          caption=c.data["caption"],
                                          concept=TYPES[c.data["type"]][1]),)) for c in cands]
@@ -241,7 +241,7 @@ def build(ctx: Context, config: SugarcrepeConfig) -> ConstructResult:
             c = Candidate(f"{rec['key']}/{t}", "negative",
                           {**rec, "type": t, "seed": config.seed * 1_000_003 + k * 7
                            + list(TYPES).index(t)})
-            ctx.log.created(c, stage="0 captions", inputs={"caption": rec["caption"],
+            ctx.log.created(c, stage="captions", inputs={"caption": rec["caption"],
                                                            "image": rec["image"], "type": t})
             cands.append(c)
     three_step = [c for c in cands if TYPES[c.data["type"]][0] != "swap"]

@@ -22,7 +22,7 @@ def stage_refine(ctx: Context, cands: list[Candidate], config) -> list[Candidate
     from foilbench.audit.blind import oriented_gaps
     from foilbench.audit.refinement import refine
 
-    with ctx.log.stage("4 adversarial refinement (Alg. 1)", cands, unit="caption x type") as st:
+    with ctx.log.stage("adversarial refinement (Alg. 1)", cands, unit="caption x type") as st:
         if not cands:
             return st.survivors
         captions = [[c.data["caption"], c.data["negative"]] for c in cands]

@@ -1,0 +1,182 @@
+"""The four construction pipelines end to end, offline (template text, world images): the
+benchmarks validate, evaluate with `foilbench run`, and the construction log accounts for
+every candidate."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from _construct_helpers import FlakyText, caption_set
+from foilbench.cli.main import cli
+from foilbench.construct.pipelines.log import account, read_log
+from foilbench.data.format import load_benchmark
+from foilbench.world.token_budget import token_count
+
+
+def construct(*args: str):
+    result = CliRunner().invoke(cli, ["construct", *args, "--no-progress"])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def check_valid_and_runs(tmp_path, out, runs: bool = True) -> None:
+    res = CliRunner().invoke(cli, ["inspect", str(out)])
+    assert res.exit_code == 0 and "valid: no problems found" in res.output, res.output
+    if runs:
+        res = CliRunner().invoke(cli, ["run", "--model", "tiny-random", "--benchmark", str(out),
+                                       "--out", str(tmp_path / "runs"), "--n-boot", "100",
+                                       "--quiet", "--no-report"])
+        assert res.exit_code == 0, res.output
+
+
+def skeleton(text: str, words) -> str:
+    """``text`` with the given words (longest first) masked and articles unified."""
+    out = text.lower()
+    for w in sorted(set(words), key=len, reverse=True):
+        out = out.replace(w.lower(), "_")
+    return out.replace("an _", "a _")
+
+
+def accounted(out, unit: str) -> tuple[dict, list[dict]]:
+    records = read_log(out / "construction_log.jsonl")
+    acct = account(records)
+    assert acct["problems"] == []
+    counts = acct["kinds"][unit]
+    assert counts["created"] == counts.get("kept", 0) + counts.get("dropped", 0)
+    drops = [r for r in records if r.get("outcome") == "dropped"]
+    assert all(r["reason"] and r["stage"] for r in drops)
+    return counts, records
+
+
+@pytest.fixture(scope="module")
+def composet_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("composet") / "cs"
+    construct("composet", "--text", "template", "--image", "world", "--edit", "world",
+              "--out", str(out), "--n-scenes", "2", "--foils-per-scene", "12", "--size", "96")
+    return out
+
+
+def test_composet_builds_a_valid_benchmark_that_runs(tmp_path, composet_dir):
+    check_valid_and_runs(tmp_path, composet_dir)
+    bench = load_benchmark(composet_dir)
+    counts, records = accounted(composet_dir, "instance")
+    kept = {r["item"] for r in records if r.get("outcome") == "kept"}
+    assert kept == set(bench.items.foil_id) and counts["kept"] == len(kept) > 0
+    assert counts["created"] == 24  # 2 scenes x 12 proposals, each accounted for
+    prov = bench.manifest.extras["construction"]
+    assert set(prov["backends"]) == {"text", "image", "edit", "detector"}
+    assert "composet.foil_edit@1" in prov["prompts"] and "composet.foils@1" in prov["prompts"]
+    survival = json.loads((composet_dir / "survival.json").read_text())
+    assert [r["stage"] for r in survival][:2] == ["base spec (step 1)", "base render (step 2)"]
+    assert all(r["in"] == r["out"] + r["dropped"] for r in survival)
+
+
+def test_composet_foils_are_single_edits_with_fixed_edit_phrases(composet_dir):
+    items = load_benchmark(composet_dir).items
+    for _, row in items[items.tier == "long"].iterrows():
+        base = np.asarray(Image.open(composet_dir / row.image_base))
+        foil = np.asarray(Image.open(composet_dir / row.image_foil))
+        mask = np.asarray(Image.open(composet_dir / row.mask_path)) > 127
+        changed = (base != foil).any(axis=2)
+        assert changed.any() and not (changed & ~mask).any()
+        assert token_count(row.caption_base) <= 77 and token_count(row.caption_foil) <= 77
+    short = items[items.tier == "short"].set_index("foil_id")
+    for _, row in items[items.tier != "short"].iterrows():
+        assert short.loc[row.foil_id, "caption_base"].lower() in row.caption_base.lower()
+        assert short.loc[row.foil_id, "caption_foil"].lower() in row.caption_foil.lower()
+    assert set(items.qc_status) == {"pending"} and (items.pixel_drift == 0).all()
+
+
+def test_composet_rerun_makes_no_call(composet_dir):
+    result = construct("composet", "--out", str(composet_dir), "--n-scenes", "2",
+                       "--foils-per-scene", "12", "--size", "96")
+    assert "calls: 0 made" in result.output
+
+
+def test_autocomp_builds_paired_minimal_and_contextual_sets(tmp_path):
+    from foilbench.negatives import Concept, expected_counts, negatives_with_report
+
+    out = tmp_path / "ac"
+    construct("autocomp", "--text", "template", "--image", "world", "--detector", "world",
+              "--vqa", "world", "--out", str(out), "--tasks", "color,position",
+              "--n", "2,3", "--concepts", "2", "--size", "64")
+    check_valid_and_runs(tmp_path, out)
+    accounted(out, "track")
+    items = load_benchmark(out).items
+    assert set(items.condition) == {"minimal", "contextual"} and items.paired.all()
+    for _, row in items.iterrows():
+        closed = expected_counts(row.task, row.n_objects)[row.negative_set]
+        assert row.n_negatives + row.n_duplicates_removed == closed
+        assert len(set(row.captions)) == len(row.captions)
+        if row.condition == "minimal":
+            report = negatives_with_report(Concept(row.task, row.objects, row["values"]))
+            want = getattr(report, row.negative_set)
+            assert row.captions[1:] == [t + " on a white background" for t in want]
+        else:  # a Contextual negative differs from its positive only in the concept's words
+            words = [*row.objects, *row["values"]]
+            assert {skeleton(n, words) for n in row.captions} == {skeleton(row.captions[0],
+                                                                           words)}
+    survival = json.loads((out / "survival.json").read_text())
+    assert "background check [minimal]" in [r["stage"] for r in survival]
+
+
+def test_sugarcrepe_from_a_caption_file(tmp_path):
+    path = caption_set(tmp_path / "coco")
+    out = tmp_path / "sc"
+    construct("sugarcrepe", str(path), "--out", str(out), "--text", "template")
+    check_valid_and_runs(tmp_path, out)
+    counts, records = accounted(out, "negative")
+    assert counts["created"] == 10 * 7
+    items = load_benchmark(out).items
+    assert set(items.edit_type) <= {"replace_obj", "replace_att", "replace_rel", "swap_obj",
+                                    "swap_att", "add_obj", "add_att"}
+    assert all(c[0] != c[1] for c in items.captions) and not items.validated.any()
+    reasons = {r["reason"] for r in records if r.get("outcome") == "dropped"}
+    assert "no swappable pair (the model says no)" in reasons
+    assert "adversarial refinement (Alg. 1)" in reasons
+
+
+def test_sugarcrepe_failed_calls_are_retried_then_dropped_and_counted(tmp_path):
+    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.pipelines.sugarcrepe import SugarcrepeConfig
+
+    path = caption_set(tmp_path / "coco")
+    flaky = FlakyText(broken="giraffe")
+    summary = run_pipeline("sugarcrepe", SugarcrepeConfig(captions=path, refine=False),
+                           {"text": flaky}, tmp_path / "sc", retries=1, backoff_s=0,
+                           progress=False)
+    _, records = accounted(tmp_path / "sc", "negative")
+    failed = [r for r in records if r.get("reason") == "call failed"]
+    assert failed
+    assert {r["item"].split("/")[0] for r in failed} == {"im8"}  # the giraffe caption
+    assert all("ConnectionError" in r["error"] for r in failed)
+    assert len(summary.benchmark) > 0  # every other call succeeded on its retry
+    stats = summary.calls["locate concept (T=0)"]
+    assert stats["retried"] >= stats["called"] and stats["failed"] >= 1
+
+
+def test_compass_template_run_reproduces_the_existing_construction(tmp_path):
+    from foilbench.construct.compass_build import build_compass_benchmark
+
+    out = tmp_path / "cp"
+    construct("compass", "--text", "template", "--out", str(out), "--n-scenes", "4")
+    check_valid_and_runs(tmp_path, out, runs=False)
+    accounted(out, "caption")
+    ours = load_benchmark(out).items
+    ref = build_compass_benchmark(tmp_path / "ref", seed=0, n_scenes=4, size=160).items
+    cols = ["item_id", "captions", "role", "level", "image"]
+    pd.testing.assert_frame_equal(ours[cols].reset_index(drop=True),
+                                  ref[cols].reset_index(drop=True))
+
+
+def test_dry_run_prints_the_estimate_and_writes_nothing(tmp_path):
+    out = tmp_path / "dry"
+    result = construct("autocomp", "--out", str(out), "--dry-run", "--concepts", "2")
+    assert "estimate (upper bound" in result.output and "total" in result.output
+    assert not out.exists()
