@@ -180,3 +180,87 @@ def test_dry_run_prints_the_estimate_and_writes_nothing(tmp_path):
     result = construct("autocomp", "--out", str(out), "--dry-run", "--concepts", "2")
     assert "estimate (upper bound" in result.output and "total" in result.output
     assert not out.exists()
+
+
+class DriftingEditor:
+    """The world editor, but reporting no mask (so the edit region comes from the detector's
+    boxes) and, for odd seeds, also repainting a corner of the image it was told to keep."""
+
+    reads_structure = True
+
+    def __new__(cls):
+        from foilbench.construct.backends.base import EditBackend, EditResult
+        from foilbench.construct.backends.registry import resolve_backend
+
+        inner = resolve_backend("edit", "world")
+
+        def edit(self, request):
+            out = inner.edit(request)
+            img = out.image.copy()
+            img.info.update(out.image.info)
+            if request.seed % 2:
+                img.paste((255, 0, 255), (0, 0, 16, 16))
+            return EditResult(img, None)
+
+        kind = type("DriftingEditor", (EditBackend,), {
+            "fingerprint": property(lambda self: "drifting:" + inner.fingerprint),
+            "reads_structure": True, "edit": edit})
+        return kind()
+
+
+def test_composet_drops_foils_that_drift_outside_the_edit_region(tmp_path):
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.pipelines.composet import ComposetConfig
+    from foilbench.construct.pipelines.runner import run_pipeline
+
+    backends = {"text": resolve_backend("text", "template"),
+                "image": resolve_backend("image", "world"), "edit": DriftingEditor(),
+                "detector": resolve_backend("detector", "world")}
+    summary = run_pipeline("composet", ComposetConfig(n_scenes=2, foils_per_scene=12, size=96),
+                           backends, tmp_path / "cs", progress=False)
+    _, records = accounted(tmp_path / "cs", "instance")
+    drifted = [r for r in records if r.get("reason") == "pixel drift outside the edit region"]
+    assert drifted and all(int(r["item"][-2:]) % 2 for r in drifted)
+    assert all(r["verdicts"]["mask_source"] == "boxes" for r in drifted)
+    items = summary.benchmark.items
+    assert len(items) and (items.pixel_drift <= 0.01).all()
+    assert not any(int(f[-2:]) % 2 for f in items.foil_id)
+
+
+def test_composet_gives_an_inpainting_editor_the_target_region(tmp_path):
+    """A model editor gets no structured edit, only the instruction and the detector boxes of
+    the objects to change; a foil whose counts disagree with its edit is dropped."""
+    from foilbench.construct.backends.base import EditBackend, EditResult
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.pipelines.composet import ComposetConfig
+    from foilbench.construct.pipelines.runner import run_pipeline
+
+    seen = []
+
+    class Inpainter(EditBackend):
+        fingerprint = "inpainter:1"
+
+        def edit(self, request):
+            assert request.edit is None and "Target caption" in request.instruction
+            seen.append(request.mask)
+            arr = np.asarray(request.image).copy()
+            arr[request.mask] = (0, 200, 0)  # repaint the region, as inpainting would
+            out = Image.fromarray(arr)
+            out.info.update(request.image.info)  # the world validators still read the scene
+            return EditResult(out, None)
+
+    backends = {"text": resolve_backend("text", "template"),
+                "image": resolve_backend("image", "world"), "edit": Inpainter(),
+                "detector": resolve_backend("detector", "world")}
+    summary = run_pipeline("composet", ComposetConfig(n_scenes=1, foils_per_scene=12, size=96),
+                           backends, tmp_path / "cs", progress=False)
+    assert seen and all(m is not None and m.any() for m in seen)
+    _, records = accounted(tmp_path / "cs", "instance")
+    counted = [r for r in records if r.get("reason") == "detector count check"]
+    assert counted  # count and identity edits cannot pass: the scene did not change
+    kinds = {r["item"]: r for r in records if r.get("stage") == "self-check (step 5)"
+             and "outputs" in r}
+    assert all(kinds[r["item"]]["outputs"]["edit_type"] in
+               ("modify_count", "modify_presence", "modify_object", "modify_shape")
+               for r in counted)
+    assert (summary.benchmark.items.pixel_drift == 0).all()

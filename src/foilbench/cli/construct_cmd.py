@@ -15,8 +15,10 @@ import click
 from foilbench.cli._table import format_table
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-BACKEND_HELP = ("Backend spec: 'template' / 'world' (offline), 'api:PROVIDER:MODEL', "
-                "'hf-lm:DIR', 'diffusers:DIR', 'hf-det:DIR', 'hf-vlm:DIR'.")
+TEXT_HELP = "Text backend: template (offline), api:anthropic|openai|gemini:MODEL, hf-lm:DIR."
+IMAGE_HELP = "Image generator: world (offline), api:gemini-image|openai-image:MODEL, diffusers:DIR."
+EDIT_HELP = ("Image editor: world (offline, exact masks), api:gemini-image|openai-image:MODEL, "
+             "diffusers:DIR (instruction-edit or inpainting).")
 
 
 @click.group(context_settings=CONTEXT)
@@ -111,13 +113,14 @@ def _default(spec: str | None, image: str, role: str) -> str | None:
     return "world" if image == "world" else None
 
 
-@construct.command(context_settings=CONTEXT)
-@click.option("--text", default="template", show_default=True, help=BACKEND_HELP)
-@click.option("--image", default="world", show_default=True, help=BACKEND_HELP)
-@click.option("--edit", default="world", show_default=True, help=BACKEND_HELP)
+@construct.command(context_settings=CONTEXT,
+                   short_help="CompoSET App. B: same-scene single-edit pairs, 3 caption tiers.")
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
+@click.option("--image", default="world", show_default=True, help=IMAGE_HELP)
+@click.option("--edit", default="world", show_default=True, help=EDIT_HELP)
 @click.option("--detector", default=None,
-              help="Detector for the base check and count checks ('none' to skip; default "
-                   "'world' with --image world, else none).")
+              help="Detector (world, hf-det:DIR, or none) for the base check, the count checks "
+                   "and the edit region. Default: world with --image world, else none.")
 @click.option("--scenes", "scenes_csv", type=click.Path(dir_okay=False, exists=True,
                                                         path_type=Path),
               help="Scene parameters CSV (id,indoor_outdoor,setting[,n_subjects,framing]), "
@@ -147,11 +150,12 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
     _run("composet", config, specs, out, seed, max_spend, retries, progress, dry_run)
 
 
-@construct.command(context_settings=CONTEXT)
+@construct.command(context_settings=CONTEXT,
+                   short_help="SugarCrepe App. D.2: 7 hard-negative types for your captions.")
 @click.argument("captions", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--images", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Folder the caption file's image names are relative to (default: its own).")
-@click.option("--text", default="template", show_default=True, help=BACKEND_HELP)
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
 @click.option("--types", default="all", show_default=True,
               help="Comma-separated subset of replace_obj,replace_att,replace_rel,swap_obj,"
                    "swap_att,add_obj,add_att.")
@@ -186,13 +190,14 @@ def _ints(text: str) -> tuple[int, ...]:
         raise click.BadParameter(f"expected comma-separated integers, got {text!r}") from None
 
 
-@construct.command(context_settings=CONTEXT)
-@click.option("--text", default="template", show_default=True, help=BACKEND_HELP)
-@click.option("--image", default="world", show_default=True, help=BACKEND_HELP)
-@click.option("--detector", default=None, help="Object presence/count detector "
-              "(default 'world' with --image world).")
-@click.option("--vqa", default=None, help="VQA for the attribute/relation check "
-              "(default 'world' with --image world).")
+@construct.command(context_settings=CONTEXT,
+                   short_help="Auto-Comp §3: Minimal/Contextual concepts, Swap/Confusion.")
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
+@click.option("--image", default="world", show_default=True, help=IMAGE_HELP)
+@click.option("--detector", default=None, help="Object presence/count detector: world, "
+              "hf-det:DIR (default world with --image world).")
+@click.option("--vqa", default=None, help="VQA for the attribute/relation check: world, "
+              "hf-vlm:DIR, api:PROVIDER:MODEL (default world with --image world).")
 @click.option("--tasks", default="color,shape_color,position,relative_size", show_default=True)
 @click.option("--n", "ns", default="2,3", show_default=True, help="Objects per concept (N).")
 @click.option("--concepts", "n_concepts", default=4, show_default=True,
@@ -221,8 +226,9 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, out
     _run("autocomp", config, specs, out, seed, max_spend, retries, progress, dry_run)
 
 
-@construct.command(context_settings=CONTEXT)
-@click.option("--text", default="template", show_default=True, help=BACKEND_HELP)
+@construct.command(context_settings=CONTEXT,
+                   short_help="COMPASS §3: scene-graph captions worded by a text backend.")
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
 @click.option("--scene-graphs", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Visual Genome scene_graphs.json (default: procedural-world graphs).")
 @click.option("--images", type=click.Path(file_okay=False, exists=True, path_type=Path),

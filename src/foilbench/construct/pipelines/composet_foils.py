@@ -27,10 +27,11 @@ from foilbench.construct.backends.base import EditRequest
 from foilbench.construct.pipelines.composet import (
     _drop_failed,
     count_labels,
+    spec_labels,
     spec_text,
     write_png,
 )
-from foilbench.construct.pipelines.composet_taxonomy import Foil, taxonomy_text
+from foilbench.construct.pipelines.composet_taxonomy import Foil, edited_labels, taxonomy_text
 from foilbench.construct.pipelines.engine import Context
 from foilbench.construct.pipelines.log import Candidate
 from foilbench.construct.pipelines.replies import ReplyError, parse_json, require
@@ -142,15 +143,14 @@ def _world_edit(c: Candidate):
 
 
 def _regions(ctx: Context, cands: list[Candidate], threshold: float) -> dict[str, np.ndarray]:
-    """Per candidate, the boxes of its target (and of the kind an identity edit replaces) in
-    the base image, grown by REGION_MARGIN: the region an inpainting editor may repaint."""
+    """Per candidate, the boxes of the objects its edit touches (:func:`edited_labels`) in the
+    base image, grown by REGION_MARGIN: the region an inpainting editor may repaint."""
     if not ctx.has("detector"):
         return {}
     from foilbench.construct.validators.image_checks import boxes_mask
 
     def labels(c: Candidate) -> list[str]:
-        foil = c.data["foil"]
-        return sorted({foil.target_object.lower(), foil.base_attribute.lower()} - {""})
+        return sorted(edited_labels(c.data["foil"], spec_labels(c.data["scene"].data["spec"])))
 
     jobs = [(c.id, (c.data["scene"].data["base_image"], labels(c), threshold)) for c in cands]
     results = ctx.call_many("foil render: edit region", "detector", jobs)

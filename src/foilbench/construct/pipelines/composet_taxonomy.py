@@ -14,6 +14,8 @@ procedural world realises 14 of the 16 types: it has no agents, so ``modify_acti
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from foilbench.construct.pipelines.replies import ReplyError, require
@@ -128,3 +130,13 @@ def check_counts(foil: Foil, base_counts: dict[str, int],
     if rule == "identity" and foil_counts.get(new, 0) <= base_counts.get(new, 0):
         return f"{new}: no new instance in the foil"
     return None
+
+
+def edited_labels(foil: Foil, labels: Iterable[str]) -> set[str]:
+    """Detector labels an edit touches: the target, the attributes that are object kinds
+    (identity edits), and every label the short captions name (a swap names two objects)."""
+    text = f"{foil.base_caption} {foil.foil_caption}".lower()
+    named = {lab.lower() for lab in labels
+             if re.search(rf"\b{re.escape(lab.lower())}(?:s|es)?\b", text)}
+    return (named | {foil.target_object.lower(), foil.base_attribute.lower(),
+                     foil.foil_attribute.lower()}) - {""}

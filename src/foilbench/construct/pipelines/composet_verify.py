@@ -36,7 +36,11 @@ from foilbench.construct.pipelines.composet import (
     spec_text,
     write_png,
 )
-from foilbench.construct.pipelines.composet_taxonomy import TAXONOMY, check_counts
+from foilbench.construct.pipelines.composet_taxonomy import (
+    TAXONOMY,
+    check_counts,
+    edited_labels,
+)
 from foilbench.construct.pipelines.engine import Context, Failure
 from foilbench.construct.pipelines.export import ConstructResult
 from foilbench.construct.pipelines.log import Candidate
@@ -90,8 +94,7 @@ def stage_verify(ctx: Context, instances: list[Candidate],
             foil = c.data["foil"]
             region = c.data["edit_mask"]
             if region is None and db is not None:
-                edited = {foil.target_object.lower(), foil.base_attribute.lower(),
-                          foil.foil_attribute.lower()}
+                edited = edited_labels(foil, _labels(c))
                 region = _box_region(db.value, df.value, edited, base.size[0], th)
             if region is not None:
                 verdict["pixel_drift"] = round(pixel_drift(base, foil_img, region), 6)
