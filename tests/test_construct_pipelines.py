@@ -264,3 +264,38 @@ def test_composet_gives_an_inpainting_editor_the_target_region(tmp_path):
                ("modify_count", "modify_presence", "modify_object", "modify_shape")
                for r in counted)
     assert (summary.benchmark.items.pixel_drift == 0).all()
+
+
+@pytest.mark.parametrize("on_violation", ["drop", "template"])
+def test_compass_structural_violations_are_dropped_or_fall_back(tmp_path, on_violation):
+    from foilbench.construct.backends.base import TextBackend
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.pipelines.compass import CompassConfig
+    from foilbench.construct.pipelines.runner import run_pipeline
+
+    template = resolve_backend("text", "template")
+
+    class Sloppy(TextBackend):
+        """Words L3 captions vaguely (a model ignoring the facts), the rest like the template."""
+
+        fingerprint = "sloppy:1"
+
+        def complete(self, request):
+            if request.task["spec"]["level"] == "L3-OAR":
+                return '{"caption": "A nice picture of some things."}'
+            return template.complete(request)
+
+    config = CompassConfig(n_scenes=3, size=64, on_violation=on_violation)
+    summary = run_pipeline("compass", config, {"text": Sloppy()}, tmp_path / "cp",
+                           progress=False)
+    counts, records = accounted(tmp_path / "cp", "caption")
+    items = summary.benchmark.items
+    if on_violation == "drop":
+        assert counts["dropped"] > 0 and "L3-OAR" not in set(items.level)
+        assert all(r["reason"].startswith("structural check: ") for r in records
+                   if r.get("outcome") == "dropped")
+    else:
+        assert counts.get("dropped", 0) == 0 and "L3-OAR" in set(items.level)
+        fallbacks = [r["verdicts"]["template_fallbacks"] for r in records
+                     if r.get("stage") == "structural check" and "verdicts" in r]
+        assert max(fallbacks) > 0

@@ -103,7 +103,13 @@ def _graphs(ctx: Context, config: CompassConfig):
 
 def plan(config: CompassConfig) -> dict[str, int]:
     """Per graph and level: 1 + N (c~_i) + 3 x 4 (skill negatives) composed texts, N <= 12."""
-    n = config.n_scenes if config.scene_graphs is None else (config.limit or 1000)
+    if config.scene_graphs is None:
+        n = config.n_scenes
+    else:
+        from foilbench.construct.scene_graph import read_scene_graphs
+
+        n = len(read_scene_graphs(config.scene_graphs))
+        n = min(n, config.limit) if config.limit else n
     return {"text": n * 4 * config.per_level * (1 + 12 + 12)}
 
 

@@ -19,6 +19,7 @@ Identical calls within a batch are made once. One progress bar per stage batch (
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -97,6 +98,7 @@ class Context:
         self.cache = CallCache(self.out)
         self.log = ConstructionLog(self.out)
         self.stats: dict[str, Counter] = {}
+        self._stats_lock = threading.Lock()  # workers count their calls concurrently
         self.prompts_used: set[str] = set()
         self.notes: dict[str, Any] = {}  # pipeline findings for the manifest (e.g. refinement)
 
@@ -197,12 +199,14 @@ class Context:
                 raise
             except Exception as e:  # any backend failure is retried, then reported
                 error = f"{type(e).__name__}: {e}"[:400]
-                stats["retried" if attempt < self.retries else "failed"] += 1
+                with self._stats_lock:
+                    stats["retried" if attempt < self.retries else "failed"] += 1
                 if attempt < self.retries and self.backoff_s > 0:
                     time.sleep(self.backoff_s * 2 ** attempt)
                 continue
             self.cache.put(key, value, meta={"stage": stage, "role": role,
                                              "backend": backend.fingerprint})
-            stats["called"] += 1
+            with self._stats_lock:
+                stats["called"] += 1
             return CallResult(value, key, False)
         return Failure(error, key, attempts)
