@@ -299,3 +299,28 @@ def test_compass_structural_violations_are_dropped_or_fall_back(tmp_path, on_vio
         fallbacks = [r["verdicts"]["template_fallbacks"] for r in records
                      if r.get("stage") == "structural check" and "verdicts" in r]
         assert max(fallbacks) > 0
+
+
+def test_world_renderer_needs_the_template_specs(tmp_path):
+    from foilbench.construct.backends.base import TextBackend
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.pipelines.composet import ComposetConfig
+    from foilbench.construct.pipelines.engine import ConstructError
+    from foilbench.construct.pipelines.runner import run_pipeline
+
+    class Model(TextBackend):
+        fingerprint = "some-llm"
+
+        def complete(self, request):
+            raise AssertionError("no call may be made")
+
+    backends = {"text": Model(), "image": resolve_backend("image", "world"),
+                "edit": resolve_backend("edit", "world")}
+    with pytest.raises(ConstructError, match="use --text template"):
+        run_pipeline("composet", ComposetConfig(n_scenes=1), backends, tmp_path / "x",
+                     progress=False)
+    from foilbench.construct.pipelines.autocomp import AutocompConfig
+
+    with pytest.raises(ConstructError, match="needs backend"):
+        run_pipeline("autocomp", AutocompConfig(), {"text": Model(), "image": backends["image"]},
+                     tmp_path / "y", dry_run=True)

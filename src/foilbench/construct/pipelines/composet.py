@@ -108,7 +108,7 @@ def plan(config: ComposetConfig) -> dict[str, int]:
     return {"text": n * (4 + f), "image": n, "edit": n * f, "detector": n + 2 * n * f}
 
 
-def _drop_failed(st, cand: Candidate, res) -> bool:
+def drop_failed(st, cand: Candidate, res) -> bool:
     if isinstance(res, Failure):
         st.drop(cand, "call failed", error=res.error, attempts=res.attempts)
         return True
@@ -124,7 +124,7 @@ def stage_spec(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
         results = ctx.call_many(st, "text", jobs)
         for s in scenes:
             res = results[s.id]
-            if _drop_failed(st, s, res):
+            if drop_failed(st, s, res):
                 continue
             try:
                 spec = require(parse_json(res.value), {"base_caption": str, "objects": list},
@@ -137,8 +137,8 @@ def stage_spec(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
                 st.drop(s, "spec names no object")
                 continue
             if getattr(ctx.backend("image"), "reads_structure", False) and "world_scene" not in spec:
-                raise ConstructError("--image world renders only scenes the template text "
-                                     "backend specifies; use --text template with it")
+                st.drop(s, "spec has no world scene for the world renderer")
+                continue
             s.data["spec"] = spec
             st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
                       outputs={"base_caption": spec["base_caption"], "objects": names})
@@ -168,7 +168,7 @@ def stage_base_render(ctx: Context, scenes: list[Candidate], size: int) -> list[
         results = ctx.call_many(st, "image", jobs)
         for s in scenes:
             res = results[s.id]
-            if _drop_failed(st, s, res):
+            if drop_failed(st, s, res):
                 continue
             s.data["base_image"] = res.value.convert("RGB") if res.value.mode != "RGB" \
                 else res.value
@@ -207,7 +207,7 @@ def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) ->
         results = ctx.call_many(st, "detector", jobs)
         for s in scenes:
             res = results[s.id]
-            if _drop_failed(st, s, res):
+            if drop_failed(st, s, res):
                 continue
             found = count_labels(res.value, threshold)
             want = spec_labels(s.data["spec"])
@@ -231,7 +231,7 @@ def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candi
         results = ctx.call_many(st, "text", jobs)
         for s in scenes:
             res = results[s.id]
-            if _drop_failed(st, s, res):
+            if drop_failed(st, s, res):
                 continue
             try:
                 got = require(parse_json(res.value), {"instances": list}, "instance captions")
@@ -263,6 +263,14 @@ def build(ctx: Context, config: ComposetConfig):
         stage_verify,
     )
 
+    def structured(role: str) -> bool:
+        return getattr(ctx.backend(role), "reads_structure", False)
+
+    for role in ("image", "edit"):
+        if structured(role) and not structured("text"):
+            raise ConstructError(f"--{role} world draws only scenes and edits the template text "
+                                 "backend specifies; use --text template with it, or a "
+                                 f"generative --{role} backend with a language model")
     scenes = []
     for p in scene_params(config):
         cand = Candidate(p["scene_id"], "scene", {"params": p})

@@ -25,8 +25,7 @@ import numpy as np
 
 from foilbench.construct.backends.base import EditRequest
 from foilbench.construct.pipelines.composet import (
-    _drop_failed,
-    count_labels,
+    drop_failed,
     spec_labels,
     spec_text,
     write_png,
@@ -51,7 +50,7 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list
         results = ctx.call_many(st, "text", jobs)
         for s in scenes:
             res = results[s.id]
-            if _drop_failed(st, s, res):
+            if drop_failed(st, s, res):
                 continue
             try:
                 proposals = require(parse_json(res.value), {"foils": list}, "foils")["foils"]
@@ -95,7 +94,7 @@ def stage_self_check(ctx: Context, instances: list[Candidate]) -> list[Candidate
             res = results[sid]
             if _failed(res):
                 for c in cands:
-                    _drop_failed(st, c, res)
+                    drop_failed(st, c, res)
                 continue
             try:
                 verdicts = {int(v["index"]): v for v in require(
@@ -192,7 +191,7 @@ def stage_foil_render(ctx: Context, instances: list[Candidate], config) -> list[
         results = ctx.call_many(st, "edit", jobs)
         for c in [c for c in instances if c.id in results]:
             res = results[c.id]
-            if _drop_failed(st, c, res):
+            if drop_failed(st, c, res):
                 continue
             sid = c.data["scene"].id
             c.data["foil_image"] = res.value.image.convert("RGB")
@@ -205,4 +204,3 @@ def stage_foil_render(ctx: Context, instances: list[Candidate], config) -> list[
     return st.survivors
 
 
-__all__ = ["stage_enumerate", "stage_self_check", "stage_foil_render", "count_labels"]

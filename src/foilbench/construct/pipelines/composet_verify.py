@@ -30,8 +30,8 @@ from PIL import Image
 
 from foilbench.construct.pipelines.composet import (
     ComposetConfig,
-    _drop_failed,
     count_labels,
+    drop_failed,
     spec_labels,
     spec_text,
     write_png,
@@ -89,7 +89,7 @@ def stage_verify(ctx: Context, instances: list[Candidate],
             verdict: dict = {}
             db, df = dets.get(f"{c.id}/base"), dets.get(f"{c.id}/foil")
             if isinstance(db, Failure) or isinstance(df, Failure):
-                _drop_failed(st, c, db if isinstance(db, Failure) else df)
+                drop_failed(st, c, db if isinstance(db, Failure) else df)
                 continue
             foil = c.data["foil"]
             region = c.data["edit_mask"]
@@ -157,7 +157,7 @@ def stage_verbosity(ctx: Context, instances: list[Candidate]) -> list[Candidate]
         results = ctx.call_many(st, "text", jobs)
         for c in instances:
             res = results[c.id]
-            if _drop_failed(st, c, res):
+            if drop_failed(st, c, res):
                 continue
             try:
                 got = parse_json(res.value)
