@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("foilbench.cli.audit_cmd", "audit", "Audit a benchmark (blind, controls, ...)."),
     "analyze": ("foilbench.cli.analyze_cmd", "analyze", "Analyses of stored runs."),
     "compass": ("foilbench.cli.compass_cmd", "compass", "COMPASS scene-graph captions."),
+    "construct": ("foilbench.cli.construct_cmd", "construct",
+                  "Build a benchmark with a paper's pipeline (any backend)."),
     "report": ("foilbench.cli.report_cmd", "report", "Write the HTML report of runs."),
     "serve": ("foilbench.cli.serve_cmd", "serve", "Browse the results database locally."),
     "review": ("foilbench.cli.review_cmd", "review", "Human QC of a pair benchmark, then export."),

@@ -1,0 +1,254 @@
+"""``foilbench construct``: build benchmarks the way the papers do, with any backend.
+
+Thin wiring over :func:`foilbench.construct.pipelines.runner.run_pipeline`; the pipelines, the
+stage engine and the backends live in ``foilbench.construct``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import click
+
+from foilbench.cli._table import format_table
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+TEXT_HELP = "Text backend: template (offline), api:anthropic|openai|gemini:MODEL, hf-lm:DIR."
+IMAGE_HELP = "Image generator: world (offline), api:gemini-image|openai-image:MODEL, diffusers:DIR."
+EDIT_HELP = ("Image editor: world (offline, exact masks), api:gemini-image|openai-image:MODEL, "
+             "diffusers:DIR (instruction-edit or inpainting).")
+
+
+@click.group(context_settings=CONTEXT)
+def construct() -> None:
+    """Build a benchmark with a paper's construction pipeline.
+
+    \b
+    Every stage's calls are cached by content hash in OUT/.construct, so rerunning the same
+    command repeats no call and a killed run resumes where it stopped. Before starting, the
+    most calls per backend and their price are printed (--dry-run stops there); --max-spend
+    caps the run. Each run writes a foilbench benchmark folder (manifest.json, items.parquet,
+    images), construction_log.jsonl (every candidate, every stage, why it was dropped) and
+    survival.md (candidates surviving each stage).
+
+    \b
+    Offline, with no model at all:
+      foilbench construct composet --text template --image world --edit world --out cs
+      foilbench construct autocomp --out ac
+      foilbench construct sugarcrepe captions.json --images imgs --out sc
+      foilbench construct compass --out cp
+    With models (keys from the environment; local folders work too):
+      foilbench construct composet --text api:anthropic:claude-sonnet-4-5 \\
+          --image api:gemini-image:gemini-2.5-flash-image \\
+          --edit api:gemini-image:gemini-2.5-flash-image --detector hf-det:./owlv2 --out cs
+    Then: foilbench inspect OUT; foilbench run --benchmark OUT; foilbench review OUT.
+    """
+
+
+def common_options(fn):
+    @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+                  help="Output folder (created; rerun with the same folder to resume).")
+    @click.option("--seed", default=0, show_default=True, help="Seed of every sampled choice.")
+    @click.option("--max-spend", type=float, default=None,
+                  help="Hard cap in USD for this run (default: FOILBENCH_API_SPEND_CAP or 5).")
+    @click.option("--retries", default=2, show_default=True,
+                  help="Retries of a failed call before its candidate is dropped (and counted).")
+    @click.option("--progress/--no-progress", default=None,
+                  help="Progress bar per stage (default: when stderr is a terminal).")
+    @click.option("--dry-run", is_flag=True, help="Print the call and spend estimate; do nothing.")
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _backends(specs: dict[str, str | None]) -> dict:
+    from foilbench.construct.backends.registry import resolve_backend
+
+    return {role: resolve_backend(role, spec) for role, spec in specs.items() if spec}
+
+
+def _run(name: str, config, specs: dict[str, str | None], out: Path, seed: int,
+         max_spend: float | None, retries: int, progress: bool | None, dry_run: bool) -> None:
+    from foilbench.construct.pipelines.log import SURVIVAL_HEADERS, account, read_log
+    from foilbench.construct.pipelines.log import survival_cells as cells
+    from foilbench.construct.pipelines.runner import run_pipeline
+
+    backends = _backends(specs)
+    click.echo(f"{name}: " + ", ".join(f"{r}={b.fingerprint}" for r, b in backends.items()))
+    summary = run_pipeline(name, config, backends, out, max_spend=max_spend, retries=retries,
+                           progress=sys.stderr.isatty() if progress is None else progress,
+                           dry_run=True)
+    click.echo("estimate (upper bound, before the cache):")
+    click.echo("\n".join(summary.estimate.lines()))
+    if dry_run:
+        return
+    summary = run_pipeline(name, config, backends, out, max_spend=max_spend, retries=retries,
+                           progress=sys.stderr.isatty() if progress is None else progress)
+    click.echo("\nsurvival per stage:")
+    click.echo(format_table(SURVIVAL_HEADERS, cells(summary.survival)))
+    calls = {k: sum(v.get(k, 0) for v in summary.calls.values())
+             for k in ("called", "cached", "retried", "failed")}
+    click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "
+               f"{calls['retried']} retried, {calls['failed']} failed; "
+               f"spent ~${summary.spent_usd:.4f}")
+    acct = account(read_log(out / "construction_log.jsonl"))
+    for kind, c in acct["kinds"].items():
+        parts = ", ".join(f"{k} {v}" for k, v in c.items() if k != "created")
+        click.echo(f"{kind}: {c.get('created', 0)} created -> {parts}")
+    if acct["problems"]:
+        click.echo(f"warning: construction log problems: {acct['problems'][:3]}", err=True)
+    bench = summary.benchmark
+    click.echo(f"\nwrote {bench.name} ({bench.kind}, {len(bench)} items) to {out}")
+    click.echo(f"next: foilbench inspect {out}; foilbench run --benchmark {out}")
+
+
+def _default(spec: str | None, image: str, role: str) -> str | None:
+    """Offline validators follow an offline image backend; other images need one named."""
+    if spec is not None:
+        return None if spec == "none" else spec
+    return "world" if image == "world" else None
+
+
+@construct.command(context_settings=CONTEXT,
+                   short_help="CompoSET App. B: same-scene single-edit pairs, 3 caption tiers.")
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
+@click.option("--image", default="world", show_default=True, help=IMAGE_HELP)
+@click.option("--edit", default="world", show_default=True, help=EDIT_HELP)
+@click.option("--detector", default=None,
+              help="Detector (world, hf-det:DIR, or none) for the base check, the count checks "
+                   "and the edit region. Default: world with --image world, else none.")
+@click.option("--scenes", "scenes_csv", type=click.Path(dir_okay=False, exists=True,
+                                                        path_type=Path),
+              help="Scene parameters CSV (id,indoor_outdoor,setting[,n_subjects,framing]), "
+                   "like CompoSET's scene_settings.csv. Default: drawn settings.")
+@click.option("--n-scenes", default=6, show_default=True, help="Scenes to build (CSV: first N).")
+@click.option("--foils-per-scene", default=22, show_default=True,
+              help="Foils proposed per scene in step 4 (CompoSET: ~22).")
+@click.option("--size", default=256, show_default=True, help="Image side in pixels.")
+@click.option("--max-drift", default=0.01, show_default=True,
+              help="Largest share of changed pixels outside the edit region a foil may have.")
+@common_options
+def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene, size,
+             max_drift, out, seed, max_spend, retries, progress, dry_run) -> None:
+    """CompoSET App. B: base scene, base render, instance captions, foil enumeration over
+    the 16-type taxonomy, self-check, foil render by editing the base, verbosity tiers;
+    then automatic checks (pixel drift outside the edit region, detector counts).
+
+    Items are pairs (base/foil image x base/foil caption) at three tiers, with mask_path
+    (the edit region, a PNG) and qc_status = pending for `foilbench review`.
+    """
+    from foilbench.construct.pipelines.composet import ComposetConfig
+
+    config = ComposetConfig(n_scenes=n_scenes, foils_per_scene=foils_per_scene, size=size,
+                            seed=seed, scenes_csv=scenes_csv, max_drift=max_drift)
+    specs = {"text": text, "image": image, "edit": edit,
+             "detector": _default(detector, image, "detector")}
+    _run("composet", config, specs, out, seed, max_spend, retries, progress, dry_run)
+
+
+@construct.command(context_settings=CONTEXT,
+                   short_help="SugarCrepe App. D.2: 7 hard-negative types for your captions.")
+@click.argument("captions", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--images", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Folder the caption file's image names are relative to (default: its own).")
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
+@click.option("--types", default="all", show_default=True,
+              help="Comma-separated subset of replace_obj,replace_att,replace_rel,swap_obj,"
+                   "swap_att,add_obj,add_att.")
+@click.option("--captions-per-image", default=1, show_default=True)
+@click.option("--limit", type=int, default=None, help="Use only the first LIMIT captions.")
+@click.option("--refine/--no-refine", default=True, show_default=True,
+              help="Adversarial refinement (SugarCrepe Alg. 1) against blind text scorers.")
+@common_options
+def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine, out, seed,
+               max_spend, retries, progress, dry_run) -> None:
+    """SugarCrepe App. D.2 hard negatives for your CAPTIONS (a COCO captions JSON with
+    'images' and 'annotations', or a list of {"image", "caption"} records).
+
+    Replace and Add take three calls (locate a concept at temperature 0, a new concept at
+    1.5, compose at 0); Swap takes one call that first asks whether a swap is possible.
+    Then blind text scorers (length, n-gram) and Algorithm 1 remove what they could exploit.
+    Human validation (the paper's Stage 2) is left to you: items carry validated = False.
+    """
+    from foilbench.construct.pipelines.sugarcrepe import TYPES, SugarcrepeConfig
+
+    chosen = tuple(TYPES) if types == "all" else tuple(t.strip() for t in types.split(","))
+    config = SugarcrepeConfig(captions=captions, images=images, types=chosen,
+                              captions_per_image=captions_per_image, limit=limit,
+                              refine=refine, seed=seed)
+    _run("sugarcrepe", config, {"text": text}, out, seed, max_spend, retries, progress, dry_run)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {text!r}") from None
+
+
+@construct.command(context_settings=CONTEXT,
+                   short_help="Auto-Comp §3: Minimal/Contextual concepts, Swap/Confusion.")
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
+@click.option("--image", default="world", show_default=True, help=IMAGE_HELP)
+@click.option("--detector", default=None, help="Object presence/count detector: world, "
+              "hf-det:DIR (default world with --image world).")
+@click.option("--vqa", default=None, help="VQA for the attribute/relation check: world, "
+              "hf-vlm:DIR, api:PROVIDER:MODEL (default world with --image world).")
+@click.option("--tasks", default="color,shape_color,position,relative_size", show_default=True)
+@click.option("--n", "ns", default="2,3", show_default=True, help="Objects per concept (N).")
+@click.option("--concepts", "n_concepts", default=4, show_default=True,
+              help="Concepts per (task, N).")
+@click.option("--vocab", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="JSON with your vocabularies: objects, shapes, colors, relations, "
+                   "size_relations (default: the procedural world's).")
+@click.option("--size", default=256, show_default=True, help="Image side in pixels.")
+@common_options
+def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, out, seed,
+             max_spend, retries, progress, dry_run) -> None:
+    """Auto-Comp §3: concepts -> Minimal (template, "on a white background") and Contextual
+    (LLM-rewritten, semantic preservation checked) captions -> images -> validation (objects
+    and counts, white background for Minimal, VQA) -> Swap and Confusion negatives.
+
+    One choice benchmark with both conditions and both negative sets (columns condition,
+    negative_set); `paired` marks concepts validated in both conditions. The survival table
+    is the analogue of Auto-Comp Table 3.
+    """
+    from foilbench.construct.pipelines.autocomp import AutocompConfig
+
+    config = AutocompConfig(tasks=tuple(t.strip() for t in tasks.split(",")), ns=_ints(ns),
+                            n_concepts=n_concepts, vocab=vocab, size=size, seed=seed)
+    specs = {"text": text, "image": image, "detector": _default(detector, image, "detector"),
+             "vqa": _default(vqa, image, "vqa")}
+    _run("autocomp", config, specs, out, seed, max_spend, retries, progress, dry_run)
+
+
+@construct.command(context_settings=CONTEXT,
+                   short_help="COMPASS §3: scene-graph captions worded by a text backend.")
+@click.option("--text", default="template", show_default=True, help=TEXT_HELP)
+@click.option("--scene-graphs", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Visual Genome scene_graphs.json (default: procedural-world graphs).")
+@click.option("--images", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Images of the scene graphs (<image_id>.jpg or the record's 'image').")
+@click.option("--n-scenes", default=12, show_default=True, help="World scenes (no --scene-graphs).")
+@click.option("--limit", type=int, default=None, help="Use only the first LIMIT scene graphs.")
+@click.option("--per-level", default=1, show_default=True, help="Captions per level per image.")
+@click.option("--on-violation", type=click.Choice(["drop", "template"]), default="drop",
+              show_default=True, help="A worded caption failing a structural check is dropped, "
+                                      "or its failing texts fall back to the template.")
+@common_options
+def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation, out, seed,
+            max_spend, retries, progress, dry_run) -> None:
+    """COMPASS §3: captions from scene-graph walks at levels L1 / L2-OA / L2-OR / L3-OAR,
+    worded by the text backend, with structural checks on every worded caption
+    (all primitives said, attributes bound, relations in order, nothing else).
+    """
+    from foilbench.construct.pipelines.compass import CompassConfig
+
+    config = CompassConfig(scene_graphs=scene_graphs, images=images, n_scenes=n_scenes,
+                           limit=limit, per_level=per_level, seed=seed,
+                           on_violation=on_violation)
+    _run("compass", config, {"text": text}, out, seed, max_spend, retries, progress, dry_run)
