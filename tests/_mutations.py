@@ -133,13 +133,15 @@ BOOT = ("import sys; root = sys.argv[1]; sys.path.insert(0, root); import foilbe
         "foilbench.__file__); import pytest; sys.exit(pytest.main(sys.argv[2:]))")
 
 
-def run_tests(root: Path, tests: tuple[str, ...], timeout: float = 600) -> tuple[int, list[str],
-                                                                               str]:
+def run_tests(root: Path, tests: tuple[str, ...],
+              timeout: float = 600) -> tuple[int, list[str], str]:
+    """pytest -x on ``tests`` with ``root`` first on the path: (exit code, failed node ids,
+    output tail). ``timeout`` only guards against a hang; it is not a timed assertion."""
     missing = [t for t in tests if not (TESTS_DIR / t).is_file()]
     if missing:
         raise MutationTargetError(f"test files not found under {TESTS_DIR}: {missing}")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get(
-        "PYTHONPATH", "")]), PYTHONDONTWRITEBYTECODE="1")
+    paths = [str(root)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), PYTHONDONTWRITEBYTECODE="1")
     args = [sys.executable, "-c", BOOT, str(root), *(str(TESTS_DIR / t) for t in tests),
             "-x", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
     proc = subprocess.run(args, cwd=TESTS_DIR.parent, env=env, capture_output=True, text=True,

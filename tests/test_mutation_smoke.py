@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from _mutations import MUTATIONS, Outcome, run_all
+from _mutations import (
+    MUTATIONS,
+    Mutation,
+    MutationTargetError,
+    Outcome,
+    locate,
+    package_dir,
+    run_all,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -32,3 +40,12 @@ def test_planted_mutation_is_caught(outcomes, name):
         raise res  # the snippet is gone: the targeted code changed (see tests/_mutations.py)
     # exit 1 = tests ran and some failed; 2-5 (errors, nothing collected) is not a catch
     assert res.returncode == 1 and res.failed, f"mutation survived: {name}\n{res.tail}"
+
+
+def test_a_missing_snippet_is_an_error_not_a_skip():
+    gone = Mutation("renamed code", "this_code_is_not_in_foilbench(42)", "", ())
+    with pytest.raises(MutationTargetError, match="found nowhere"):
+        locate(package_dir(), gone)
+    twice = Mutation("ambiguous", "from __future__ import annotations", "", ())
+    with pytest.raises(MutationTargetError, match="exactly once"):
+        locate(package_dir(), twice)
