@@ -102,6 +102,19 @@ def test_paired_delta_resamples_differences_jointly():
         paired_delta_ci(a, b[:-1])
 
 
+def test_paired_delta_p_value_is_two_sided():
+    """p = 2 min(P(delta_b <= 0), P(delta_b >= 0)) over the same resampled differences."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 2, 30).astype(float)
+    b = (rng.random(30) < 0.35).astype(float)
+    clusters = np.repeat(np.arange(10), 3)
+    diffs = cluster_bootstrap_means(a - b, clusters, n_boot=400, seed=4)
+    lower, upper = np.mean(diffs <= 0), np.mean(diffs >= 0)
+    assert 0 < min(lower, upper) < 0.5  # a case where the factor 2 matters and is not capped
+    d = paired_delta_ci(a, b, clusters, n_boot=400, seed=4)
+    assert d["p_value"] == pytest.approx(2 * min(lower, upper))
+
+
 def test_summarise_methods_and_fallback():
     out = np.array([1, 1, 0, 1], dtype=float)
     assert summarise(out, method="wilson")["ci_low"] == pytest.approx(wilson_ci(3, 4)[0])

@@ -126,3 +126,19 @@ def test_bad_input_is_named(tmp_path, blip_dir):
         adapter.score_pairs(tiny_images(2), [["a cube"]])
     grey = tiny_images(1)[0].convert("L")
     assert np.isfinite(adapter.score_pairs([grey], [["a cube"]])[0]).all()
+
+
+def test_different_images_give_different_scores(vlm_dir):
+    """The tiny models see their image: the same captions scored against a black, a white and
+    a random image differ by at least ten times the 1e-4 the equality tests above allow
+    (measured: BLIP by tenths, LLaVA and Qwen2-VL by about 1e-2)."""
+    from PIL import Image
+
+    kind, folder = vlm_dir
+    adapter = resolve_model(f"hf-vlm:{folder}", device="cpu")
+    images = [Image.new("RGB", (32, 32), "black"), Image.new("RGB", (32, 32), "white"),
+              tiny_images(1)[0]]
+    scores = np.array(adapter.score_pairs(images, [CAPTIONS[0]] * 3))
+    for a in range(3):
+        for b in range(a + 1, 3):
+            assert np.abs(scores[a] - scores[b]).max() > 1e-3, (kind, scores)

@@ -18,9 +18,16 @@ from foilbench.construct.compass import compass_rows
 from foilbench.construct.compass_negatives import PrimitivePools
 from foilbench.construct.compass_realise import Realiser, TemplateRealiser
 from foilbench.construct.compass_sampling import LEVELS
+from foilbench.construct.compass_vg import (
+    IMAGE_SUFFIXES,
+    ImageIndex,
+    describe,
+    levels_yielded,
+    read_vg_file,
+    skip_counts,
+)
 from foilbench.construct.scene_graph import (
     SceneGraph,
-    read_scene_graphs,
     scene_graph_from_world,
     write_scene_graphs,
 )
@@ -28,7 +35,6 @@ from foilbench.data.format import Benchmark, Manifest, make_benchmark, write_ben
 from foilbench.errors import FoilbenchError
 
 SCENE_GRAPHS_FILE = "scene_graphs.json"
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 DESCRIPTION = (
     "COMPASS-style captions from scene graphs at levels L1 (O), L2-OA, L2-OR, L3-OAR. "
     "role=composed: [caption, one hard negative per primitive]; role=decomposed: "
@@ -86,46 +92,49 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
     return bench
 
 
-def find_image(images_dir: Path, graph: SceneGraph) -> str | None:
-    """The image file of ``graph`` under ``images_dir``: its ``image`` field, else
-    ``<image_id>`` with a common suffix (Visual Genome names images ``<image_id>.jpg``)."""
-    names = [graph.image] if graph.image else [graph.image_id + s for s in IMAGE_SUFFIXES]
-    for name in names:
-        if (images_dir / name).is_file():
-            return name
-    return None
-
-
 def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
                           out_dir: str | Path, seed: int = 0, per_level: int = 1,
                           limit: int | None = None,
                           realiser: Realiser | None = None) -> tuple[Benchmark, dict]:
     """A COMPASS-style benchmark from a VG scene-graph file and its images.
 
-    Replacement pools are every object name, attribute and predicate of the whole file.
-    Returns the benchmark and a report ``{"graphs", "used", "missing_image"}``."""
+    ``scene_graphs`` may be VG's ``scene_graphs.json``, ``objects.json`` or
+    ``relationships.json`` (:mod:`foilbench.construct.compass_vg` says what each yields);
+    ``images_dir`` a folder of ``<image_id>.jpg`` or the release root holding ``VG_100K/`` and
+    ``VG_100K_2/``. Replacement pools are every object name (all of each object's names),
+    attribute and predicate of the whole file. Returns the benchmark and a report
+    ``{"graphs", "used", "missing_image", "layout", "levels", "lines", "hint", **skip_counts}``
+    (``lines``: what the CLI prints about the file)."""
     realiser = realiser or TemplateRealiser()
     images = Path(images_dir)
     if not images.is_dir():
         raise FoilbenchError(f"images folder not found: {images}")
-    graphs = read_scene_graphs(scene_graphs)
-    pools = PrimitivePools.from_graphs(graphs)
-    chosen = graphs if limit is None else graphs[:limit]
+    vg = read_vg_file(scene_graphs)
+    pools = PrimitivePools.from_graphs(vg.graphs)
+    chosen = vg.graphs if limit is None else vg.graphs[:limit]
+    index = ImageIndex(images)
     pairs, missing = [], []
     for g in chosen:
-        rel = find_image(images, g)
+        rel = index.find(g)
         (pairs.append((g, rel)) if rel is not None else missing.append(g.image_id))
     if not pairs:
-        raise FoilbenchError(f"none of the {len(chosen)} scene graphs has an image in {images} "
+        where = " or ".join(str(f) for f in index.folders)
+        raise FoilbenchError(f"none of the {len(chosen)} scene graphs has an image in {where} "
                              f"(looked for <image_id>{'/'.join(IMAGE_SUFFIXES)}, "
                              f"e.g. {chosen[0].image_id}.jpg)" if chosen else
                              f"{scene_graphs}: no scene graphs")
     rows = compass_rows(pairs, pools, seed=seed, realiser=realiser, per_level=per_level)
+    counts = skip_counts(chosen)
+    totals = {k: v for k, v in counts.items() if k != "dangling_by_image"}
     extras = {"builder": "compass-vg", "seed": seed, "per_level": per_level,
               "realiser": realiser.name, "scene_graphs": str(scene_graphs),
-              "missing_image": len(missing)}
+              "layout": vg.layout, "levels": levels_yielded(chosen),
+              "missing_image": len(missing), **totals}
     bench = _rows_to_benchmark(rows, "compass-vg", images, f"scene graphs {scene_graphs}", extras)
     write_benchmark(bench, out_dir)
     write_scene_graphs([g for g, _ in pairs], Path(out_dir) / SCENE_GRAPHS_FILE)
-    report = {"graphs": len(chosen), "used": len(pairs), "missing_image": len(missing)}
+    report = {"graphs": len(chosen), "used": len(pairs), "missing_image": len(missing),
+              "layout": vg.layout, "levels": levels_yielded(chosen),
+              "lines": describe(vg, chosen), "hint": index.hint() if missing else None,
+              **counts}
     return bench, report
