@@ -26,6 +26,7 @@ from foilbench.audit.text import (
     choice_captions,
     cluster_labels,
     edit_types,
+    is_blind_auditable,
     pad_captions,
     same_bag_of_words,
 )
@@ -95,7 +96,7 @@ def reference_rows(bench: Benchmark, folds: int = 5, seed: int = 0) -> dict[str,
     a test. Benchmarks that are not ``choice`` get ``{}`` (no text-only baseline exists: both
     pair captions are correct for one image each).
     """
-    if bench.kind != "choice":
+    if not is_blind_auditable(bench):
         return {}
     try:
         audit = blind_audit(bench, CHEAP_SCORERS, folds, seed)

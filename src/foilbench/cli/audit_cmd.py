@@ -76,11 +76,12 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
     """
     from foilbench.audit.blind import blind_audit
     from foilbench.audit.scorers import DEFAULT_SCORERS
+    from foilbench.audit.text import is_blind_auditable
 
     benches = _load(benchmark)
     results = {}
     for bench in benches:
-        if len(benches) > 1 and bench.kind != "choice":
+        if len(benches) > 1 and not is_blind_auditable(bench):
             click.echo(f"[{bench.name}] skipped: kind {bench.kind!r} has no blind baseline",
                        err=True)
             continue

@@ -40,6 +40,7 @@ from foilbench.construct.autocomp_negatives import (
     render_relation,
 )
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
+from foilbench.kinds import ChoiceKind
 from foilbench.world.autocomp import concept_scene, relation_holds, sample_concept_words
 from foilbench.world.render import png_bytes, render
 from foilbench.world.scene import Scene
@@ -210,7 +211,7 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
     for op in OPERATIONS:
         items = pd.DataFrame(rows[op])
         manifest = Manifest(
-            name=NAMES[op], kind="choice", license="MIT",
+            name=NAMES[op], kind=ChoiceKind.name, license="MIT",
             source=f"foilbench.world procedural renderer (seed {seed}, stream {SEED_STREAM:#x}, "
                    f"{size}px)",
             description=DESCRIPTIONS[op],

@@ -36,6 +36,7 @@ from foilbench.construct.autocomp_bench import (
 )
 from foilbench.construct.autocomp_negatives import Concept, caption
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
+from foilbench.kinds import ChoiceKind
 from foilbench.world.autocomp import TASK_OBJECTS, TASK_VALUES
 from foilbench.world.vocab import CONDITIONS
 
@@ -107,7 +108,7 @@ def build_autocomp_n1(root: str | Path, seed: int = 0, n_concepts: int = 16, siz
         cells.append({"task": task, "concepts": len(concepts),
                       "negatives_per_item": len(recognition_negatives(concepts[0][0]))})
     manifest = Manifest(
-        name=NAME, kind="choice", license="MIT",
+        name=NAME, kind=ChoiceKind.name, license="MIT",
         source=f"foilbench.world procedural renderer (seed {seed}, stream {SEED_STREAM:#x}, "
                f"{size}px)",
         description="Auto-Comp N = 1 recognition (foilbench's baseline; the paper's formulas "

@@ -33,6 +33,7 @@ from foilbench.construct.scene_graph import (
 )
 from foilbench.data.format import Benchmark, Manifest, make_benchmark, write_benchmark
 from foilbench.errors import FoilbenchError
+from foilbench.kinds import ChoiceKind
 
 SCENE_GRAPHS_FILE = "scene_graphs.json"
 DESCRIPTION = (
@@ -49,7 +50,7 @@ def _rows_to_benchmark(rows: list[dict], name: str, root: Path, source: str,
         raise FoilbenchError(f"{name}: no captions could be built (graphs too small or no "
                              "valid replacements); nothing to write")
     items = pd.DataFrame(rows)
-    manifest = Manifest(name=name, kind="choice", version="1", license="MIT", source=source,
+    manifest = Manifest(name=name, kind=ChoiceKind.name, version="1", license="MIT", source=source,
                         description=DESCRIPTION, extras=extras)
     return make_benchmark(manifest, items, root)
 

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from foilbench.data.kinds import KINDS, METADATA_COLUMNS, KindSpec
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.errors import BenchmarkError
+from foilbench.kinds import KINDS, ItemKind, kind_of
 
 MANIFEST_FILE = "manifest.json"
 ITEMS_FILE = "items.parquet"
@@ -108,8 +109,14 @@ class Benchmark:
         return self.manifest.kind
 
     @property
-    def spec(self) -> KindSpec:
-        return KINDS[self.manifest.kind]
+    def item_kind(self) -> ItemKind:
+        """The kind object: columns, layout, outcomes, margins, API questions."""
+        return kind_of(self.manifest.kind)
+
+    @property
+    def spec(self) -> ItemKind:
+        """The kind object (older name of :attr:`item_kind`)."""
+        return self.item_kind
 
     def __len__(self) -> int:
         return len(self.items)
@@ -190,7 +197,7 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def normalise_lists(items: pd.DataFrame, spec: KindSpec) -> pd.DataFrame:
+def normalise_lists(items: pd.DataFrame, spec: ItemKind) -> pd.DataFrame:
     """Parquet gives numpy arrays for list columns; make them plain lists of str."""
     items = items.copy()
     for col in (*spec.image_list_columns, *spec.text_list_columns):

@@ -16,6 +16,7 @@ import pandas as pd
 from PIL import Image, ImageDraw
 
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
+from foilbench.kinds import PairKind
 
 VERSION = "1"
 SIZE = 64
@@ -91,7 +92,7 @@ def tiny_benchmark(on_invalid: str = "raise", check_images: bool = True,
     """The 12-item built-in pair benchmark (drawn on first use)."""
     folder = Path(root) if root is not None else data_cache_root() / f"tiny-builtin-v{VERSION}"
     items = tiny_items(folder)
-    manifest = Manifest(name="tiny-builtin", kind="pair", version=VERSION, license="MIT",
+    manifest = Manifest(name="tiny-builtin", kind=PairKind.name, version=VERSION, license="MIT",
                         source="foilbench.data.tiny (drawn with PIL)",
                         description="12 colour-edit pairs over 6 scenes; a smoke test")
     bench = make_benchmark(manifest, items, folder, on_invalid=on_invalid,

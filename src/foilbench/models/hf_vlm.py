@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 from foilbench.errors import ModelError
-from foilbench.models.base import ModelInfo, to_rgb
+from foilbench.models.base import ModelInfo, PairwiseScorer, to_rgb
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.hf_loading import load_error, resolve_source, source_identity
@@ -75,8 +75,8 @@ def _load(source: str, target: str, dtype):
     return config, model, processor
 
 
-class HFVLMScorer:
-    family = "pairwise"
+class HFVLMScorer(PairwiseScorer):
+    """Caption log-likelihood or VQAScore of a transformers VLM (see the module docstring)."""
 
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
                  score: str = "loglik", norm: str = "mean", yes: str = "raw",
@@ -106,7 +106,7 @@ class HFVLMScorer:
             "dtype": dtype,
         }
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("hf-vlm", parts),
-                               family="pairwise", score_kind=score_kind, extras=parts)
+                               family=self.family, score_kind=score_kind, extras=parts)
 
     @property
     def info(self) -> ModelInfo:

@@ -23,14 +23,13 @@ import pickle  # only for its exception type: weights load with weights_only=Tru
 import warnings
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 from foilbench.errors import ModelError
-from foilbench.models.base import ModelInfo, cosine_pair_scores, to_rgb
+from foilbench.models.base import ModelInfo, to_rgb
+from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import file_sha256, make_fingerprint, require_file
-from foilbench.models.score_heads import logit_pair_scores
 from foilbench.models.spec_options import int_option, split_options
 
 log = logging.getLogger(__name__)
@@ -129,10 +128,9 @@ def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenCl
                            force_quick_gelu=force_qg, device=device, dtype=dtype, **kwargs)
 
 
-class OpenClipAdapter:
-    """A dual encoder over an open_clip model; embeddings are L2-normalised float32."""
-
-    family = "dual"
+class OpenClipAdapter(BatchedDualEncoder):
+    """A dual encoder over an open_clip model; embeddings are L2-normalised float32 (batching,
+    normalisation and the score head: :class:`~foilbench.models.batched.BatchedDualEncoder`)."""
 
     def __init__(self, spec: str, arch: str, weights: Path | None, source: dict,
                  device: str = "auto", dtype: str = "float32", score: str = "cosine",
@@ -187,7 +185,7 @@ class OpenClipAdapter:
             "score": self._score_kind(),
         }
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("openclip", parts),
-                               family="dual", score_kind=self._score_kind(), extras=parts)
+                               family=self.family, score_kind=self._score_kind(), extras=parts)
 
     def _score_kind(self) -> str:
         return "cosine" if self.score == "cosine" else "logit"
@@ -196,34 +194,15 @@ class OpenClipAdapter:
     def info(self) -> ModelInfo:
         return self._info
 
-    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+    def image_features(self, images: list[Image.Image], offset: int):
         import torch
 
-        out = []
-        for start in range(0, len(images), self.batch_size):
-            chunk = images[start:start + self.batch_size]
-            pixels = torch.stack([self.preprocess(_named_rgb(im, start + k))
-                                  for k, im in enumerate(chunk)])
-            with torch.no_grad():
-                emb = self.model.encode_image(pixels.to(self.device, self.torch_dtype))
-            out.append(_normalised(emb))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+        pixels = torch.stack([self.preprocess(_named_rgb(im, offset + k))
+                              for k, im in enumerate(images)])
+        return self.model.encode_image(pixels.to(self.device, self.torch_dtype))
 
-    def embed_texts(self, texts: list[str]) -> np.ndarray:
-        import torch
-
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            tokens = self.tokenizer(list(texts[start:start + self.batch_size]))
-            with torch.no_grad():
-                emb = self.model.encode_text(tokens.to(self.device))
-            out.append(_normalised(emb))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-
-    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
-        if self.score == "cosine":
-            return cosine_pair_scores(image_emb, text_emb)
-        return logit_pair_scores(image_emb, text_emb, self.logit_scale, self.logit_bias)
+    def text_features(self, texts: list[str], offset: int):
+        return self.model.encode_text(self.tokenizer(list(texts)).to(self.device))
 
 
 def _downloaded_weights(arch: str, source: dict) -> Path | None:
@@ -247,9 +226,3 @@ def _named_rgb(image: Image.Image, index: int) -> Image.Image:
     name = getattr(image, "filename", "") or f"image #{index}"
     return to_rgb(image, name=name)
 
-
-def _normalised(emb) -> np.ndarray:
-    import torch
-
-    emb = torch.nn.functional.normalize(emb.float(), dim=-1)
-    return emb.cpu().numpy().astype(np.float32)

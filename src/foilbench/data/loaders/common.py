@@ -25,16 +25,16 @@ from urllib.parse import parse_qsl
 import pandas as pd
 
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
-from foilbench.data.kinds import KINDS
 from foilbench.errors import BenchmarkError
+from foilbench.kinds import KINDS, ChoiceKind, ImageChoiceKind, PairKind
 
 # CompoSET Table 8 scores each benchmark by one protocol: Group for 2x2 benchmarks, T2I for
 # benchmarks that only foil the image, I2T for those that only foil the text.
 # table8_metric -> (foilbench kind, foilbench metric of that kind)
 TABLE8_PROTOCOLS: dict[str, tuple[str, str]] = {
-    "group": ("pair", "group"),
-    "t2i": ("image_choice", "r1"),
-    "i2t": ("choice", "r1"),
+    "group": (PairKind.name, "group"),
+    "t2i": (ImageChoiceKind.name, "r1"),
+    "i2t": (ChoiceKind.name, "r1"),
 }
 
 
