@@ -70,9 +70,8 @@ def spec_from_dict(d: dict) -> CaptionSpec:
 
 def _graphs(ctx: Context, config: CompassConfig):
     """(graphs with image paths relative to ``root``, pools, root)."""
-    from foilbench.construct.compass_build import find_image
     from foilbench.construct.compass_negatives import PrimitivePools
-    from foilbench.construct.scene_graph import read_scene_graphs
+    from foilbench.construct.compass_vg import ImageIndex, read_vg_file
 
     if config.scene_graphs is None:
         from foilbench.construct.scene_graph import scene_graph_from_world, write_scene_graphs
@@ -92,12 +91,15 @@ def _graphs(ctx: Context, config: CompassConfig):
         write_scene_graphs([g for g, _ in pairs], ctx.out / "scene_graphs.json")
         return pairs, world_pools(), ctx.out
     images = Path(config.images or Path(config.scene_graphs).parent)
-    graphs = read_scene_graphs(config.scene_graphs)
+    graphs = read_vg_file(config.scene_graphs).graphs  # VG release layouts, counted skips
     pools = PrimitivePools.from_graphs(graphs)
     chosen = graphs[: config.limit] if config.limit else graphs
-    pairs = [(g, rel) for g in chosen if (rel := find_image(images, g)) is not None]
+    index = ImageIndex(images)  # the folder and VG_100K/ + VG_100K_2/ under it
+    pairs = [(g, rel) for g in chosen if (rel := index.find(g)) is not None]
     if not pairs:
-        raise ConstructError(f"none of the {len(chosen)} scene graphs has an image in {images}")
+        hint = index.hint()
+        raise ConstructError(f"none of the {len(chosen)} scene graphs has an image in {images}"
+                             + (f" ({hint})" if hint else ""))
     return pairs, pools, images
 
 
