@@ -38,11 +38,13 @@ def load_models(specs: Sequence[str], settings: RunSettings) -> list[tuple[str, 
 
 
 def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log) -> list[Benchmark]:
-    """Every benchmark the specs name (a suite names several), validated; dropped items (with
-    ``allow_partial``) are logged as a warning with their counts and reasons."""
+    """Every benchmark the specs name (a suite names several), validated and with a checksum
+    (computed when the manifest has none: it keys resume and the stored blind audit); dropped
+    items (with ``allow_partial``) are logged as a warning with their counts and reasons."""
     benches = [b for spec in specs
                for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid)]
     for bench in benches:
+        ensure_checksum(bench)
         if bench.dropped:
             log("warning", f"{bench.name}: dropped {bench.dropped.n} invalid item(s); results "
                            f"are PARTIAL.\n{format_problems(bench.dropped.problems)}")

@@ -57,8 +57,10 @@ def _clean(value: Any) -> Any:
     return str(value)
 
 
-def to_json(value: Any) -> str:
-    return json.dumps(_clean(value), sort_keys=True, ensure_ascii=False)
+def to_json(value: Any, *, sort_keys: bool = True) -> str:
+    """JSON text of ``value`` (cleaned as above); ``sort_keys=False`` keeps dict order, e.g.
+    the column order of table records."""
+    return json.dumps(_clean(value), sort_keys=sort_keys, ensure_ascii=False)
 
 
 class ResultsStore:
@@ -110,7 +112,7 @@ class ResultsStore:
             self._insert_metrics(metric_rows)
             if compass is not None:
                 self.con.execute("INSERT INTO compass_tables VALUES (?, ?)",
-                                 [run_id, to_json(compass)])
+                                 [run_id, to_json(compass, sort_keys=False)])
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
@@ -194,8 +196,8 @@ class ResultsStore:
                                 [name]).fetchone()[0] > 0
 
     def load_compass(self, run: str) -> dict[str, Any] | None:
-        """The stored COMPASS tables of a run, or None (not a COMPASS run, or stored before
-        schema 2, or written without the runner)."""
+        """The stored COMPASS tables of a run (records keep their column order), or None (not
+        a COMPASS run, or stored before schema 2, or written without the runner)."""
         run_id = self.resolve_run_id(run)
         if not self.has_table("compass_tables"):
             return None
