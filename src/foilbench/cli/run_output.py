@@ -1,13 +1,27 @@
-"""Rich tables for ``foilbench run``: one table per benchmark, reference rows last."""
+"""What ``foilbench run`` and ``sweep`` print: progress lines, and the run tables (one per
+benchmark, reference rows last)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from foilbench.evaluation import overall_metrics
+from foilbench.runner.log import Log
+from foilbench.runner.summary import overall_metrics
+
+_PREFIX = {"warning": "[yellow]warning[/yellow]: ", "error": "[red]failed[/red] "}
+
+
+def console_log(console: Console) -> Log:
+    """The runner's ``log`` for the CLI: messages on ``console``, warnings and failed cells
+    marked in colour."""
+    def log(level: str, message: str) -> None:
+        console.print(_PREFIX.get(level, "") + escape(message))
+
+    return log
 
 
 def pct(x: Any) -> str:
