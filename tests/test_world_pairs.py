@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from foilbench.construct.pair_plan import benchmark_scene_signatures
+from foilbench.construct.pairs import build_pairs
 from foilbench.data.format import load_benchmark
 from foilbench.world.captions import TIERS
 from foilbench.world.edits import EDIT_TYPES
-from foilbench.world.pair_plan import benchmark_scene_signatures
-from foilbench.world.pairs import build_pairs
 
 N_SCENES, FOILS, SIZE = 3, 15, 96
 

@@ -2,7 +2,7 @@
 
 Parts (each a foilbench benchmark folder under the suite directory):
 
-- ``world-pairs``: CompoSET-style single-edit pairs (:func:`foilbench.world.pairs.build_pairs`);
+- ``world-pairs``: CompoSET-style single-edit pairs (:func:`foilbench.construct.pairs.build_pairs`);
 - ``autocomp-swap`` / ``autocomp-confusion``: Auto-Comp concepts in both conditions
   (:func:`foilbench.construct.autocomp_bench.build_autocomp`);
 - ``autocomp-n1``: foilbench's N = 1 attribute-recognition baseline, the same concept
@@ -75,7 +75,7 @@ def _run_compass(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> 
 
 
 PARTS: tuple[Part, ...] = (
-    Part("pairs", "foilbench.world.pairs:build_pairs", _run_pairs,
+    Part("pairs", "foilbench.construct.pairs:build_pairs", _run_pairs,
          {"n_scenes": 80, "foils_per_scene": 16}),
     Part("autocomp", "foilbench.construct.autocomp_bench:build_autocomp", _run_autocomp,
          {"n_concepts": 16, "ns": (2, 3)}),

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from foilbench.construct.backends.base import ROLES, Backend
@@ -29,7 +29,7 @@ _BUILTIN: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def backend_registry(role: str) -> Registry:
     if role not in ROLES:
         raise FoilbenchError(f"unknown backend role {role!r}; expected one of {', '.join(ROLES)}")

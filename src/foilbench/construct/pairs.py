@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from foilbench.construct.pair_plan import BENCHMARK_SEED_STREAM, plan_benchmark
 from foilbench.data.format import Benchmark, Manifest, make_benchmark, write_benchmark
 from foilbench.world.captions import TIERS, edit_captions
 from foilbench.world.edit_core import Edit
-from foilbench.world.pair_plan import BENCHMARK_SEED_STREAM, plan_benchmark
 from foilbench.world.render import Layers, png_bytes, render_layers
 
 BENCHMARK_NAME = "world-pairs"
