@@ -221,3 +221,13 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
         )
         benches[op] = make_benchmark(manifest, items, root)
     return benches
+
+
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/autocomp-swap`` and return the Swap then the Confusion benchmark, both rooted
+    there (the suite copies the images into Confusion's own folder when it writes it)."""
+    benches = build_autocomp(Path(out_dir) / NAMES["swap"], seed=seed, size=size,
+                             progress=progress, **cfg)
+    return [benches[op] for op in OPERATIONS]
