@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from foilbench import __version__
 from foilbench.data.format import Benchmark, load_benchmark, write_benchmark
+from foilbench.paths import suite_dir
 from foilbench.registry import load_target
 
 DEFAULT_SEED = 0
@@ -84,8 +84,7 @@ def suite_version() -> str:
 
 
 def cache_dir(seed: int = DEFAULT_SEED) -> Path:
-    home = Path(os.environ.get("FOILBENCH_HOME") or Path.home() / ".cache" / "foilbench")
-    return home / "suite" / f"{suite_version()}-{seed}"
+    return suite_dir() / f"{suite_version()}-{seed}"
 
 
 def _note(msg: str) -> None:

@@ -16,14 +16,14 @@ from typing import Any
 
 from foilbench.data.format import sha256_file
 from foilbench.errors import ModelError
+from foilbench.paths import model_state_dir
 
 HASH_CACHE_FILE = "weights_hashes.json"
 
 
 def cache_root() -> Path:
-    """The foilbench cache folder: ``$FOILBENCH_CACHE_DIR`` or ``~/.cache/foilbench``."""
-    env = os.environ.get("FOILBENCH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "foilbench"
+    """Where weight hashes and API answers are kept (:func:`foilbench.paths.model_state_dir`)."""
+    return model_state_dir()
 
 
 def require_file(path: str | Path, what: str = "weights file") -> Path:

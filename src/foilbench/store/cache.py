@@ -1,6 +1,6 @@
 """Persistent caches keyed by (model fingerprint, content hash), safe against interruption.
 
-Layout under the cache root (default ``~/.cache/foilbench/embeddings``, or ``$FOILBENCH_CACHE``)::
+Layout under the cache root (default ``~/.cache/foilbench/embeddings``; see ``paths.py``)::
 
     <root>/<sanitised-fingerprint>-<sha256(fingerprint)[:16]>/
         fingerprint.txt              the full fingerprint (for humans)
@@ -27,16 +27,14 @@ import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-ENV_VAR = "FOILBENCH_CACHE"
+from foilbench.paths import embeddings_dir
+
 _DIGEST_BYTES = 32
 
 
 def default_cache_root() -> Path:
-    """``$FOILBENCH_CACHE`` if set, else ``~/.cache/foilbench/embeddings``."""
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "foilbench" / "embeddings"
+    """``$FOILBENCH_HOME/embeddings`` (:func:`foilbench.paths.embeddings_dir`)."""
+    return embeddings_dir()
 
 
 def fingerprint_dirname(fingerprint: str) -> str:
