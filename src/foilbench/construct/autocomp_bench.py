@@ -21,7 +21,6 @@ clause of each negative against the drawn scene (:func:`negative_truths`).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +39,7 @@ from foilbench.construct.autocomp_negatives import (
     render_relation,
 )
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
+from foilbench.hashing import sha256_text
 from foilbench.world.autocomp import concept_scene, relation_holds, sample_concept_words
 from foilbench.world.render import png_bytes, render
 from foilbench.world.scene import Scene
@@ -60,7 +60,7 @@ DESCRIPTIONS = {
 def concept_id(concept: Concept) -> str:
     """A stable id from the concept's words."""
     text = "|".join([concept.task, *concept.objects, "/", *concept.values])
-    return f"ac-{concept.task}-n{concept.n}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    return f"ac-{concept.task}-n{concept.n}-{sha256_text(text)[:10]}"
 
 
 def sample_concepts(seed: int, task: str, n: int, n_concepts: int,

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from foilbench import __version__
 from foilbench.data.format import Benchmark, load_benchmark, write_benchmark
+from foilbench.jsonio import write_json
 from foilbench.paths import suite_dir
 from foilbench.registry import load_target
 
@@ -65,6 +66,7 @@ PARTS: tuple[Part, ...] = (
 
 # Source files whose changes change the suite's bytes (fingerprinted into the cache name).
 _FINGERPRINT_PACKAGES = ("foilbench.world", "foilbench.construct", "foilbench.data")
+_FINGERPRINT_MODULES = ("hashing.py", "jsonio.py")  # scene ids and the JSON files written
 
 
 def code_fingerprint() -> str:
@@ -76,6 +78,9 @@ def code_fingerprint() -> str:
         for path in sorted(folder.glob("*.py")):
             h.update(path.name.encode())
             h.update(path.read_bytes())
+    for name in _FINGERPRINT_MODULES:
+        h.update(name.encode())
+        h.update((root / name).read_bytes())
     return h.hexdigest()[:10]
 
 
@@ -125,8 +130,7 @@ def build_suite(out_dir: str | Path, seed: int = DEFAULT_SEED, size: int = DEFAU
              "benchmarks": folders, "skipped": skipped,
              "config": {p.name: {**p.defaults, **config.get(p.name, {})} for p in PARTS
                         if parts is None or p.name in parts}}
-    (out / SUITE_FILE).write_text(json.dumps(index, indent=2, sort_keys=True, default=list)
-                                  + "\n")
+    write_json(out / SUITE_FILE, index, default=list)
     return index
 
 

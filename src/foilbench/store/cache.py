@@ -20,13 +20,13 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from hashlib import sha256
 from pathlib import Path
 
 import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
+from foilbench.hashing import sha256_text
 from foilbench.paths import embeddings_dir
 
 _DIGEST_BYTES = 32
@@ -40,7 +40,7 @@ def default_cache_root() -> Path:
 def fingerprint_dirname(fingerprint: str) -> str:
     """A file-system-safe, collision-free folder name for a fingerprint."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", fingerprint).strip("._")[:60] or "model"
-    return f"{safe}-{sha256(fingerprint.encode()).hexdigest()[:16]}"
+    return f"{safe}-{sha256_text(fingerprint)[:16]}"
 
 
 def _digest_bytes(hexes: list[str]) -> np.ndarray:
