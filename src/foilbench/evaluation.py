@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from foilbench.data.format import Benchmark
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.provenance import collect_provenance
 from foilbench.scoring.aggregate import long_outcomes
 from foilbench.scoring.engine import evaluate
@@ -40,8 +41,8 @@ def evaluate_and_store(adapter: Any, bench: Benchmark, store: Any, *, cache: Any
                        progress: bool = True, revision: str | None = None) -> RunRecord:
     """Evaluate ``adapter`` on ``bench``, compute metrics with CIs, write one run to ``store``."""
     result = evaluate(adapter, bench, cache=cache, batch_size=batch_size, progress=progress)
-    metrics = metric_table(long_outcomes(result), by=by, method=ci_method, n_boot=n_boot,
-                           seed=seed)
+    metrics = metric_table(long_outcomes(result), by=by, candidates=METADATA_COLUMNS,
+                           method=ci_method, n_boot=n_boot, seed=seed)
     provenance = collect_provenance(seed=seed, n_boot=n_boot, ci_method=ci_method,
                                     extra=_config_extra(by), revision=revision)
     run_id = store.write_run(result, metrics, provenance, batch_id=batch_id)
