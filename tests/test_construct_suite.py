@@ -122,3 +122,20 @@ def test_progress_false_draws_no_bar(tmp_path, capsys):
     parts = ("autocomp", "autocomp-n1", "compass")
     build_and_return(tmp_path, seed=0, parts=parts)
     assert capsys.readouterr().err == ""
+
+
+# Items-table checksums (image bytes left out: PNG encoding may differ across zlib builds) of
+# the TINY suite at seed 1, 48 px, recorded before the builder-contract refactor. A change here
+# changes the suite's content: update the numbers only for an intended change, and say so.
+GOLDEN_ITEMS = {
+    "world-pairs": "283070ae8425efc9", "autocomp-swap": "8638e22ac3350950",
+    "autocomp-confusion": "6dfd838cf968a4c0", "autocomp-n1": "351eea0f168db863",
+    "compass-synth": "0bf631ff9b191402",
+}
+
+
+def test_suite_items_match_the_recorded_checksums(tmp_path):
+    build_suite(tmp_path, seed=1, size=48, config=TINY, progress=False)
+    got = {b.name: b.compute_checksum(include_images=False).removeprefix("sha256:")[:16]
+           for b in load_suite(tmp_path)}
+    assert got == GOLDEN_ITEMS
