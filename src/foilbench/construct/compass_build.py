@@ -3,7 +3,7 @@
 ``build_compass_benchmark`` samples world scenes, renders them, writes their scene graphs
 (``scene_graphs.json``, Visual Genome format) where the items will go, and builds the composed,
 decomposed and skill-targeted rows of ``foilbench.construct.compass``; the caller writes the
-benchmark (the suite, or ``foilbench compass synth``). The same seed gives byte-identical
+benchmark (the suite, or ``foilbench compass build-synth``). The same seed gives byte-identical
 files. ``build_compass_from_vg`` does the same for user scene graphs and images.
 """
 
