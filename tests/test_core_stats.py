@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.stats import (
     cluster_bootstrap_ci,
     cluster_bootstrap_means,
@@ -149,7 +150,27 @@ def test_metric_table_breakdown_by_any_column():
     red = res[(res["group_by"] == "colour") & (res["group_value"] == "red")].iloc[0]
     assert red["value"] == pytest.approx(2 / 3)
     assert set(res["group_by"]) == {"", "tier", "colour"}
-    default = metric_table(table, n_boot=200)  # standard metadata columns, scene_id excluded
+    # the standard metadata columns that vary, scene_id excluded
+    default = metric_table(table, candidates=METADATA_COLUMNS, n_boot=200)
     assert set(default["group_by"]) == {"", "tier"}
     with pytest.raises(ValueError, match="not in the results"):
         metric_table(table, by=["nope"])
+
+
+def test_metric_table_needs_columns_or_candidates():
+    table = pd.DataFrame({"metric": ["r1"], "outcome": [1.0], "tie": [False], "chance": [0.5]})
+    with pytest.raises(ValueError, match="by= .* or candidates="):
+        metric_table(table)
+    assert list(metric_table(table, by=[])["group_by"]) == [""]
+
+
+def test_stats_is_pure_it_imports_no_other_foilbench_package():
+    import re
+    from pathlib import Path
+
+    import foilbench.stats
+
+    folder = Path(foilbench.stats.__file__).parent
+    imported = {m for p in folder.glob("*.py")
+                for m in re.findall(r"^\s*(?:from|import) (foilbench\.\w+)", p.read_text(), re.M)}
+    assert imported == {"foilbench.stats"}

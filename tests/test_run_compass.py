@@ -8,11 +8,13 @@ from click.testing import CliRunner
 
 from foilbench.cli.main import cli
 from foilbench.construct.compass_build import build_compass_benchmark
+from foilbench.data.format import write_benchmark
 
 
 def test_run_prints_and_stores_compass_tables(tmp_path, monkeypatch):
     monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
-    build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48)
+    write_benchmark(build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48),
+                    tmp_path / "compass")
     result = CliRunner().invoke(cli, ["run", "--model", "tiny-random", "--benchmark",
                                       str(tmp_path / "compass"), "--out", str(tmp_path / "o"),
                                       "--n-boot", "200", "--quiet", "--no-report"])

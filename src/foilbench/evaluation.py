@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from foilbench.data.format import Benchmark
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.provenance import collect_provenance
 from foilbench.scoring.aggregate import long_outcomes
 from foilbench.scoring.engine import evaluate
@@ -51,8 +52,8 @@ def evaluate_run(adapter: Any, bench: Benchmark, *, cache: Any = None, batch_siz
     """Evaluate ``adapter`` on ``bench`` and compute metrics with CIs; writes nothing (the
     embedding cache, when given, is the only side effect)."""
     result = evaluate(adapter, bench, cache=cache, batch_size=batch_size, progress=progress)
-    metrics = metric_table(long_outcomes(result), by=by, method=ci_method, n_boot=n_boot,
-                           seed=seed)
+    metrics = metric_table(long_outcomes(result), by=by, candidates=METADATA_COLUMNS,
+                           method=ci_method, n_boot=n_boot, seed=seed)
     provenance = collect_provenance(seed=seed, n_boot=n_boot, ci_method=ci_method,
                                     extra=_config_extra(by), revision=revision)
     return Evaluation(result, metrics, provenance)

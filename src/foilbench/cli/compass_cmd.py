@@ -47,9 +47,11 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
     (Visual Genome format).
     """
     from foilbench.construct.compass_build import build_compass_benchmark
+    from foilbench.data.format import write_benchmark
 
     bench = build_compass_benchmark(out_dir, seed=seed, n_scenes=n_scenes, size=size,
                                     per_level=per_level)
+    write_benchmark(bench, out_dir)
     _summary(bench, out_dir)
 
 

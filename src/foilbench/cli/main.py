@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import warnings
 
 import click
 
@@ -68,6 +69,9 @@ def cli() -> None:
 
 
 def main() -> None:
+    # Python hides DeprecationWarnings outside __main__; a user who sets an old variable
+    # (foilbench.paths) should read that it is going away.
+    warnings.filterwarnings("default", category=DeprecationWarning, module=r"foilbench\.")
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

@@ -21,7 +21,6 @@ clause of each negative against the drawn scene (:func:`negative_truths`).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +40,7 @@ from foilbench.construct.autocomp_negatives import (
 )
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
 from foilbench.kinds import ChoiceKind
+from foilbench.hashing import sha256_text
 from foilbench.world.autocomp import concept_scene, relation_holds, sample_concept_words
 from foilbench.world.render import png_bytes, render
 from foilbench.world.scene import Scene
@@ -61,7 +61,7 @@ DESCRIPTIONS = {
 def concept_id(concept: Concept) -> str:
     """A stable id from the concept's words."""
     text = "|".join([concept.task, *concept.objects, "/", *concept.values])
-    return f"ac-{concept.task}-n{concept.n}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    return f"ac-{concept.task}-n{concept.n}-{sha256_text(text)[:10]}"
 
 
 def sample_concepts(seed: int, task: str, n: int, n_concepts: int,
@@ -222,3 +222,13 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
         )
         benches[op] = make_benchmark(manifest, items, root)
     return benches
+
+
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/autocomp-swap`` and return the Swap then the Confusion benchmark, both rooted
+    there (the suite copies the images into Confusion's own folder when it writes it)."""
+    benches = build_autocomp(Path(out_dir) / NAMES["swap"], seed=seed, size=size,
+                             progress=progress, **cfg)
+    return [benches[op] for op in OPERATIONS]

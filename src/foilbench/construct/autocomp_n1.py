@@ -118,3 +118,11 @@ def build_autocomp_n1(root: str | Path, seed: int = 0, n_concepts: int = 16, siz
                 "cells": cells},
     )
     return make_benchmark(manifest, pd.DataFrame(rows), root)
+
+
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/autocomp-n1``; ``cfg`` takes ``n_concepts`` and ``tasks``."""
+    return [build_autocomp_n1(Path(out_dir) / NAME, seed=seed, size=size, progress=progress,
+                              **cfg)]

@@ -1,9 +1,10 @@
-"""Write COMPASS-style benchmarks (kind ``choice``) from the world or from VG files.
+"""Build COMPASS-style benchmarks (kind ``choice``) from the world or from VG files.
 
 ``build_compass_benchmark`` samples world scenes, renders them, writes their scene graphs
-(``scene_graphs.json``, Visual Genome format) next to the items, and builds the composed,
-decomposed and skill-targeted rows of ``foilbench.construct.compass``. The same seed gives
-byte-identical files. ``build_compass_from_vg`` does the same for user scene graphs and images.
+(``scene_graphs.json``, Visual Genome format) where the items will go, and builds the composed,
+decomposed and skill-targeted rows of ``foilbench.construct.compass``; the caller writes the
+benchmark (the suite, or ``foilbench compass build-synth``). The same seed gives byte-identical
+files. ``build_compass_from_vg`` does the same for user scene graphs and images.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from foilbench.errors import FoilbenchError
 from foilbench.kinds import ChoiceKind
 
 SCENE_GRAPHS_FILE = "scene_graphs.json"
+SYNTH_NAME = "compass-synth"
 DESCRIPTION = (
     "COMPASS-style captions from scene graphs at levels L1 (O), L2-OA, L2-OR, L3-OAR. "
     "role=composed: [caption, one hard negative per primitive]; role=decomposed: "
@@ -58,8 +60,10 @@ def _rows_to_benchmark(rows: list[dict], name: str, root: Path, source: str,
 def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 40,
                             size: int = 160, per_level: int = 1,
                             n_objects: tuple[int, int] = (3, 8), condition: str = "minimal",
-                            realiser: Realiser | None = None) -> Benchmark:
-    """Render ``n_scenes`` world scenes and write a COMPASS-style benchmark to ``out_dir``.
+                            realiser: Realiser | None = None,
+                            progress: bool = True) -> Benchmark:
+    """Render ``n_scenes`` world scenes under ``out_dir`` and return a COMPASS-style benchmark
+    rooted there (the caller writes it: :func:`foilbench.data.format.write_benchmark`).
 
     Scene j is drawn from ``default_rng([seed, j])`` with 3 to 8 objects (so relation levels
     exist and N can grow); captions use the template realiser unless ``realiser`` is given."""
@@ -76,7 +80,8 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
     out = Path(out_dir)
     (out / "images").mkdir(parents=True, exist_ok=True)
     graphs: list[tuple[SceneGraph, str]] = []
-    for j in tqdm(range(n_scenes), desc="compass scenes", unit="scene", leave=False):
+    for j in tqdm(range(n_scenes), desc="compass scenes", unit="scene", leave=False,
+                  disable=not progress):
         rng = np.random.default_rng([seed, j])
         scene = sample_scene(rng, int(rng.integers(lo, hi + 1)), condition,
                              scene_id_prefix="compass-")
@@ -85,12 +90,19 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
         graphs.append((scene_graph_from_world(scene, image=rel), rel))
     write_scene_graphs([g for g, _ in graphs], out / SCENE_GRAPHS_FILE)
     rows = compass_rows(graphs, world_pools(), seed=seed, realiser=realiser, per_level=per_level)
-    extras = {"builder": "compass-synth", "seed": seed, "n_scenes": n_scenes, "size": size,
+    extras = {"builder": SYNTH_NAME, "seed": seed, "n_scenes": n_scenes, "size": size,
               "per_level": per_level, "n_objects": list(n_objects), "condition": condition,
               "realiser": realiser.name, "levels": list(LEVELS)}
-    bench = _rows_to_benchmark(rows, "compass-synth", out, "foilbench procedural world", extras)
-    write_benchmark(bench, out, copy_images=False)
-    return bench
+    return _rows_to_benchmark(rows, SYNTH_NAME, out, "foilbench procedural world", extras)
+
+
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/compass-synth``; ``cfg`` takes the other arguments of
+    :func:`build_compass_benchmark`."""
+    return [build_compass_benchmark(Path(out_dir) / SYNTH_NAME, seed=seed, size=size,
+                                    progress=progress, **cfg)]
 
 
 def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from foilbench.errors import FoilbenchError
+from foilbench.jsonio import write_json
 
 MENTIONED_KEY = "mentioned_words"  # foilbench's own key: words of skipped record parts
 
@@ -264,11 +265,7 @@ def read_scene_graphs(path: str | Path) -> list[SceneGraph]:
 
 
 def write_scene_graphs(graphs: Iterable[SceneGraph], path: str | Path) -> Path:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    records = [scene_graph_to_dict(g) for g in graphs]
-    p.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
-    return p
+    return write_json(path, [scene_graph_to_dict(g) for g in graphs], indent=1)
 
 
 def scene_graph_from_world(scene, image: str | None = None) -> SceneGraph:

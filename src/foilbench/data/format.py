@@ -21,6 +21,8 @@ import pandas as pd
 from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.errors import BenchmarkError
 from foilbench.kinds import KINDS, ItemKind, kind_of
+from foilbench.hashing import sha256_bytes, sha256_file, sha256_text
+from foilbench.jsonio import write_json
 
 MANIFEST_FILE = "manifest.json"
 ITEMS_FILE = "items.parquet"
@@ -181,22 +183,6 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def normalise_lists(items: pd.DataFrame, spec: ItemKind) -> pd.DataFrame:
     """Parquet gives numpy arrays for list columns; make them plain lists of str."""
     items = items.copy()
@@ -270,5 +256,5 @@ def write_benchmark(bench: Benchmark, out_dir: str | Path, *, copy_images: bool 
     bench.items.to_parquet(out / ITEMS_FILE, index=False)
     manifest = bench.manifest.to_dict()
     manifest["n_items"] = len(bench.items)
-    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_json(out / MANIFEST_FILE, manifest)
     return out

@@ -2,7 +2,7 @@
 
 Six scenes (a coloured shape on a grey background); each scene has two single-edit foils that
 change only the shape's colour ("a red circle" vs "a blue circle"), CompoSET-style. Images are
-drawn once into ``$FOILBENCH_DATA_CACHE`` (default ``~/.cache/foilbench/builtin``) with atomic
+drawn once into ``$FOILBENCH_HOME/builtin`` (default ``~/.cache/foilbench/builtin``) with atomic
 writes, so concurrent first runs cannot leave a torn file.
 """
 
@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw
 
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
 from foilbench.kinds import PairKind
+from foilbench.paths import builtin_dir
 
 VERSION = "1"
 SIZE = 64
@@ -34,8 +35,7 @@ SCENES = [
 
 
 def data_cache_root() -> Path:
-    env = os.environ.get("FOILBENCH_DATA_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "foilbench" / "builtin"
+    return builtin_dir()
 
 
 def _draw(shape: str, colour: str) -> Image.Image:

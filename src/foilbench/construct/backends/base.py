@@ -14,7 +14,6 @@ ignore, so one pipeline runs against a provider, a local model or the procedural
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import json
 from abc import ABC, abstractmethod
@@ -24,6 +23,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image
+
+from foilbench.hashing import sha256_bytes, sha256_text
 
 ROLES = ("text", "image", "edit", "detector", "vqa")
 
@@ -140,10 +141,10 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, Image.Image):
         buf = io.BytesIO()
         value.save(buf, format="PNG")
-        return {"png_sha256": hashlib.sha256(buf.getvalue()).hexdigest()}
+        return {"png_sha256": sha256_bytes(buf.getvalue())}
     if isinstance(value, np.ndarray):
         arr = np.ascontiguousarray(value)
-        return {"array_sha256": hashlib.sha256(arr.tobytes()).hexdigest(),
+        return {"array_sha256": sha256_bytes(arr.tobytes()),
                 "shape": list(arr.shape), "dtype": str(arr.dtype)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
@@ -162,4 +163,4 @@ def call_key(backend: Backend, method: str, *args: Any) -> str:
     payload = {"backend": backend.fingerprint, "method": method,
                "args": [_canonical(a) for a in args]}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_text(text)

@@ -14,7 +14,6 @@ Spec options: a loader path may carry ``?key=value&key2=value2`` after the folde
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ import pandas as pd
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
 from foilbench.errors import BenchmarkError
 from foilbench.kinds import KINDS, ChoiceKind, ImageChoiceKind, PairKind
+from foilbench.paths import env_path
 
 # CompoSET Table 8 scores each benchmark by one protocol: Group for 2x2 benchmarks, T2I for
 # benchmarks that only foil the image, I2T for those that only foil the text.
@@ -81,8 +81,8 @@ def split_spec(path: str | Path, allowed: Iterable[str] = ()) -> tuple[Path, dic
 
 def image_root(options: Mapping[str, str], env_var: str, default: Path) -> Path:
     """The image folder: ``?images=`` option, else the environment variable, else ``default``."""
-    chosen = options.get("images") or os.environ.get(env_var) or str(default)
-    return Path(chosen).expanduser()
+    chosen = options.get("images")
+    return Path(chosen).expanduser() if chosen else env_path(env_var) or Path(default).expanduser()
 
 
 def require_dir(path: Path, loader: str, what: str) -> Path:
