@@ -39,8 +39,8 @@ from foilbench.construct.autocomp_negatives import (
     render_relation,
 )
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
-from foilbench.kinds import ChoiceKind
 from foilbench.hashing import sha256_text
+from foilbench.kinds import ChoiceKind
 from foilbench.world.autocomp import concept_scene, relation_holds, sample_concept_words
 from foilbench.world.render import png_bytes, render
 from foilbench.world.scene import Scene

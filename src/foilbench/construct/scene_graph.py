@@ -28,7 +28,6 @@ it to decide whether an unlisted relation is false (see ``compass_negatives``).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace

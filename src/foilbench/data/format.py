@@ -20,9 +20,9 @@ import pandas as pd
 
 from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.errors import BenchmarkError
-from foilbench.kinds import KINDS, ItemKind, kind_of
 from foilbench.hashing import sha256_bytes, sha256_file, sha256_text
 from foilbench.jsonio import write_json
+from foilbench.kinds import KINDS, ItemKind, kind_of
 
 MANIFEST_FILE = "manifest.json"
 ITEMS_FILE = "items.parquet"

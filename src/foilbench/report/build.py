@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from foilbench.kinds import kind_of
 from foilbench.report import sections
 from foilbench.report.html import page
 from foilbench.store.db import ResultsStore
@@ -40,7 +41,7 @@ def load_runs(db_path: str | Path, run_ids: list[str]) -> list[RunData]:
 def _load_run(store: ResultsStore, run_id: str) -> RunData:
     run = store.get_run(run_id)
     blind = None
-    if run["benchmark_kind"] == "choice" and isinstance(run.get("benchmark_checksum"), str):
+    if kind_of(run["benchmark_kind"]).has_caption_candidates and isinstance(run.get("benchmark_checksum"), str):
         blind = store.load_blind_reference(run["benchmark_checksum"],
                                            n_items=int(run["n_items"]))
     return RunData(run, store.load_metrics(run_id), store.load_item_results(run_id),

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from foilbench.kinds import kind_of
 from foilbench.report import figures
 from foilbench.report.examples import examples_html
 from foilbench.report.html import Raw, esc, figure_img, fmt_pct, section, table
@@ -63,7 +64,7 @@ def edit_tier_heatmap(runs) -> str:
     imgs = []
     for r in runs:
         it = r.items
-        if r.run["benchmark_kind"] != "pair" or not {"edit_type", "tier"} <= set(it.columns):
+        if not kind_of(r.run["benchmark_kind"]).is_edit_pair or not {"edit_type", "tier"} <= set(it.columns):
             continue
         grid = it.pivot_table(index="edit_type", columns="tier", values="group", aggfunc="mean")
         order = [t for t in ("short", "medium", "long") if t in grid.columns]
@@ -79,7 +80,7 @@ def margins(runs) -> str:
 
     series = {}
     for r in runs:
-        if r.run["benchmark_kind"] != "pair" or r.items.empty:
+        if not kind_of(r.run["benchmark_kind"]).is_edit_pair or r.items.empty:
             continue
         m = pair_margins(np.stack(r.items["scores"].to_numpy()).reshape(-1, 2, 2))
         series[f"I2T · {r.label}"] = m["i2t"]
@@ -167,7 +168,7 @@ def blind_audit(runs) -> str:
     parts, seen = [], set()
     for r in runs:
         key = r.run["benchmark_checksum"]
-        if r.run["benchmark_kind"] != "choice" or key in seen:
+        if not kind_of(r.run["benchmark_kind"]).has_caption_candidates or key in seen:
             continue
         seen.add(key)
         name = esc(r.run["benchmark_name"])

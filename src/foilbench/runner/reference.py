@@ -49,7 +49,7 @@ def blind_reference(bench: Benchmark, store: Any = None) -> dict[str, dict]:
     """The blind reference row of ``bench`` (``{"r1": STAT + {"scorer"}}``; ``{}`` for kinds
     other than ``choice`` and for benchmarks too small to cross-fit), from ``store`` when it
     holds one, else computed and, with a store, kept there."""
-    if bench.kind != "choice":
+    if not bench.item_kind.has_caption_candidates:
         return {}
     captions = choice_captions(bench)
     types, clusters = edit_types(bench), cluster_labels(bench)
