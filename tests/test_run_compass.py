@@ -34,7 +34,8 @@ def test_compass_tables_are_stored_with_the_run_and_the_report_reads_them(tmp_pa
     from foilbench.store.db import ResultsStore, to_json
 
     monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
-    build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48)
+    write_benchmark(build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48),
+                    tmp_path / "compass")
     outcome = runner.run(["tiny-random"], [str(tmp_path / "compass")], tmp_path / "o",
                          n_boot=200, progress=False, report=False)
     [rec] = outcome.records
