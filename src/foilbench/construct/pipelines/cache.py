@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, PngImagePlugin
 
-from foilbench.construct.backends.base import Detection, EditResult
+from foilbench.construct.backends.base import Detection, EditResult, Unanswerable
 
 CACHE_DIR = ".construct"
 CALLS_FILE = "calls.jsonl"
@@ -107,6 +107,8 @@ class CallCache:
     def _encode(self, key: str, value: Any) -> dict:
         if isinstance(value, str):
             return {"type": "text", "value": value}
+        if isinstance(value, Unanswerable):
+            return {"type": "unanswerable", "value": value.reason}
         if isinstance(value, Image.Image):
             return {"type": "image", "blob": self._blob(f"{key}.png", value)}
         if isinstance(value, EditResult):
@@ -132,6 +134,8 @@ class CallCache:
         kind = record["type"]
         if kind == "text":
             return record["value"]
+        if kind == "unanswerable":
+            return Unanswerable(record["value"])
         if kind == "image":
             return self._image(record["blob"])
         if kind == "edit":
