@@ -45,9 +45,13 @@ class Backend(ABC):
         """Stable identity: spec and weights hash / model version. Part of every cache key."""
 
     def describe(self) -> dict[str, Any]:
-        """What goes into a construction manifest's provenance."""
-        return {"role": self.role, "fingerprint": self.fingerprint,
-                "class": type(self).__qualname__}
+        """What goes into a construction manifest's provenance (with the spec the user typed,
+        which :func:`~foilbench.construct.backends.registry.resolve_backend` records)."""
+        out = {"role": self.role, "fingerprint": self.fingerprint,
+               "class": type(self).__qualname__}
+        if getattr(self, "spec", None):
+            out["spec"] = self.spec
+        return out
 
 
 @dataclass(frozen=True)
