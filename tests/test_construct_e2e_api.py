@@ -37,9 +37,10 @@ PROMPTS = {"composet.base_spec@1", "composet.base_image@1", "composet.instance_c
 
 
 def args(out: Path, *extra: str) -> list[str]:
+    progress = [] if "--progress" in extra else ["--no-progress"]
     return ["construct", "composet", *(a for r, s in SPECS.items() for a in (f"--{r}", s)),
             "--n-scenes", "2", "--foils-per-scene", "6", "--size", "64", "--retries", "0",
-            "--out", str(out), "--no-progress", *extra]
+            "--out", str(out), *progress, *extra]
 
 
 def construct(out: Path, *extra: str):
@@ -53,7 +54,7 @@ def bodies(requests: list[dict]) -> list[bytes]:
 def test_composet_with_api_backends_end_to_end(fake, tmp_path):
     responder = fake.responder = ComposetResponder()
     out = tmp_path / "cs"
-    res = construct(out, "--max-spend", "2")
+    res = construct(out, "--max-spend", "2", "--progress")
     assert res.exit_code == 0, res.output
     bench = load_benchmark(out)  # validates
     assert bench.kind == "pair" and len(bench) == 2 * 2 * 3  # 2 scenes x 2 foils x 3 tiers
@@ -70,6 +71,8 @@ def test_composet_with_api_backends_end_to_end(fake, tmp_path):
     assert drops["verbosity (step 7)"] == {"verbosity: edit phrase reworded": 2}
 
     prov = bench.manifest.extras["construction"]
+    for stage, counts in prov["calls"].items():  # a progress bar for every stage with calls
+        assert counts.get("called", 0) == 0 or f"composet {stage}:" in res.stderr, stage
     for role, spec in SPECS.items():
         assert prov["backends"][role]["fingerprint"] == resolve_backend(role, spec).fingerprint
         assert prov["backends"][role]["spec"] == spec

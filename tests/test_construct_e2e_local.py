@@ -159,3 +159,39 @@ def test_a_device_the_machine_lacks_fails_before_any_work(tmp_path, tiny):
                                    str(tmp_path / "ac"), "--device", "cuda:7", *SMALL])
     assert isinstance(res.exception, ModelError) and "cuda" in str(res.exception)
     assert not (tmp_path / "ac").exists()
+
+
+def test_composet_shows_the_base_image_only_to_a_text_backend_that_reads_images(tmp_path):
+    from foilbench.construct.backends.base import TextBackend
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.pipelines.composet import ComposetConfig
+    from foilbench.construct.pipelines.runner import run_pipeline
+
+    class Recording(TextBackend):
+        reads_structure = True  # template answers, so the world can draw them
+
+        def __init__(self, accepts_images: bool) -> None:
+            self.inner, self.accepts_images = resolve_backend("text", "template"), accepts_images
+            self.with_images: list[str] = []
+
+        @property
+        def fingerprint(self) -> str:
+            return f"recording-{self.accepts_images}:{self.inner.fingerprint}"
+
+        def complete(self, request):
+            if request.images:
+                self.with_images.append(request.prompt_id)
+            return self.inner.complete(request)
+
+    config = ComposetConfig(n_scenes=1, foils_per_scene=4, size=64)
+    for reads in (True, False):
+        text = Recording(reads)
+        backends = {"text": text, **{r: resolve_backend(r, "world")
+                                     for r in ("image", "edit", "detector")}}
+        out = tmp_path / str(reads)
+        run_pipeline("composet", config, backends, out, progress=False)
+        steps = {"composet.instance_captions@2", "composet.foils@2"}
+        assert set(text.with_images) == (steps if reads else set())
+        shown = [r["inputs"]["base_image_shown"] for r in read_log(out / "construction_log.jsonl")
+                 if isinstance(r.get("inputs"), dict) and "base_image_shown" in r["inputs"]]
+        assert shown == [reads, reads]

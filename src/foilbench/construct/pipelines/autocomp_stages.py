@@ -108,7 +108,7 @@ def stage_objects(ctx: Context, tracks: list[Candidate], config, track: str) -> 
 
 def stage_background(ctx: Context, tracks: list[Candidate], config) -> list[Candidate]:
     with ctx.log.stage("background check [minimal]", tracks, unit="concept") as st:
-        for t in tracks:
+        for t in ctx.track(tracks, st.name, unit="image"):
             white = background_whiteness(t.data["image"], t.data["boxes"], config.white_level)
             verdict = {"whiteness": round(white, 4), "needed": config.white_share}
             if white >= config.white_share:

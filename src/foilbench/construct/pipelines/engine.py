@@ -18,7 +18,7 @@ A pipeline holds one :class:`Context` per run. Stages ask it for calls in batche
 Calls to one backend run in a thread pool of ``backend.max_concurrency`` workers (1 means in
 line), so API backends work within their rate limits while local models stay serial.
 Identical calls within a batch are made once. One progress bar per stage batch (tqdm; off with
-``progress=False``).
+``progress=False``), and :meth:`Context.track` for long work between calls.
 """
 
 from __future__ import annotations
@@ -120,6 +120,14 @@ class Context:
 
     def close(self) -> None:
         self.log.close()
+
+    def track(self, items: Sequence, stage: str, unit: str = "item"):
+        """``items`` with a progress bar named after the stage, for long work between calls
+        (pixel checks over many images); calls get theirs from :meth:`call_many`."""
+        from tqdm.auto import tqdm
+
+        return tqdm(items, desc=f"{self.pipeline} {stage}".strip(), unit=unit,
+                    disable=not self.progress or len(items) < 2, leave=False)
 
     # -- prompts ----------------------------------------------------------------------------
     def render_prompt(self, name: str, **fields: object) -> str:
