@@ -113,6 +113,9 @@ def test_spend_cap_stops_the_run_and_a_rerun_resumes_without_repeats(fake, tmp_p
     assert "--max-spend" in str(stopped.exception)
     first = bodies(fake.requests)
     assert not any(r["path"] == "/v1/images/edits" for r in fake.requests)
+    same_cap = construct(out, "--max-spend", "2.5")  # the cap is for the folder, not per rerun
+    assert isinstance(same_cap.exception, SpendCapError)
+    assert "by earlier runs" in str(same_cap.exception) and len(fake.requests) == len(first)
     resumed = construct(out, "--max-spend", "20")
     assert resumed.exit_code == 0, resumed.output
     second = bodies(fake.requests)[len(first):]

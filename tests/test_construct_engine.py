@@ -148,6 +148,12 @@ def test_spend_cap_stops_the_run_and_a_higher_cap_resumes(tmp_path):
     ctx2 = Context(tmp_path, {"text": backend}, budget=Budget(5.0), progress=False)
     ctx2.call_many("s", "text", _jobs(["a", "b", "c"]))
     assert backend.calls == 3 and ctx2.budget.spent == pytest.approx(0.4)
+    # the cap is for the folder: a rerun with the first cap cannot spend it again
+    ctx3 = Context(tmp_path, {"text": backend}, budget=Budget(1.5), progress=False)
+    assert ctx3.budget.prior == pytest.approx(1.2)
+    with pytest.raises(SpendCapError, match=r"\$1.2000 of it by earlier runs"):
+        ctx3.call_many("s", "text", _jobs(["d"]))
+    assert backend.calls == 3
 
 
 def test_estimate_is_calls_times_price():

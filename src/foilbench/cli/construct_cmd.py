@@ -47,8 +47,9 @@ GROUP_HELP = """Build a benchmark with a paper's construction pipeline, from any
     \b
     Spend: the most calls per backend and their price are printed before anything
     runs (--dry-run stops there). --max-spend USD caps the whole run, every API
-    backend together (default FOILBENCH_API_SPEND_CAP or $5); a run that reaches it
-    stops with what it finished kept.
+    backend together and every resume of the same --out counted (default
+    FOILBENCH_API_SPEND_CAP or $5); a run that reaches it stops with what it finished
+    kept, and a rerun with a higher cap goes on.
 
     \b
     Resume: each call is stored in OUT/.construct by content hash the moment it
@@ -87,8 +88,8 @@ def common_options(fn):
                   help="Output folder (created; rerun with the same folder to resume).")
     @click.option("--seed", default=0, show_default=True, help="Seed of every sampled choice.")
     @click.option("--max-spend", type=float, default=None,
-                  help="Hard cap in USD for the whole run, all API backends together "
-                       "(default: FOILBENCH_API_SPEND_CAP or 5).")
+                  help="Hard cap in USD for everything spent into --out, all API backends "
+                       "and resumes together (default: FOILBENCH_API_SPEND_CAP or 5).")
     @click.option("--retries", default=2, show_default=True,
                   help="Retries of a failed call before its candidate is dropped (and counted).")
     @click.option("--device", default="auto", show_default=True,
@@ -139,7 +140,8 @@ def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
              for k in ("called", "cached", "retried", "failed")}
     click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "
                f"{calls['retried']} retried, {calls['failed']} failed; "
-               f"spent ~${summary.spent_usd:.4f} at stated prices")
+               f"spent ~${summary.spent_usd:.4f} at stated prices "
+               f"(${summary.spent_total_usd:.4f} into {out} so far)")
     for role, use in summary.usage.items():
         click.echo(f"  {role}: {use.get('http_requests', 0)} HTTP request(s), "
                    f"{use.get('cache_hits', 0)} answered from {run['cache_dir'] or 'the API cache'}"

@@ -84,6 +84,10 @@ class CallCache:
     def __len__(self) -> int:
         return len(self._records)
 
+    def spent_usd(self) -> float:
+        """What the stored calls cost, by the price each stated when it was made."""
+        return sum(float(r.get("usd") or 0.0) for r in self._records.values())
+
     def get(self, key: str) -> Any:
         """The stored result for ``key`` (KeyError when absent)."""
         return self._decode(self._records[key])

@@ -103,6 +103,7 @@ class Context:
         self.progress = progress
         self.pipeline = pipeline
         self.cache = CallCache(self.out)
+        self.budget.prior = self.cache.spent_usd()  # the cap holds across resumes
         self.log = ConstructionLog(self.out)
         self.stats: dict[str, Counter] = {}
         self._stats_lock = threading.Lock()  # workers count their calls concurrently
@@ -230,7 +231,8 @@ class Context:
                     time.sleep(self.backoff_s * 2 ** attempt)
                 continue
             self.cache.put(key, value, meta={"stage": stage, "role": role,
-                                             "backend": backend.fingerprint})
+                                             "backend": backend.fingerprint,
+                                             "usd": float(backend.cost_per_call_usd)})
             with self._stats_lock:
                 stats["called"] += 1
             return CallResult(value, key, False)

@@ -59,6 +59,7 @@ def provenance(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
         "options": options,
         "calls": {stage: dict(c) for stage, c in ctx.stats.items()},
         "spent_usd": round(ctx.budget.spent, 6),
+        "spent_usd_folder_total": round(ctx.budget.total, 6),
         "api_usage": backend_usage(ctx.backends),
         "survival": ctx.log.survival(),
         "package_version": __version__,

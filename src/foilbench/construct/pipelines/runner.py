@@ -73,6 +73,8 @@ class RunSummary:
     calls: dict[str, dict] = field(default_factory=dict)
     #: the run's spend by the backends' stated per-call prices (the cap's reckoning)
     spent_usd: float = 0.0
+    #: the same over every run into this output folder (what --max-spend caps)
+    spent_total_usd: float = 0.0
     #: what API backends counted: HTTP requests, their own cache hits, billed USD
     usage: dict[str, dict] = field(default_factory=dict)
 
@@ -119,5 +121,6 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     summary.survival = ctx.log.survival()
     summary.calls = {k: dict(v) for k, v in ctx.stats.items()}
     summary.spent_usd = budget.spent
+    summary.spent_total_usd = budget.total
     summary.usage = backend_usage(backends)
     return summary
