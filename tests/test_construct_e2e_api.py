@@ -152,3 +152,20 @@ def test_sigkilled_api_run_resumes_without_repeating_a_finished_request(fake, tm
     assert first[8] in second  # the one in flight at the kill is asked again
     assert len(load_benchmark(out)) == 12
     assert account(read_log(out / "construction_log.jsonl"))["problems"] == []
+
+
+def test_run_options_reach_every_backend(fake, tmp_path):
+    from foilbench.construct.pipelines.runner import resolve_backends
+
+    specs = {**SPECS, "vqa": "api:gemini:gemini-test", "detector": None}
+    backends = resolve_backends(specs, device="cpu", max_spend=3.0, max_concurrency=2,
+                                cache_dir=tmp_path / "api-cache")
+    assert set(backends) == {"text", "image", "edit", "vqa"}  # None means no backend
+    callers = [backends["text"].caller, backends["image"].impl.caller,
+               backends["edit"].impl.caller, backends["vqa"].caller]
+    assert len({id(c.budget) for c in callers}) == 1 and callers[0].budget.cap == 3.0
+    assert all(c.cache_dir == tmp_path / "api-cache" for c in callers)
+    assert all(b.max_concurrency == 2 for b in backends.values())
+    offline = resolve_backends({"text": "template", "image": "world"}, device="cpu",
+                               max_concurrency=2, cache_dir=tmp_path)
+    assert offline["text"].describe()["spec"] == "template"

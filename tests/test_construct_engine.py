@@ -224,3 +224,15 @@ def test_reply_json_is_found_in_prose_and_fences():
     assert parse_json("[1, 2] trailing") == [1, 2]
     with pytest.raises(ReplyError, match="no JSON"):
         parse_json("no structure here")
+
+
+def test_call_key_hashes_request_images_by_their_pixels():
+    from foilbench.construct.backends.base import call_key
+
+    backend = Echo()
+    red, blue = (Image.new("RGB", (4, 4), c) for c in ((255, 0, 0), (0, 0, 255)))
+    key = call_key(backend, "complete", TextRequest("p", images=(red,)))
+    assert key == call_key(backend, "complete", TextRequest("p", images=(red.copy(),)))
+    assert key != call_key(backend, "complete", TextRequest("p", images=(blue,)))
+    assert key != call_key(backend, "complete", TextRequest("p"))
+    assert TextRequest("p", images=(red,)) == TextRequest("p")  # images stay out of ==

@@ -81,3 +81,20 @@ def test_construct_review_export_inspect_run(tmp_path):
     assert "valid: no problems found" in res.output
     invoke("run", "--model", "tiny-random", "--benchmark", str(qc), "--out",
            str(tmp_path / "runs"), "--n-boot", "100", "--quiet", "--no-report")
+
+
+def test_construct_help_teaches_backends_spend_resume_and_examples():
+    top = invoke("construct", "--help").output
+    for needle in ("--text", "--image", "--edit", "--detector", "--vqa", "hf-lm:DIR",
+                   "diffusers:DIR", "hf-det:DIR", "hf-vlm:DIR", "api:anthropic", "--max-spend",
+                   "--dry-run", "Resume:", "OUT/.construct", "foilbench review OUT"):
+        assert needle in top, needle
+    roles = {"composet": ("--text", "--image", "--edit", "--detector"),
+             "autocomp": ("--text", "--image", "--detector", "--vqa"),
+             "sugarcrepe": ("--text",), "compass": ("--text",)}
+    for name, wanted in roles.items():
+        text = invoke("construct", name, "--help").output
+        assert "Roles" in text and f"foilbench construct {name}" in text, name
+        assert "resume" in text.lower() and "--dry-run" in text and "--max-spend" in text
+        assert all(role in text for role in wanted), name
+        assert " \\\n" in text  # multi-line examples keep their continuation backslashes

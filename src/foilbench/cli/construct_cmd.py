@@ -205,11 +205,11 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
     
     Examples:
       offline   foilbench construct composet --out cs
-      API       foilbench construct composet --text api:anthropic:claude-sonnet-4-5 \
-                  --image api:gemini-image:gemini-2.5-flash-image \
+      API       foilbench construct composet --text api:anthropic:claude-sonnet-4-5 \\
+                  --image api:gemini-image:gemini-2.5-flash-image \\
                   --edit api:openai-image:gpt-image-1 --max-spend 20 --out cs
-      local     foilbench construct composet --text api:openai:gpt-4o \
-                  --image diffusers:./sdxl --edit diffusers:./sd-inpaint \
+      mixed     foilbench construct composet --text api:openai:gpt-4o \\
+                  --image diffusers:./sdxl --edit diffusers:./sd-inpaint \\
                   --detector hf-det:./owlv2 --device cuda --dtype bfloat16 --out cs
       estimate  add --dry-run to see the most calls and USD before spending any
       resume    rerun the same command (same --out): finished calls are reused
@@ -260,9 +260,9 @@ def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine,
     
     Examples:
       foilbench construct sugarcrepe captions.json --images imgs --out sc
-      foilbench construct sugarcrepe captions_val2017.json --images val2017 \
+      foilbench construct sugarcrepe captions_val2017.json --images val2017 \\
           --text api:openai:gpt-4o --limit 500 --max-spend 10 --out sc
-      foilbench construct sugarcrepe caps.json --text hf-lm:./qwen2.5-7b-instruct \
+      foilbench construct sugarcrepe caps.json --text hf-lm:./qwen2.5-7b-instruct \\
           --device cuda --dtype bfloat16 --types replace_att,swap_att --out sc
     Rerun the same command to resume; --dry-run prints the estimate only; --max-spend
     caps the run (foilbench construct -h: backends, spend, resume).
@@ -322,12 +322,12 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
     
     Examples:
       offline   foilbench construct autocomp --out ac
-      local     foilbench construct autocomp --text hf-lm:./qwen2.5-7b-instruct \
-                  --image diffusers:./sdxl --detector hf-det:./grounding-dino \
+      local     foilbench construct autocomp --text hf-lm:./qwen2.5-7b-instruct \\
+                  --image diffusers:./sdxl --detector hf-det:./grounding-dino \\
                   --vqa hf-vlm:./llava-1.5-7b --device cuda --dtype bfloat16 --out ac
-      API       foilbench construct autocomp --text api:anthropic:claude-sonnet-4-5 \
-                  --image api:openai-image:gpt-image-1 --detector hf-det:./owlv2 \
-                  --vqa api:gemini:gemini-2.5-flash --vocab my_words.json \
+      API       foilbench construct autocomp --text api:anthropic:claude-sonnet-4-5 \\
+                  --image api:openai-image:gpt-image-1 --detector hf-det:./owlv2 \\
+                  --vqa api:gemini:gemini-2.5-flash --vocab my_words.json \\
                   --max-spend 30 --out ac
     Rerun the same command to resume; --dry-run prints the estimate only; --max-spend
     caps the run (foilbench construct -h: backends, spend, resume).
@@ -365,7 +365,7 @@ def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation
     Roles: --text only (template words the graph exactly; an LLM words it naturally and
     is checked). Examples:
       foilbench construct compass --out cp
-      foilbench construct compass --scene-graphs scene_graphs.json --images VG_100K \
+      foilbench construct compass --scene-graphs scene_graphs.json --images VG_100K \\
           --text api:openai:gpt-4o --limit 200 --max-spend 5 --out cp
     Rerun the same command to resume; --dry-run prints the estimate only; --max-spend
     caps the run (foilbench construct -h: backends, spend, resume).
