@@ -55,6 +55,7 @@ def test_all_tiny_models_every_drop_counted_with_its_reason(tmp_path, tiny):
     # a random LM never keeps every binding, so no concept survives the first check
     assert isinstance(res.exception, ConstructError), res.output
     assert "no candidate survived" in str(res.exception)
+    assert "semantic preservation failed after 3 tries 2" in res.output  # the table is shown
     rows = survival(out)
     first = rows["captions + semantic preservation"]
     assert first["in"] == 2 and first["out"] == 0
@@ -66,6 +67,10 @@ def test_all_tiny_models_every_drop_counted_with_its_reason(tmp_path, tiny):
     prov = json.loads((out / "construction.json").read_text())
     assert set(prov["backends"]) == {"text", "image", "detector", "vqa"}
     assert all(prov["backends"][r]["spec"] == tiny[r] for r in tiny)
+    for role, scheme in (("text", "hf-lm"), ("image", "diffusers"), ("detector", "hf-det"),
+                         ("vqa", "hf-vlm-vqa")):
+        assert prov["backends"][role]["fingerprint"].startswith(f"{scheme}-sha256:")
+        assert prov["backends"][role]["fingerprint"] in res.output
     assert prov["prompts"] == ["autocomp.contextual@1"]
     assert prov["calls"]["captions + semantic preservation"]["called"] == 6
 

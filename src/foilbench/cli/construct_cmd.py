@@ -117,6 +117,7 @@ def common_options(fn):
 
 
 def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
+    from foilbench.construct.pipelines.engine import ConstructError
     from foilbench.construct.pipelines.log import SURVIVAL_HEADERS, account, read_log
     from foilbench.construct.pipelines.log import survival_cells as cells
     from foilbench.construct.pipelines.runner import resolve_backends, run_pipeline
@@ -133,7 +134,13 @@ def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
     click.echo("\n".join(summary.estimate.lines()))
     if run["dry_run"]:
         return
-    summary = run_pipeline(name, config, backends, out, **kwargs)
+    try:
+        summary = run_pipeline(name, config, backends, out, **kwargs)
+    except ConstructError as e:
+        if getattr(e, "survival", None):
+            click.echo("\nsurvival per stage:")
+            click.echo(format_table(SURVIVAL_HEADERS, cells(e.survival)))
+        raise
     click.echo("\nsurvival per stage:")
     click.echo(format_table(SURVIVAL_HEADERS, cells(summary.survival)))
     calls = {k: sum(v.get(k, 0) for v in summary.calls.values())

@@ -116,6 +116,9 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
         result = module.build(ctx, config)
         options = {"config": config.options(), "retries": retries, "max_spend": budget.cap}
         summary.benchmark = write_result(ctx, result, options)
+    except ConstructError as e:
+        e.survival = ctx.log.survival()  # "nothing survived": the table says where and why
+        raise
     finally:
         ctx.close()
     summary.survival = ctx.log.survival()
