@@ -149,10 +149,13 @@ def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
                f"{calls['retried']} retried, {calls['failed']} failed; "
                f"spent ~${summary.spent_usd:.4f} at stated prices "
                f"(${summary.spent_total_usd:.4f} into {out} so far)")
-    for role, use in summary.usage.items():
-        click.echo(f"  {role}: {use.get('http_requests', 0)} HTTP request(s), "
-                   f"{use.get('cache_hits', 0)} answered from {run['cache_dir'] or 'the API cache'}"
-                   f", billed ${use.get('spend_usd', 0.0):.4f} (run total)")
+    if summary.usage:  # API backends share one budget, so spend_usd is the run's total
+        per_role = ", ".join(f"{role} {use.get('http_requests', 0)}"
+                             for role, use in summary.usage.items())
+        hits = sum(use.get("cache_hits", 0) for use in summary.usage.values())
+        billed = max(use.get("spend_usd", 0.0) for use in summary.usage.values())
+        click.echo(f"API: HTTP requests {per_role}; {hits} answered from the API cache; "
+                   f"billed ${billed:.4f}")
     acct = account(read_log(out / "construction_log.jsonl"))
     for kind, c in acct["kinds"].items():
         parts = ", ".join(f"{k} {v}" for k, v in c.items() if k != "created")
