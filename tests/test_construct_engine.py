@@ -102,6 +102,43 @@ def test_failed_call_is_retried_then_reported_not_cached(tmp_path):
     assert out["j1"].key not in ctx.cache
 
 
+class SameEveryTime(FoilbenchError):
+    retryable = False  # e.g. a prompt longer than a local model's context
+
+
+class Deterministic(Echo):
+    def complete(self, request):
+        self.calls += 1
+        raise SameEveryTime("the prompt is 900 tokens, the model's context is 512")
+
+
+def test_an_error_that_repeats_is_not_retried(tmp_path):
+    backend = Deterministic()
+    ctx = Context(tmp_path, {"text": backend}, retries=2, backoff_s=0, progress=False)
+    out = ctx.call_many("s", "text", _jobs(["long"]))["j0"]
+    assert isinstance(out, Failure) and out.attempts == 1 and backend.calls == 1
+    assert "context is 512" in out.error and ctx.stats["s"]["failed"] == 1
+
+
+def test_unanswerable_vqa_is_an_answer_stored_once(tmp_path):
+    from foilbench.construct.backends.base import Unanswerable, UnanswerableError
+
+    class Tie(VQABackend):
+        calls = 0
+        fingerprint = "tie:1"
+
+        def answer(self, image, question, choices):
+            Tie.calls += 1
+            raise UnanswerableError("the top choices tie")
+
+    job = [("q", (Image.new("RGB", (4, 4)), "What colour?", ["red", "blue"]))]
+    ctx = Context(tmp_path, {"vqa": Tie()}, retries=2, backoff_s=0, progress=False)
+    got = ctx.call_many("s", "vqa", job)["q"]
+    assert got.value == Unanswerable("the top choices tie") and Tie.calls == 1
+    again = Context(tmp_path, {"vqa": Tie()}, progress=False).call_many("s", "vqa", job)["q"]
+    assert again.cached and again.value == got.value and Tie.calls == 1
+
+
 def test_spend_cap_stops_the_run_and_a_higher_cap_resumes(tmp_path):
     backend = Echo(cost=0.4)
     ctx = Context(tmp_path, {"text": backend}, budget=Budget(1.0), progress=False)
@@ -111,6 +148,12 @@ def test_spend_cap_stops_the_run_and_a_higher_cap_resumes(tmp_path):
     ctx2 = Context(tmp_path, {"text": backend}, budget=Budget(5.0), progress=False)
     ctx2.call_many("s", "text", _jobs(["a", "b", "c"]))
     assert backend.calls == 3 and ctx2.budget.spent == pytest.approx(0.4)
+    # the cap is for the folder: a rerun with the first cap cannot spend it again
+    ctx3 = Context(tmp_path, {"text": backend}, budget=Budget(1.5), progress=False)
+    assert ctx3.budget.prior == pytest.approx(1.2)
+    with pytest.raises(SpendCapError, match=r"\$1.2000 of it by earlier runs"):
+        ctx3.call_many("s", "text", _jobs(["d"]))
+    assert backend.calls == 3
 
 
 def test_estimate_is_calls_times_price():
@@ -181,3 +224,15 @@ def test_reply_json_is_found_in_prose_and_fences():
     assert parse_json("[1, 2] trailing") == [1, 2]
     with pytest.raises(ReplyError, match="no JSON"):
         parse_json("no structure here")
+
+
+def test_call_key_hashes_request_images_by_their_pixels():
+    from foilbench.construct.backends.base import call_key
+
+    backend = Echo()
+    red, blue = (Image.new("RGB", (4, 4), c) for c in ((255, 0, 0), (0, 0, 255)))
+    key = call_key(backend, "complete", TextRequest("p", images=(red,)))
+    assert key == call_key(backend, "complete", TextRequest("p", images=(red.copy(),)))
+    assert key != call_key(backend, "complete", TextRequest("p", images=(blue,)))
+    assert key != call_key(backend, "complete", TextRequest("p"))
+    assert TextRequest("p", images=(red,)) == TextRequest("p")  # images stay out of ==

@@ -71,7 +71,7 @@ def test_composet_builds_a_valid_benchmark_that_runs(tmp_path, composet_dir):
     assert counts["created"] == 24  # 2 scenes x 12 proposals, each accounted for
     prov = bench.manifest.extras["construction"]
     assert set(prov["backends"]) == {"text", "image", "edit", "detector"}
-    assert "composet.foil_edit@1" in prov["prompts"] and "composet.foils@1" in prov["prompts"]
+    assert "composet.foil_edit@1" in prov["prompts"] and "composet.foils@2" in prov["prompts"]
     survival = json.loads((composet_dir / "survival.json").read_text())
     assert [r["stage"] for r in survival][:2] == ["base spec (step 1)", "base render (step 2)"]
     assert all(r["in"] == r["out"] + r["dropped"] for r in survival)

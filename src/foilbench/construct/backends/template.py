@@ -64,6 +64,8 @@ class TemplateText(TextBackend):
     """Deterministic rule-based text (see the module docstring). No cost, no concurrency."""
 
     reads_structure = True
+    #: Images sent with a request are accepted and ignored: the task carries the truth.
+    accepts_images = True
 
     def __init__(self, rest: str = "", **options: Any) -> None:
         if rest:

@@ -155,7 +155,9 @@ def stage_captions(ctx: Context, cands: list[Candidate], config: AutocompConfig)
             for c in pending:
                 res = results[c.id]
                 text, spans = "", None
-                if not isinstance(res, Failure):
+                if isinstance(res, Failure):
+                    c.data.setdefault("call_errors", []).append(res.error)
+                else:
                     try:
                         text = clean_sentence(require(parse_json(res.value), {"caption": str},
                                                       "contextual")["caption"])
@@ -164,7 +166,8 @@ def stage_captions(ctx: Context, cands: list[Candidate], config: AutocompConfig)
                     spans = preserved_spans(text, c.data["concept"])
                 st.event(c, attempt=attempt, outputs={"contextual": text},
                          verdicts={"preserved": spans is not None},
-                         **({} if isinstance(res, Failure) else res.describe()))
+                         **({"error": res.error, "attempts": res.attempts}
+                            if isinstance(res, Failure) else res.describe()))
                 if spans is None:
                     still.append(c)
                     continue
@@ -173,7 +176,12 @@ def stage_captions(ctx: Context, cands: list[Candidate], config: AutocompConfig)
                 st.passed(c)
             pending = still
         for c in pending:
-            st.drop(c, f"semantic preservation failed after {config.contextual_tries} tries")
+            errors = c.data.get("call_errors", [])
+            if len(errors) == config.contextual_tries:  # no reply to check at all
+                st.drop(c, "call failed", error=errors[-1], attempts=len(errors))
+            else:
+                st.drop(c, f"semantic preservation failed after {config.contextual_tries} "
+                           "tries")
     return st.survivors
 
 
@@ -212,11 +220,11 @@ def build(ctx: Context, config: AutocompConfig):
     kept = []
     for track in TRACKS:
         tracks = [t for t in st.children if t.data["track"] == track]
-        tracks = stage_images(ctx, tracks, config, vocab)
-        tracks = stage_objects(ctx, tracks, config)
+        tracks = stage_images(ctx, tracks, config, vocab, track)
+        tracks = stage_objects(ctx, tracks, config, track)
         if track == "minimal":
             tracks = stage_background(ctx, tracks, config)
-        tracks = stage_vqa(ctx, tracks, config, vocab)
-        kept += stage_negatives(ctx, tracks)
+        tracks = stage_vqa(ctx, tracks, config, vocab, track)
+        kept += stage_negatives(ctx, tracks, track)
     ctx.log.keep_all(kept, stage="export")
     return result_for(ctx, kept, config)

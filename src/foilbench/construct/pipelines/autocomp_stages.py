@@ -17,7 +17,7 @@ from foilbench.construct.autocomp_negatives import (
     dedupe,
     swap_arrangements,
 )
-from foilbench.construct.backends.base import ImageRequest
+from foilbench.construct.backends.base import ImageRequest, Unanswerable
 from foilbench.construct.pipelines.autocomp_checks import questions, substitute
 from foilbench.construct.pipelines.engine import Context, Failure
 from foilbench.construct.pipelines.export import ConstructResult
@@ -49,10 +49,10 @@ def _world_scene(t: Candidate, config):
     return replace(scene, condition=t.data["track"])
 
 
-def stage_images(ctx: Context, tracks: list[Candidate], config, vocab) -> list[Candidate]:
+def stage_images(ctx: Context, tracks: list[Candidate], config, vocab,
+                 track: str) -> list[Candidate]:
     from foilbench.construct.pipelines.composet import write_png
 
-    track = tracks[0].data["track"] if tracks else ""
     structured = getattr(ctx.backend("image"), "reads_structure", False)
     with ctx.log.stage(f"text-to-image [{track}]", tracks, unit="concept") as st:
         jobs = []
@@ -79,8 +79,7 @@ def stage_images(ctx: Context, tracks: list[Candidate], config, vocab) -> list[C
     return st.survivors
 
 
-def stage_objects(ctx: Context, tracks: list[Candidate], config) -> list[Candidate]:
-    track = tracks[0].data["track"] if tracks else ""
+def stage_objects(ctx: Context, tracks: list[Candidate], config, track: str) -> list[Candidate]:
     th = config.detector_threshold
     with ctx.log.stage(f"object presence and count [{track}]", tracks, unit="concept") as st:
         jobs = [(t.id, (t.data["image"], sorted(set(_concept(t).objects)), th)) for t in tracks]
@@ -109,7 +108,7 @@ def stage_objects(ctx: Context, tracks: list[Candidate], config) -> list[Candida
 
 def stage_background(ctx: Context, tracks: list[Candidate], config) -> list[Candidate]:
     with ctx.log.stage("background check [minimal]", tracks, unit="concept") as st:
-        for t in tracks:
+        for t in ctx.track(tracks, st.name, unit="image"):
             white = background_whiteness(t.data["image"], t.data["boxes"], config.white_level)
             verdict = {"whiteness": round(white, 4), "needed": config.white_share}
             if white >= config.white_share:
@@ -125,8 +124,7 @@ def _choices(vocab, concept) -> tuple[str, ...]:
     return task_words(vocab, concept.task)[1]
 
 
-def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab) -> list[Candidate]:
-    track = tracks[0].data["track"] if tracks else ""
+def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab, track: str) -> list[Candidate]:
     with ctx.log.stage(f"attribute/relation check [{track}]", tracks, unit="concept") as st:
         jobs, asked = [], {}
         for t in tracks:
@@ -141,17 +139,20 @@ def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab) -> list[Cand
             if failed is not None:
                 _failed(st, t, failed)
                 continue
-            verdict = [{"question": q, "expected": want, "answer": a.value}
+            verdict = [{"question": q, "expected": want,
+                        **({"answer": None, "unanswerable": a.value.reason}
+                           if isinstance(a.value, Unanswerable) else {"answer": a.value})}
                        for (q, _, want), a in zip(asked[t.id], answers, strict=True)]
             if all(v["answer"] == v["expected"] for v in verdict):
                 st.passed(t, verdicts={"qa": verdict})
-            else:
+            elif any(v["answer"] is not None and v["answer"] != v["expected"] for v in verdict):
                 st.drop(t, "VQA answer wrong", verdicts={"qa": verdict})
+            else:  # a failed check too: the validator could not confirm the concept
+                st.drop(t, "VQA answer names no single choice", verdicts={"qa": verdict})
     return st.survivors
 
 
-def stage_negatives(ctx: Context, tracks: list[Candidate]) -> list[Candidate]:
-    track = tracks[0].data["track"] if tracks else ""
+def stage_negatives(ctx: Context, tracks: list[Candidate], track: str) -> list[Candidate]:
     with ctx.log.stage(f"swap and confusion negatives [{track}]", tracks,
                        unit="concept") as st:
         for t in tracks:

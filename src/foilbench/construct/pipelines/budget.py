@@ -9,6 +9,10 @@ raises :class:`~foilbench.models.api.spend.SpendCapError` and the run stops. Wha
 in the cache, so rerunning with a higher cap (``--max-spend``, default
 ``FOILBENCH_API_SPEND_CAP`` or $5) resumes without paying twice. Cached calls cost nothing.
 
+The cap is for the output folder, across resumes: every cached call records what it cost
+(``usd``), and a resumed run starts from that sum (``prior``), so rerunning a stopped or killed
+command with the same ``--max-spend`` cannot spend the cap a second time.
+
 The API backends may keep their own token-based tracker (``models/api/spend.py``); this cap is
 per run and per call, and the stricter of the two stops first.
 """
@@ -52,9 +56,14 @@ class Budget:
         self.cap = cap_from_env() if cap_usd is None else float(cap_usd)
         if self.cap < 0:
             raise ValueError(f"spend cap must be >= 0 USD, got {self.cap}")
-        self.spent = 0.0
+        self.spent = 0.0  # by this process
+        self.prior = 0.0  # by earlier runs into the same folder (set from the stage cache)
         self.calls = 0
         self._lock = threading.Lock()
+
+    @property
+    def total(self) -> float:
+        return self.prior + self.spent
 
     @staticmethod
     def estimate(plan: dict[str, int], backends: dict[str, Backend]) -> Estimate:
@@ -70,9 +79,11 @@ class Budget:
     def reserve(self, backend: Backend) -> None:
         cost = float(backend.cost_per_call_usd)
         with self._lock:
-            if self.spent + cost > self.cap:
+            if self.prior + self.spent + cost > self.cap:
+                before = f" (${self.prior:.4f} of it by earlier runs)" if self.prior else ""
                 raise SpendCapError(
-                    f"construction spend cap reached: ${self.spent:.4f} in {self.calls} call(s); "
+                    f"construction spend cap reached: ${self.prior + self.spent:.4f} spent into "
+                    f"this folder{before}, ${self.spent:.4f} in {self.calls} call(s) now; "
                     f"the next {backend.role} call (${cost:.4f}, {backend.fingerprint}) would "
                     f"pass the cap of ${self.cap:.2f}. Rerun with a higher --max-spend to go "
                     "on: finished calls are cached and cost nothing again.")

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, PngImagePlugin
 
-from foilbench.construct.backends.base import Detection, EditResult
+from foilbench.construct.backends.base import Detection, EditResult, Unanswerable
 
 CACHE_DIR = ".construct"
 CALLS_FILE = "calls.jsonl"
@@ -84,6 +84,10 @@ class CallCache:
     def __len__(self) -> int:
         return len(self._records)
 
+    def spent_usd(self) -> float:
+        """What the stored calls cost, by the price each stated when it was made."""
+        return sum(float(r.get("usd") or 0.0) for r in self._records.values())
+
     def get(self, key: str) -> Any:
         """The stored result for ``key`` (KeyError when absent)."""
         return self._decode(self._records[key])
@@ -107,6 +111,8 @@ class CallCache:
     def _encode(self, key: str, value: Any) -> dict:
         if isinstance(value, str):
             return {"type": "text", "value": value}
+        if isinstance(value, Unanswerable):
+            return {"type": "unanswerable", "value": value.reason}
         if isinstance(value, Image.Image):
             return {"type": "image", "blob": self._blob(f"{key}.png", value)}
         if isinstance(value, EditResult):
@@ -132,6 +138,8 @@ class CallCache:
         kind = record["type"]
         if kind == "text":
             return record["value"]
+        if kind == "unanswerable":
+            return Unanswerable(record["value"])
         if kind == "image":
             return self._image(record["blob"])
         if kind == "edit":

@@ -25,9 +25,13 @@ generation". The steps, as the paper states them, and where each lives:
    (:mod:`.composet_verify`), with QC Phase 3's rule checked programmatically: "The edit
    phrase must appear unchanged across the three tiers".
 
-Where we differ: the paper's captioning model sees the rendered base image in steps 3-4; our
-text backends take text only, so those steps read the structured spec, and agreement between
-spec and image is checked by the detector after step 2. The paper's bias-mitigation prompt
+Steps 3-4 send the rendered base image with the spec, as the paper does ("Given the rendered
+base image plus the original spec, the captioning model writes per-instance base captions";
+"Given the rendered base image and the 16-type edit taxonomy"), to a text backend that
+``accepts_images`` (API models; ``template`` accepts and ignores it). Where we differ: a
+text-only backend (``hf-lm:``) gets the spec alone, and the log records ``base_image_shown:
+false`` for those steps; agreement between spec and image is then only checked by the
+detector after step 2. The paper's bias-mitigation prompt
 variants (``*.bias.txt``) are not run. Human review (B.4) follows with ``foilbench review``.
 """
 
@@ -221,13 +225,27 @@ def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) ->
     return st.survivors
 
 
+IMAGE_NOTE = ("The attached photograph is the rendered base image of this scene. Write about "
+              "what it shows; where it disagrees with the specification below, follow the "
+              "image.\n\n")
+
+
+def base_image_input(ctx: Context, scene: Candidate) -> dict:
+    """``images`` and ``image_note`` for steps 3-4: the rendered base image and a line saying
+    so, for a text backend that reads images; nothing otherwise (module docstring)."""
+    if getattr(ctx.backend("text"), "accepts_images", False):
+        return {"images": (scene.data["base_image"],), "image_note": IMAGE_NOTE}
+    return {"images": (), "image_note": ""}
+
+
 def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
     with ctx.log.stage("instance captions (step 3)", scenes) as st:
         jobs = [(s.id, (ctx.text_request(
             "composet.instance_captions", {"kind": "composet.instance_captions",
                                            "spec": s.data["spec"]},
             seed=s.data["params"]["seed"], max_tokens=1500,
-            spec=spec_text(s.data["spec"])),)) for s in scenes]
+            spec=spec_text(s.data["spec"]), **base_image_input(ctx, s)),)) for s in scenes]
+        shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
         results = ctx.call_many(st, "text", jobs)
         for s in scenes:
             res = results[s.id]
@@ -241,6 +259,7 @@ def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candi
                 continue
             s.data["instances"] = caps
             st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
+                      inputs={"base_image_shown": shown, "image": s.data["base_path"]},
                       outputs={"instances": caps})
     return st.survivors
 

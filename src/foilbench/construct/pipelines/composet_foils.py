@@ -25,6 +25,7 @@ import numpy as np
 
 from foilbench.construct.backends.base import EditRequest
 from foilbench.construct.pipelines.composet import (
+    base_image_input,
     drop_failed,
     spec_labels,
     spec_text,
@@ -46,7 +47,9 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list
                                "n_foils": n_foils, "seed": s.data["params"]["seed"]},
             seed=s.data["params"]["seed"], max_tokens=6000, spec=spec_text(s.data["spec"]),
             instances="\n".join(f"- {k}: {v}" for k, v in s.data["instances"].items()),
-            taxonomy=taxonomy_text(), n_foils=n_foils),)) for s in scenes]
+            taxonomy=taxonomy_text(), n_foils=n_foils, **base_image_input(ctx, s)),))
+            for s in scenes]
+        shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
         results = ctx.call_many(st, "text", jobs)
         for s in scenes:
             res = results[s.id]
@@ -63,7 +66,8 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list
             kids = [Candidate(f"{s.id}-c{k:02d}", "instance",
                               {"scene": s, "proposal": p, "index": k})
                     for k, p in enumerate(proposals)]
-            st.expand(s, kids, backend=ctx.backend("text").fingerprint, **res.describe())
+            st.expand(s, kids, backend=ctx.backend("text").fingerprint, **res.describe(),
+                      inputs={"base_image_shown": shown, "image": s.data["base_path"]})
     return st.children
 
 

@@ -81,7 +81,7 @@ def stage_verify(ctx: Context, instances: list[Candidate],
                 jobs.append((f"{c.id}/base", (c.data["scene"].data["base_image"], labels, th)))
                 jobs.append((f"{c.id}/foil", (c.data["foil_image"], labels, th)))
             dets = ctx.call_many(st, "detector", jobs)
-        for c in instances:
+        for c in ctx.track(instances, f"{st.name} (pixels)", unit="foil"):
             base, foil_img = c.data["scene"].data["base_image"], c.data["foil_image"]
             if not changed_pixels(base, foil_img).any():
                 st.drop(c, "no visible change")

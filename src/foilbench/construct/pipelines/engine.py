@@ -9,12 +9,16 @@ A pipeline holds one :class:`Context` per run. Stages ask it for calls in batche
    backend, checks the reply's type, and stores it durably before counting it done;
 3. retries a failed call (``retries`` more times, exponential backoff) and then returns a
    :class:`Failure`; the stage drops that candidate with the error as its reason. A spend-cap
-   refusal is never retried: it stops the run.
+   refusal is never retried: it stops the run. An error whose class says ``retryable =
+   False`` (a prompt longer than a local model's context) fails at once: the same input fails
+   the same way. A VQA model's ``UnanswerableError`` (its answer names no single choice) is
+   an answer, not a failure: it is stored as :class:`~foilbench.construct.backends.base.
+   Unanswerable` (cached like any answer) and the stage counts it as a failed check.
 
 Calls to one backend run in a thread pool of ``backend.max_concurrency`` workers (1 means in
 line), so API backends work within their rate limits while local models stay serial.
 Identical calls within a batch are made once. One progress bar per stage batch (tqdm; off with
-``progress=False``).
+``progress=False``), and :meth:`Context.track` for long work between calls.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from foilbench.construct.backends.base import (
     Detection,
     EditResult,
     TextRequest,
+    Unanswerable,
+    UnanswerableError,
     call_key,
 )
 from foilbench.construct.pipelines.budget import Budget
@@ -76,7 +82,8 @@ def _check_reply(role: str, value: Any, args: tuple) -> None:
           "image": lambda v: isinstance(v, Image.Image),
           "edit": lambda v: isinstance(v, EditResult),
           "detector": lambda v: isinstance(v, list) and all(isinstance(d, Detection) for d in v),
-          "vqa": lambda v: isinstance(v, str) and v in list(args[2])}[role]
+          "vqa": lambda v: isinstance(v, Unanswerable) or (isinstance(v, str)
+                                                           and v in list(args[2]))}[role]
     if not ok(value):
         raise TypeError(f"{role} backend returned {type(value).__name__} {str(value)[:80]!r}, "
                         "not a valid reply")
@@ -96,6 +103,7 @@ class Context:
         self.progress = progress
         self.pipeline = pipeline
         self.cache = CallCache(self.out)
+        self.budget.prior = self.cache.spent_usd()  # the cap holds across resumes
         self.log = ConstructionLog(self.out)
         self.stats: dict[str, Counter] = {}
         self._stats_lock = threading.Lock()  # workers count their calls concurrently
@@ -114,6 +122,14 @@ class Context:
     def close(self) -> None:
         self.log.close()
 
+    def track(self, items: Sequence, stage: str, unit: str = "item"):
+        """``items`` with a progress bar named after the stage, for long work between calls
+        (pixel checks over many images); calls get theirs from :meth:`call_many`."""
+        from tqdm.auto import tqdm
+
+        return tqdm(items, desc=f"{self.pipeline} {stage}".strip(), unit=unit,
+                    disable=not self.progress or len(items) < 2, leave=False)
+
     # -- prompts ----------------------------------------------------------------------------
     def render_prompt(self, name: str, **fields: object) -> str:
         """A packaged prompt's user text (for image and edit prompts); records its id."""
@@ -123,14 +139,16 @@ class Context:
 
     def text_request(self, name: str, task: Any, *, seed: int = 0,
                      temperature: float | None = None, max_tokens: int = 512,
-                     **fields: object) -> TextRequest:
+                     images: tuple = (), **fields: object) -> TextRequest:
         """A text request from packaged prompt ``name``; ``task`` is the structured input the
-        ``template`` backend answers from (language models read only the prompt)."""
+        ``template`` backend answers from (language models read only the prompt and
+        ``images``, which the caller attaches only for a backend that ``accepts_images``)."""
         prompt = load_prompt(name)
         self.prompts_used.add(prompt.id)
         return TextRequest(prompt=prompt.render(**fields), system=prompt.system,
                            temperature=prompt.temperature if temperature is None else temperature,
-                           max_tokens=max_tokens, seed=seed, prompt_id=prompt.id, task=task)
+                           max_tokens=max_tokens, seed=seed, prompt_id=prompt.id, task=task,
+                           images=tuple(images))
 
     # -- calls ------------------------------------------------------------------------------
     def call_many(self, stage: StageRun | str, role: str,
@@ -193,19 +211,28 @@ class Context:
             attempts = attempt + 1
             self.budget.reserve(backend)
             try:
-                value = getattr(backend, method)(*args)
+                try:
+                    value = getattr(backend, method)(*args)
+                except UnanswerableError as e:
+                    if role != "vqa":
+                        raise
+                    value = Unanswerable(str(e)[:400])
                 _check_reply(role, value, args)
             except SpendCapError:
                 raise
             except Exception as e:  # any backend failure is retried, then reported
                 error = f"{type(e).__name__}: {e}"[:400]
+                final = attempt >= self.retries or not getattr(e, "retryable", True)
                 with self._stats_lock:
-                    stats["retried" if attempt < self.retries else "failed"] += 1
-                if attempt < self.retries and self.backoff_s > 0:
+                    stats["failed" if final else "retried"] += 1
+                if final:
+                    break
+                if self.backoff_s > 0:
                     time.sleep(self.backoff_s * 2 ** attempt)
                 continue
             self.cache.put(key, value, meta={"stage": stage, "role": role,
-                                             "backend": backend.fingerprint})
+                                             "backend": backend.fingerprint,
+                                             "usd": float(backend.cost_per_call_usd)})
             with self._stats_lock:
                 stats["called"] += 1
             return CallResult(value, key, False)

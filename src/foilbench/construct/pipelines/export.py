@@ -4,7 +4,8 @@ Every pipeline ends in :func:`write_result`: the items go through
 :func:`foilbench.data.format.make_benchmark` (validation) and ``write_benchmark``; the manifest's
 ``extras["construction"]`` names the pipeline, every backend (role, spec class, fingerprint),
 every prompt id (``name@version``) used, the run's options, call statistics per stage and the
-survival table. ``survival.json`` and ``survival.md`` sit beside it for people and scripts.
+survival table. ``survival.json``, ``survival.md`` and ``construction.json`` (the provenance
+alone, written even when nothing survives) sit beside it for people and scripts.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from foilbench.data.format import Benchmark, Manifest, make_benchmark, write_ben
 
 SURVIVAL_JSON = "survival.json"
 SURVIVAL_MD = "survival.md"
+#: the provenance, also written when no candidate survives (the manifest is not)
+PROVENANCE_JSON = "construction.json"
 
 
 @dataclass
@@ -46,6 +49,7 @@ def markdown_table(headers, rows) -> str:
 
 
 def provenance(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
+    from foilbench.construct.pipelines.runner import backend_usage
     from foilbench.provenance import git_revision
 
     return {
@@ -55,6 +59,8 @@ def provenance(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
         "options": options,
         "calls": {stage: dict(c) for stage, c in ctx.stats.items()},
         "spent_usd": round(ctx.budget.spent, 6),
+        "spent_usd_folder_total": round(ctx.budget.total, 6),
+        "api_usage": backend_usage(ctx.backends),
         "survival": ctx.log.survival(),
         "package_version": __version__,
         "git_revision": git_revision(),
@@ -68,6 +74,8 @@ def write_result(ctx: Context, result: ConstructResult, options: dict[str, Any])
     (ctx.out / SURVIVAL_MD).write_text(
         f"# {result.name}: survival per stage\n\n"
         + markdown_table(SURVIVAL_HEADERS, survival_cells(rows)))
+    prov = provenance(ctx, options)
+    (ctx.out / PROVENANCE_JSON).write_text(json.dumps(prov, indent=2, default=str) + "\n")
     if not result.rows:
         raise ConstructError(f"{result.name}: no candidate survived every stage, so there is no "
                              f"benchmark to write; see {ctx.out / SURVIVAL_MD} and the "
@@ -75,7 +83,7 @@ def write_result(ctx: Context, result: ConstructResult, options: dict[str, Any])
     manifest = Manifest(name=result.name, kind=result.kind, license=result.license,
                         source=result.source or f"foilbench construct {ctx.pipeline}",
                         description=result.description,
-                        extras={**result.extras, "construction": provenance(ctx, options)})
+                        extras={**result.extras, "construction": prov})
     bench = make_benchmark(manifest, pd.DataFrame(result.rows), result.root)
     write_benchmark(bench, ctx.out)
     return bench

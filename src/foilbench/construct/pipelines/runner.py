@@ -29,6 +29,40 @@ PIPELINES: dict[str, tuple[str, str, str]] = {
 }
 
 
+def resolve_backends(specs: dict[str, str | None], *, device: str = "auto",
+                     dtype: str = "float32", max_spend: float | None = None,
+                     max_concurrency: int | None = None,
+                     cache_dir: str | Path | None = None) -> dict[str, Backend]:
+    """One backend per role (``None`` specs are left out), built with the run's options.
+
+    Local models get ``device`` and ``dtype``. API backends get ``max_concurrency``,
+    ``cache_dir`` (their response and image caches) and one shared
+    :class:`~foilbench.construct.backends.api_common.SpendBudget` capped at ``max_spend``
+    (default ``FOILBENCH_API_SPEND_CAP`` or $5): the cap on billed spend then holds for the
+    run as a whole, text, images, edits and VQA together, not per backend. Offline backends
+    (``template``, ``world``) ignore every option.
+    """
+    from foilbench.construct.backends.registry import resolve_backend
+
+    wanted = {role: spec for role, spec in specs.items() if spec}
+    options: dict[str, Any] = {"device": device, "dtype": dtype}
+    if max_concurrency is not None:
+        options["max_concurrency"] = int(max_concurrency)
+    if cache_dir is not None:
+        options["cache_dir"] = Path(cache_dir)
+    if any(spec.startswith("api:") for spec in wanted.values()):
+        from foilbench.construct.backends.api_common import SpendBudget
+
+        options["budget"] = SpendBudget(max_spend)
+    return {role: resolve_backend(role, spec, **options) for role, spec in wanted.items()}
+
+
+def backend_usage(backends: dict[str, Backend]) -> dict[str, dict]:
+    """HTTP requests, cache hits and billed spend per role, for backends that count them."""
+    return {role: b.usage() for role, b in sorted(backends.items())
+            if callable(getattr(b, "usage", None))}
+
+
 @dataclass
 class RunSummary:
     pipeline: str
@@ -37,7 +71,12 @@ class RunSummary:
     benchmark: Benchmark | None = None
     survival: list[dict] = field(default_factory=list)
     calls: dict[str, dict] = field(default_factory=dict)
+    #: the run's spend by the backends' stated per-call prices (the cap's reckoning)
     spent_usd: float = 0.0
+    #: the same over every run into this output folder (what --max-spend caps)
+    spent_total_usd: float = 0.0
+    #: what API backends counted: HTTP requests, their own cache hits, billed USD
+    usage: dict[str, dict] = field(default_factory=dict)
 
 
 def pipeline_module(name: str):
@@ -77,9 +116,14 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
         result = module.build(ctx, config)
         options = {"config": config.options(), "retries": retries, "max_spend": budget.cap}
         summary.benchmark = write_result(ctx, result, options)
+    except ConstructError as e:
+        e.survival = ctx.log.survival()  # "nothing survived": the table says where and why
+        raise
     finally:
         ctx.close()
     summary.survival = ctx.log.survival()
     summary.calls = {k: dict(v) for k, v in ctx.stats.items()}
     summary.spent_usd = budget.spent
+    summary.spent_total_usd = budget.total
+    summary.usage = backend_usage(backends)
     return summary

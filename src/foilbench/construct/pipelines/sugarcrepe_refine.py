@@ -35,8 +35,8 @@ def stage_refine(ctx: Context, cands: list[Candidate], config) -> list[Candidate
                 st.passed(c, verdicts={"refinement": "skipped: fewer than 2 images"})
             return st.survivors
         a, b = config.scorers
-        gaps_a = oriented_gaps(captions, types, clusters, a, folds, config.seed)
-        gaps_b = oriented_gaps(captions, types, clusters, b, folds, config.seed)
+        gaps_a, gaps_b = (oriented_gaps(captions, types, clusters, scorer, folds, config.seed)
+                          for scorer in ctx.track([a, b], f"{st.name} scorers", unit="scorer"))
         report = {}
         for t in sorted(set(types.tolist())):
             idx = np.flatnonzero(types == t)
