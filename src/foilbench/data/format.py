@@ -98,6 +98,9 @@ class Benchmark:
     items: pd.DataFrame
     root: Path
     dropped: Dropped | None = None
+    # image ref -> where a loader derives it from (embedded bytes, a crop) while the file is
+    # not written yet; validation checks the source (see data/loaders/sources.py)
+    image_sources: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:

@@ -146,7 +146,8 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         table = table[table["type"].astype(str).str.lower() == "robustness"]
     table = table.reset_index(drop=True)
     root = images_root(folder, options)
-    paths = embedded_paths(table, ("image",), root, "test", check_images)["image"]
+    sources: dict = {}
+    paths = embedded_paths(table, ("image",), root, "test", check_images, sources)["image"]
     rows = read_rows(table, paths, question_col, files[0].name)
     if not rows:
         findings.warn("no Robustness rows found")
@@ -169,4 +170,4 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         manifest.extras["table8_metric"] = None  # Table 8 scores ColorBench by T2I (form=t2i)
     manifest.extras["counts"] = dict(Counter(items["category"])) if len(items) else {}
     return finish(manifest, items, root, findings, on_invalid=on_invalid,
-                  check_images=check_images)
+                  check_images=check_images, sources=sources)

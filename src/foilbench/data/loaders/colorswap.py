@@ -93,7 +93,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     findings = Findings(NAME)
     splits = list(EXPECTED) if split == "all" else [split]
     root = json_root(folder, splits)
-    tables = []
+    tables, sources = [], {}
     for name in splits:
         if root is not None:
             table = read_json_split(root, name)
@@ -104,7 +104,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
             table = read_shards(files)
             require_columns(table, COLUMNS, files[0])
             paths = embedded_paths(table, ("image_1", "image_2"), images_root(folder, options),
-                                   name, check_images)
+                                   name, check_images, sources)
             tables.append(_items(table, name, paths["image_1"], paths["image_2"]))
         check_counts(findings, "split", {name: len(table)}, {name: EXPECTED[name]})
     items = pd.concat(tables, ignore_index=True)
@@ -116,4 +116,4 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
                 "layout": "data/<split>.json + images/" if root is not None else "Parquet"})
     return finish(manifest, items, root if root is not None else images_root(folder, options),
                   findings, on_invalid=on_invalid, check_images=check_images,
-                  image_hint=DOWNLOAD_NOTE)
+                  image_hint=DOWNLOAD_NOTE, sources=sources)

@@ -70,7 +70,8 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     findings = Findings(NAME)
     check_counts(findings, "release", {"samples": len(table)}, {"samples": EXPECTED_SAMPLES})
     root = images_root(folder, options)
-    paths = embedded_paths(table, ("Image_0", "Image_1"), root, "train", check_images)
+    sources: dict = {}
+    paths = embedded_paths(table, ("Image_0", "Image_1"), root, "train", check_images, sources)
     rows, skipped = [], 0
     for r, rec in enumerate(table.to_dict(orient="records")):
         for q in (0, 1):
@@ -89,4 +90,4 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         extras={"expected_samples": EXPECTED_SAMPLES, "skipped_questions": skipped,
                 "question_type_column": type_col})
     return finish(manifest, pd.DataFrame(rows), root, findings, on_invalid=on_invalid,
-                  check_images=check_images)
+                  check_images=check_images, sources=sources)

@@ -99,7 +99,8 @@ def read_jsonl_layout(root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def read_parquet_layout(folder: Path, root: Path, check_images: bool) -> pd.DataFrame:
+def read_parquet_layout(folder: Path, root: Path, check_images: bool,
+                        sources: dict) -> pd.DataFrame:
     """``data/test-*.parquet`` with embedded ``image_0``/``image_1`` (the current Hub form)."""
     if not any(p for p in folder.rglob("*.parquet") if IMAGES_DIRNAME not in p.parts):
         raise BenchmarkError(f"{NAME}: no examples.jsonl in {folder} or {folder / 'data'}, and "
@@ -107,7 +108,7 @@ def read_parquet_layout(folder: Path, root: Path, check_images: bool) -> pd.Data
     files = shard_files(folder, "test", NAME)
     table = read_shards(files)
     require_columns(table, FIELDS, files[0])
-    paths = embedded_paths(table, ("image_0", "image_1"), root, "test", check_images)
+    paths = embedded_paths(table, ("image_0", "image_1"), root, "test", check_images, sources)
     rows = [_row(rec, paths["image_0"][r], paths["image_1"][r])
             for r, rec in enumerate(table.to_dict(orient="records"))]
     return pd.DataFrame(rows)
@@ -117,11 +118,13 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     folder, options = split_spec(path, allowed=("images",))
     root = find_release_root(require_dir(folder, NAME, "the Winoground data folder"))
     findings = Findings(NAME)
+    sources: dict = {}
     if root is not None:
         items, layout = read_jsonl_layout(root), "examples.jsonl + images/"
     else:
         root = images_root(folder, options)
-        items, layout = read_parquet_layout(folder, root, check_images), "data/test-*.parquet"
+        items = read_parquet_layout(folder, root, check_images, sources)
+        layout = "data/test-*.parquet"
     if len(items) and items["category"].notna().all():
         check_counts(findings, "collapsed_tag", dict(Counter(items["category"])),
                      EXPECTED_COLLAPSED)
@@ -135,4 +138,4 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         extras={"expected_total": EXPECTED_TOTAL, "layout": layout},
     )
     return finish(manifest, items, root, findings, on_invalid=on_invalid,
-                  check_images=check_images)
+                  check_images=check_images, sources=sources)
