@@ -16,7 +16,9 @@ from _loader_fixtures import hf_image, write_json
 
 def bivlc(root: Path) -> Path:
     """imirandam/BiVLC: data/test-*.parquet, columns image, caption, negative_caption,
-    negative_image, type, subtype (the loader's documented schema)."""
+    negative_image, type, subtype; the authors' code (github.com/IMirandaM/BiVLC) reads
+    load_dataset("imirandam/BiVLC", split="test") and images['image'] /
+    images['negative_image'], captions['caption'] / captions['negative_caption']."""
     (root / "data").mkdir(parents=True, exist_ok=True)
     pd.DataFrame({
         "image": [hf_image((200, 0, 0), "a.jpg"), hf_image((0, 200, 0), "b.jpg")],
