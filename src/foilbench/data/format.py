@@ -101,6 +101,9 @@ class Benchmark:
     items: pd.DataFrame
     root: Path
     dropped: Dropped | None = None
+    # image ref -> where a loader derives it from (embedded bytes, a crop) while the file is
+    # not written yet; validation checks the source (see data/loaders/sources.py)
+    image_sources: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -155,9 +158,14 @@ class Benchmark:
         return self.items[[c for c in self.items.columns if c not in payload]]
 
     def compute_checksum(self, include_images: bool = True) -> str:
-        """sha256 over the canonical items table and, optionally, every image file's bytes."""
+        """sha256 over the canonical items table, the scoring unit when the manifest names one
+        (it changes every metric: see :mod:`foilbench.scoring.aggregate`) and, optionally,
+        every image file's bytes."""
         h = hashlib.sha256()
         h.update(canonical_table_bytes(self.items))
+        if self.manifest.extras.get("score_unit"):
+            h.update(f"score_unit={self.manifest.extras['score_unit']};chance="
+                     f"{self.manifest.extras.get('unit_chance')}".encode())
         if include_images:
             for rel in sorted(set(self.image_refs())):
                 h.update(rel.encode())

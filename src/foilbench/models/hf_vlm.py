@@ -37,6 +37,9 @@ from foilbench.models.vlm_templates import (
     LOGLIK_PROMPT,
     TEMPLATES,
     VQA_QUESTION,
+    answer_token,
+    continuation_ids,
+    separator,
     template_for,
 )
 
@@ -103,6 +106,7 @@ class HFVLMScorer(PairwiseScorer):
             "score": score,
             "norm": norm if score == "loglik" else None,
             "yes": yes if score == "vqascore" else None,
+            "answer_ids": [self.yes_id, self.no_id] if score == "vqascore" else None,
             "dtype": dtype,
         }
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("hf-vlm", parts),
@@ -113,10 +117,13 @@ class HFVLMScorer(PairwiseScorer):
         return self._info
 
     def _answer_ids(self) -> tuple[int, int]:
-        yes, no = self.backend.tokenize("Yes"), self.backend.tokenize("No")
-        if self.score == "vqascore" and (not yes or not no or yes[0] == no[0]):
+        """The first token of "Yes" / "No" as this tokenizer writes the answer after the
+        question and the template's turn marker (vlm_templates.answer_token)."""
+        context = VQA_QUESTION.format(caption="x") + self.template.tail
+        yes, no = (answer_token(self.backend.tokenize, context, w) for w in ("Yes", "No"))
+        if self.score == "vqascore" and (yes is None or no is None or yes == no):
             raise ModelError("this tokenizer has no distinct 'Yes'/'No' tokens; VQAScore needs them")
-        return (yes[0] if yes else -1), (no[0] if no else -1)
+        return (-1 if yes is None else yes), (-1 if no is None else no)
 
     def _prefix_text(self) -> str:
         head = self.template.head.format(image=getattr(self.backend, "image_token", ""))
@@ -126,11 +133,14 @@ class HFVLMScorer(PairwiseScorer):
         return head + prompt + self.template.tail
 
     def _continuation(self, caption: str) -> list[int]:
+        """The candidate's ids, tokenised in context after the prefix; a space before a
+        caption only where the prefix does not end in whitespace (vlm_templates)."""
+        prefix = self._prefix_text()
         if self.score == "vqascore":
             text = VQA_QUESTION.format(caption=caption) + self.template.tail
         else:
-            text = " " + caption
-        ids = self.backend.tokenize(text)
+            text = separator(prefix) + caption
+        ids = continuation_ids(self.backend.tokenize, prefix, text) if caption.strip() else []
         if not ids:
             raise ModelError(f"caption {caption!r} tokenises to nothing; cannot score it")
         return ids

@@ -13,11 +13,26 @@ activation has no parameters, so nothing in the weights reveals it. Rules here:
   architecture with a GELU tag) uses the GELU architecture, with a warning;
 - for local weights the user states it by naming ``ARCH-quickgelu`` (or ``"quick_gelu": true``
   in a JSON config); a weights file whose name says "openai" on a GELU architecture warns;
+- a tag that says nothing about the activation on an architecture whose own config is QuickGELU
+  (``roberta-ViT-B-32:laion2b_s12b_b32k``, the one such listed pair in open_clip 3.x) is built
+  as open_clip builds it, with the architecture's QuickGELU: no open_clip tag says
+  ``quick_gelu: false``, so silence is not evidence of GELU (open_clip itself still warns);
 - the activation is part of the fingerprint, so results from the two never mix.
+
+Image modes. open_clip's eval transform (``open_clip.transform.image_transform``) resizes and
+crops the image *in its own mode* and only then calls ``convert("RGB")``
+(``MaybeConvertMode``): a palette image is resized with nearest neighbour (PIL resizes "P"
+images so), an RGBA image is resized with premultiplied alpha and then loses its alpha channel
+(fully transparent areas become black, not white). 8-bit images therefore go to that transform
+untouched, so an open_clip model sees exactly what open_clip's own users feed it. The one
+departure, a decision: 16-bit and float images (``I;16``, ``I``, ``F``) are scaled to 8 bits
+first (:func:`foilbench.models.base.to_rgb`), because open_clip's plain ``convert`` clips every
+value above 255 to white.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import pickle  # only for its exception type: weights load with weights_only=True
 import warnings
@@ -54,7 +69,8 @@ def _quickgelu_for_tag(arch: str, tag: str) -> tuple[str, bool, str | None]:
         tags = open_clip.list_pretrained_tags_by_model(arch)
         raise ModelError(f"open_clip architecture {arch!r} has no pretrained tag {tag!r}; known "
                          f"tags: {', '.join(tags) or '(none)'}. For local weights give a path.")
-    want, have = bool(tag_cfg.get("quick_gelu", False)), bool(cfg.get("quick_gelu", False))
+    stated = tag_cfg.get("quick_gelu")  # None: the tag does not say
+    want, have = bool(stated), bool(cfg.get("quick_gelu", False))
     if want == have:
         return arch, False, None
     if want:
@@ -64,6 +80,8 @@ def _quickgelu_for_tag(arch: str, tag: str) -> tuple[str, bool, str | None]:
     if base != arch and open_clip.get_model_config(base) is not None:
         return base, False, (f"pretrained tag {tag!r} was trained with GELU but {arch!r} uses "
                              f"QuickGELU: building {base!r} instead")
+    if stated is None:  # the architecture's own config is QuickGELU; build it as open_clip does
+        return arch, False, None
     raise ModelError(f"pretrained tag {tag!r} uses GELU but {arch!r} forces QuickGELU and no GELU "
                      "variant exists; name the GELU architecture")
 
@@ -222,7 +240,16 @@ def _downloaded_weights(arch: str, source: dict) -> Path | None:
     return Path(path) if path and Path(path).is_file() else None
 
 
+_WIDE_MODES = ("I;16", "I;16B", "I;16L", "I", "F")
+_MAX_PIXELS = inspect.signature(to_rgb).parameters["max_pixels"].default
+
+
 def _named_rgb(image: Image.Image, index: int) -> Image.Image:
+    """The image as open_clip's transform should receive it (see the module docstring): 8-bit
+    modes untouched (the transform converts after resize and crop), 16-bit/float scaled to
+    8-bit RGB; images over the pixel limit are refused by name."""
     name = getattr(image, "filename", "") or f"image #{index}"
-    return to_rgb(image, name=name)
+    if image.mode in _WIDE_MODES or image.width * image.height > _MAX_PIXELS:
+        return to_rgb(image, name=name)
+    return image
 
