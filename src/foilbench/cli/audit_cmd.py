@@ -100,6 +100,10 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
 def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None) -> None:
     """Perplexity audit (COMPASS App. B) of a choice BENCHMARK.
 
+    A COMPASS-style benchmark is reported as the paper does: per level x negative type for
+    the skill-targeted items (Table 4), per level for the composed captions (Table 5), and
+    without its decomposed items (App. B.5); other benchmarks per edit type and overall.
+
     Per item the hardest negative is the one whose perplexity is closest to the positive's;
     positives and those negatives are compared by Mann-Whitney U and the rank-biserial
     r = 1 - 2U/(n1 n2) (r > 0: negatives less fluent), labelled negligible (<0.1), small
@@ -108,14 +112,29 @@ def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None)
     from foilbench.audit.perplexity import perplexity_audit_benchmark
 
     out = {}
+    stat_cols = ["n", "ppl_pos", "ppl_hard_neg", "r", "effect", "p"]
+
+    def stat(s: dict) -> list:
+        return [s["n"], s["median_ppl_positive"], s["median_ppl_hardest_negative"],
+                s["rank_biserial"], s["effect"], f"{s['p_value']:.2g}"]
+
     for bench in _load(benchmark):
         out[bench.name] = res = perplexity_audit_benchmark(bench, lm_path, device)
-        rows = [[t, s["n"], s["median_ppl_positive"], s["median_ppl_hardest_negative"],
-                 s["rank_biserial"], s["effect"], f"{s['p_value']:.2g}"]
-                for t, s in [*res["by_type"].items(), ("ALL", res["overall"])]]
         click.echo(f"[{bench.name}] perplexity audit under {lm_path}")
-        click.echo(format_table(["edit_type", "n", "ppl_pos", "ppl_hard_neg", "r", "effect",
-                                 "p"], rows))
+        if "compass" in res:
+            tab = res["compass"]
+            click.echo("skill-targeted negatives (COMPASS Table 4), hardest negative per item")
+            click.echo(format_table(["level", "negative_type", *stat_cols],
+                                    [[r["level"], r["negative_type"], *stat(r)]
+                                     for r in tab["skill"]]))
+            click.echo("composed captions (COMPASS Table 5)")
+            click.echo(format_table(["level", *stat_cols],
+                                    [[r["level"], *stat(r)] for r in tab["composed"]]))
+            click.echo(f"decomposed items excluded (COMPASS App. B.5): "
+                       f"{tab['decomposed_excluded']}")
+            continue
+        rows = [[t, *stat(s)] for t, s in [*res["by_type"].items(), ("ALL", res["overall"])]]
+        click.echo(format_table(["edit_type", *stat_cols], rows))
     _write_json(out, json_path)
 
 

@@ -144,10 +144,11 @@ def compass(runs) -> str:
         if "role" not in r.items.columns or "level" not in r.items.columns:
             continue
         tables = compass_tables(r.items)
-        for name in ("gap", "table3"):
+        for name in ("table2", "gap", "table3"):
             df = tables.get(name)
             if isinstance(df, pd.DataFrame) and not df.empty:
                 parts.append(f"<h3>{esc(name)} — {esc(r.label)}</h3>" + _frame(df))
+        parts.append(f"<p class='note'>{esc(tables['table3_note'])}</p>")
     if not parts:
         return ""
     return section("COMPASS: integration gap and skill load", "".join(parts), "compass")
