@@ -189,25 +189,46 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: i
 @click.argument("benchmark")
 @click.option("--model", default=None, help="Model spec for the within- vs across-scene image "
                                            "similarity gap (omit to skip it).")
-@click.option("--no-minilm", is_flag=True, help="Skip the MiniLM caption cosine.")
+@click.option("--text-model", type=click.Path(path_type=Path), default=None,
+              help="Local copy of the paper's sentence encoder (all-mpnet-base-v2, saved by "
+                   "sentence-transformers or transformers) for the caption cosine; without it "
+                   "the shipped MiniLM is the labelled fallback.")
+@click.option("--no-minilm", is_flag=True, help="Skip the fallback MiniLM caption cosine.")
+@click.option("--lpips", "lpips_weights", type=click.Path(path_type=Path), default=None,
+              help="Local torchvision backbone weights for LPIPS (e.g. "
+                   "alexnet-owt-7be5be79.pth, or a folder holding it).")
+@click.option("--lpips-net", type=click.Choice(["alex", "vgg"]), default="alex",
+              show_default=True, help="LPIPS backbone (CompoSET reports both).")
+@click.option("--dinov2", "dinov2_dir", type=click.Path(path_type=Path), default=None,
+              help="Local transformers Dinov2Model folder (e.g. dinov2-base) for the CLS "
+                   "cosine between base and foil images.")
 @click.option("--no-pixels", is_flag=True, help="Skip pixel metrics (no images needed).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the summary (per benchmark) as JSON.")
-def controls(benchmark: str, model: str | None, no_minilm: bool, no_pixels: bool,
-             json_path: str | None) -> None:
+def controls(benchmark: str, model: str | None, text_model: Path | None, no_minilm: bool,
+             lpips_weights: Path | None, lpips_net: str, dinov2_dir: Path | None,
+             no_pixels: bool, json_path: str | None) -> None:
     """Dataset-control audits (CompoSET section 4, App. F) of a pair BENCHMARK: pixel change
-    between base and foil images (MAE, L2, L-inf, fraction affected, SSIM, MS-SSIM), caption
-    change per tier (BPE-token Levenshtein, fraction of tokens changed, MiniLM cosine) and,
-    with --model, the within-pair vs across-scene image similarity gap."""
+    between base and foil images (MAE, L2, L-inf, fraction affected, SSIM, MS-SSIM; LPIPS and
+    DINOv2 CLS cosine with local weights), caption change per tier (BPE-token Levenshtein,
+    fraction of tokens changed, sentence cosine under --text-model, else MiniLM) and, with
+    --model, the within-pair vs across-scene image similarity gap."""
     from foilbench.analysis.controls import audit_controls
     from foilbench.data.registry import resolve_benchmarks
 
     out = {}
     for bench in resolve_benchmarks(benchmark, check_images=not no_pixels):
         summary = audit_controls(bench, model=model, minilm=not no_minilm,
-                                 pixels=not no_pixels)["summary"]
+                                 pixels=not no_pixels, text_model=text_model,
+                                 lpips=lpips_weights, lpips_net=lpips_net,
+                                 dinov2=dinov2_dir)["summary"]
         out[bench.name] = summary
         click.echo(f"[{bench.name}] dataset controls, {summary['n_items']} items")
+        sm = summary.get("sentence_model")
+        if sm:
+            click.echo(f"caption cosine: {sm['name']} ({sm['column']}"
+                       + ("" if sm.get("paper_model") else
+                          "; not the paper's all-mpnet-base-v2") + ")")
         if "pixels" in summary:
             click.echo(format_table(["pixel metric", "mean"], summary["pixels"].items()))
         tiers = summary.get("text_by_tier", {})
