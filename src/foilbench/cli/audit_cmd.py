@@ -141,21 +141,27 @@ def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None)
 @audit.command(short_help="SugarCrepe adversarial refinement: balance two blind scorers.")
 @click.argument("benchmark")
 @click.option("--scorer", "scorers", nargs=2, default=("length", "ngram"), show_default=True,
-              help="The two blind scorers whose gaps span the grid.")
-@click.option("--grid", "k", default=10, show_default=True,
-              help="K equal bins per axis over [-1, 1] (even), plus a bin for exact zeros.")
+              help="The two blind scorers whose gaps span the grid: length, ngram, minilm, "
+                   "lm:DIR, or hf:DIR (any local sequence classifier or causal LM, e.g. the "
+                   "paper's grammar model and Vera; hf:DIR?label=N picks a label).")
+@click.option("--grid", "k", default=100, show_default=True,
+              help="K equal bins per axis over [-1, 1] (SugarCrepe App. D.3: 100 x 100).")
+@click.option("--zero-bin", is_flag=True,
+              help="foilbench's grid: K bins (even) plus one for exact-zero gaps, so blind "
+                   "ties are kept rather than traded against small positive gaps.")
 @click.option("--folds", default=5, show_default=True, help="Cross-fitting folds of the gaps.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Write the kept item_ids (JSON list).")
-def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: int,
-           out_path: str | None) -> None:
+def refine(benchmark: str, scorers: tuple[str, str], k: int, zero_bin: bool, folds: int,
+           seed: int, out_path: str | None) -> None:
     """Adversarial refinement (SugarCrepe Algorithm 1) of a choice BENCHMARK.
 
-    The two scorers' held-out (cross-fitted) positive-minus-negative gaps, scaled to [-1, 1],
-    place each item on a grid (K bins per axis plus one for exact-zero gaps), one grid per
-    edit type; each cell and its point reflection are balanced by subsampling, so neither
-    blind scorer can prefer positives. Prints blind accuracy before and after, per edit type.
+    The two scorers' held-out (cross-fitted) positive-minus-negative gaps in [-1, 1]
+    (probability scorers as they are, others scaled by the largest gap) place each item on a
+    K x K grid (App. D.3: 100 x 100), one grid per edit type; each cell and its point
+    reflection are balanced by subsampling, so neither blind scorer can prefer positives.
+    Prints blind accuracy before and after, per edit type.
     """
     import numpy as np
 
@@ -171,12 +177,13 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: i
         rows = []
         for t in sorted(set(types.tolist())):
             m = np.flatnonzero(types == t)
-            res = run_refine(ga[m], gb[m], k, seed)
+            res = run_refine(ga[m], gb[m], k, seed, zero_bin=zero_bin)
             kept_ids += bench.items["item_id"].iloc[m[res.kept]].tolist()
             rows.append([t, len(m), len(res.kept), res.before["a"], res.after["a"],
                          res.before["b"], res.after["b"]])
         a, b = scorers
-        click.echo(f"[{bench.name}] refinement, {k} bins per axis (+ zero bin), gaps of "
+        grid = f"{k} bins per axis" + (" + zero bin" if zero_bin else " (App. D.3)")
+        click.echo(f"[{bench.name}] refinement, {grid}, gaps of "
                    f"({a}, {b}), held out over {folds} folds")
         click.echo(format_table(["edit_type", "n", "kept", f"{a}_before", f"{a}_after",
                                  f"{b}_before", f"{b}_after"], rows))
