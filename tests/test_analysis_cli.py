@@ -49,7 +49,8 @@ def test_analyze_commands_run_on_stored_runs(store_with_runs, tmp_path, command)
         assert {r["model"] for r in rows} == {f"colour#{i[:8]}" for i in ids}
         assert all(r["n"] == 12 for r in rows)
     if command == "hardness":
-        assert data["raw_variance"]["n_models"] == 2
+        assert data["short/raw_scene_model"]["n_models"] == 2
+        assert data["short/raw_per_foil_variance"]["n_models"] == 2
 
 
 def test_analyze_autocomp_wiring(monkeypatch, tmp_path):

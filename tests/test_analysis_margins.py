@@ -14,17 +14,19 @@ def test_pair_margins_by_hand():
     # s(c0,i0)=.9 s(c0,i1)=.2 s(c1,i0)=.4 s(c1,i1)=.6
     sims = np.array([[[0.9, 0.2], [0.4, 0.6]]])
     m = pair_margins(sims)
-    assert m["i2t"][0] == pytest.approx(min(0.9 - 0.4, 0.6 - 0.2))  # 0.4
-    assert m["t2i"][0] == pytest.approx(min(0.9 - 0.2, 0.6 - 0.4))  # 0.2
+    assert m["i2t"][0] == pytest.approx(0.9 - 0.4)  # paper: anchored on the base image
+    assert m["t2i"][0] == pytest.approx(0.9 - 0.2)  # paper: anchored on the base caption
+    assert m["i2t_decision"][0] == pytest.approx(min(0.9 - 0.4, 0.6 - 0.2))  # 0.4
+    assert m["t2i_decision"][0] == pytest.approx(min(0.9 - 0.2, 0.6 - 0.4))  # 0.2
 
 
 def test_margin_sign_matches_strict_outcomes():
     rng = np.random.default_rng(0)
     sims = rng.normal(size=(500, 2, 2)).round(1)  # rounding makes ties happen
     m, out = pair_margins(sims), pair_outcomes(sims)
-    assert np.array_equal(m["i2t"] > 0, out["i2t"])
-    assert np.array_equal(m["t2i"] > 0, out["t2i"])
-    assert (m["i2t"] == 0).any()  # a tie: margin 0, a failure
+    assert np.array_equal(m["i2t_decision"] > 0, out["i2t"])
+    assert np.array_equal(m["t2i_decision"] > 0, out["t2i"])
+    assert (m["i2t_decision"] == 0).any()  # a tie: margin 0, a failure
 
 
 def test_choice_margins_ragged():
@@ -37,12 +39,17 @@ def test_summary_splits_correct_and_wrong():
                        "scores": [np.array([0.9, 0.1, 0.2, 0.8]), np.array([0.9, 0.5, 0.2, 0.4]),
                                   np.array([0.5, 0.1, 0.6, 0.8]), np.array([0.1, 0.5, 0.6, 0.2])]})
     framed = add_margins(df)
-    assert framed["margin_i2t"].tolist() == pytest.approx([0.7, -0.1, -0.1, -0.5])
+    assert framed["margin_i2t_decision"].tolist() == pytest.approx([0.7, -0.1, -0.1, -0.5])
+    assert framed["margin_i2t"].tolist() == pytest.approx([0.7, 0.7, -0.1, -0.5])
     table = margin_summary(df)
-    row = table[(table.direction == "i2t") & (table.decision == "correct")].iloc[0]
+    pick = lambda d, dec: table[(table.direction == d) & (table.decision == dec)].iloc[0]  # noqa: E731
+    row = pick("i2t_decision", "correct")
     assert row["n"] == 1 and row["mean"] == pytest.approx(0.7)
-    wrong = table[(table.direction == "i2t") & (table.decision == "wrong")].iloc[0]
+    wrong = pick("i2t_decision", "wrong")
     assert wrong["n"] == 3 and wrong["mean"] == pytest.approx((-0.1 - 0.1 - 0.5) / 3)
+    # the paper's margin, split by the I2T outcome: item 2 is wrong with margin +0.7
+    wrong = pick("i2t", "wrong")
+    assert wrong["n"] == 3 and wrong["mean"] == pytest.approx((0.7 - 0.1 - 0.5) / 3)
 
 
 def test_histogram_counts_every_value():

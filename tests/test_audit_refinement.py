@@ -20,10 +20,11 @@ def test_grid_cells_bins_with_a_zero_bin():
     assert grid_cells(gaps, 4).tolist() == [0, 0, 1, 2, 3, 3, 4, 4]
 
 
-@pytest.mark.parametrize("k", [2, 4, 10])
-def test_refined_grid_is_point_symmetric_and_blind_accuracy_is_half(k):
+@pytest.mark.parametrize("k,zero_bin", [(2, True), (4, True), (10, True), (100, False),
+                                        (10, False)])
+def test_refined_grid_is_point_symmetric_and_blind_accuracy_is_half(k, zero_bin):
     a, b = biased_gaps()
-    res = refine(a, b, k=k, seed=1)
+    res = refine(a, b, k=k, seed=1, zero_bin=zero_bin)
     assert res.before["a"] > 0.75
     g = res.grid_after
     assert np.array_equal(g, g[::-1, ::-1])  # cell (i, j) matches (K-1-i, K-1-j)
@@ -36,13 +37,13 @@ def test_refined_grid_is_point_symmetric_and_blind_accuracy_is_half(k):
 def test_exact_zero_gaps_are_kept_and_subsampling_is_seeded():
     a, b = biased_gaps(seed=2)
     a[:50], b[:50] = 0.0, 0.0  # blind ties on both axes: the self-symmetric centre cell
-    r1, r2 = refine(a, b, k=4, seed=3), refine(a, b, k=4, seed=3)
+    r1, r2 = refine(a, b, k=4, seed=3, zero_bin=True), refine(a, b, k=4, seed=3, zero_bin=True)
     assert np.array_equal(r1.kept, r2.kept)
     assert r1.grid_after[2, 2] == r1.grid_before[2, 2] == 50
     assert set(range(50)) <= set(r1.kept.tolist())
-    assert not np.array_equal(r1.kept, refine(a, b, k=4, seed=4).kept)
+    assert not np.array_equal(r1.kept, refine(a, b, k=4, seed=4, zero_bin=True).kept)
     with pytest.raises(ValueError, match="even"):
-        refine(a, b, k=5)
+        refine(a, b, k=5, zero_bin=True)
 
 
 def test_refine_rejects_unscaled_gaps():

@@ -45,9 +45,10 @@ def test_gap_table_by_hand():
     assert (row.n_captions, row.composed, row.decomposed, row.gap) == (2, 0.5, 0.5, 0.0)
     assert row.gap_std == pytest.approx(np.sqrt(2.0))  # gaps +1 and -1, ddof = 1
     oa = t[t.level == "L2-OA"]
-    assert oa.N.tolist() == ["3", "4", "all"]
+    assert oa.N.tolist() == ["3", "4", "all", "pooled"]
     assert np.isnan(oa.iloc[0].gap_std)  # one caption: no spread
-    assert oa.iloc[2].gap == pytest.approx((0.0 + 0.5) / 2)
+    assert oa.iloc[2].gap == pytest.approx((0.0 + 0.5) / 2)  # mean over N = 3, 4
+    assert oa.iloc[2].gap_std == pytest.approx(np.std([0.0, 0.5], ddof=1))  # across N
 
 
 def test_ties_are_counted():
@@ -88,7 +89,14 @@ def test_ols_matches_normal_equations():
     resid = y - X @ beta
     se = np.sqrt(np.diag(resid @ resid / (len(y) - 4) * np.linalg.inv(X.T @ X)))
     np.testing.assert_allclose(fit.loc[["b_O", "b_A", "b_R", "a"], "estimate"], beta, rtol=1e-9)
-    np.testing.assert_allclose(fit.loc[["b_O", "b_A", "b_R", "a"], "se"], se, rtol=1e-9)
+    np.testing.assert_allclose(fit.loc[["b_O", "b_A", "b_R", "a"], "se_classical"], se,
+                               rtol=1e-9)
+    # HC3: (X'X)^-1 X' diag(e_i^2 / (1 - h_i)^2) X (X'X)^-1
+    inv = np.linalg.inv(X.T @ X)
+    h = np.einsum("ij,jk,ik->i", X, inv, X)
+    meat = X.T @ (X * (resid ** 2 / (1 - h) ** 2)[:, None])
+    np.testing.assert_allclose(fit.loc[["b_O", "b_A", "b_R", "a"], "se_hc3"],
+                               np.sqrt(np.diag(inv @ meat @ inv)), rtol=1e-9)
 
 
 @pytest.mark.parametrize("binary", [False, True])
@@ -118,15 +126,16 @@ def test_skill_load_per_skill_and_level_with_constant_counts():
     assert long.loc[("A", "b_A"), "estimate"] == pytest.approx(-0.06, abs=0.004)
     assert np.isnan(long.loc[("A", "b_R"), "estimate"])
     t3 = table3(long.reset_index().assign(level="L2-OA"))
-    assert t3.columns.tolist() == ["level", "skill", "b_O", "b_A", "b_R", "a", "n", "R2"]
+    assert t3.columns.tolist() == ["level", "skill", "b_O", "b_A", "b_R", "a", "n", "R2",
+                                   "se_type"]
     assert t3.loc[t3.skill == "A", "b_R"].item() == "-"
-    assert t3.loc[t3.skill == "A", "b_A"].item().startswith("-0.06")
-    assert "***" in t3.loc[t3.skill == "A", "b_A"].item()
+    assert t3.loc[t3.skill == "A", "b_A"].item().startswith("-6.0")  # percentage points
+    assert "**" in t3.loc[t3.skill == "A", "b_A"].item()
 
 
 def test_stars():
-    assert [stars(p) for p in (0.0005, 0.005, 0.02, 0.2, float("nan"))] == [
-        "***", "**", "*", "", ""]
+    assert [stars(p) for p in (0.0005, 0.004, 0.005, 0.02, float("nan"))] == [
+        "**", "*", "", "", ""]
 
 
 def test_compass_tables_end_to_end_and_store_shapes():
@@ -142,8 +151,9 @@ def test_compass_tables_end_to_end_and_store_shapes():
                          "skill": skill, "r1": float(rng.random() < 0.7)})
     df = pd.DataFrame(rows)
     out = compass_tables(df)
-    assert set(out) == {"per_caption", "gap", "skill_load", "table3", "gap_markdown",
-                        "table3_markdown", "dropped_incomplete"}
+    assert set(out) == {"per_caption", "gap", "table2", "skill_load", "table3", "table3_note",
+                        "gap_markdown", "table2_markdown", "table3_markdown",
+                        "dropped_incomplete", "dropped_k"}
     assert out["dropped_incomplete"] == 0
     assert len(out["per_caption"]) == 40
     assert out["table3"].skill.tolist() == ["O", "A"] or sorted(out["table3"].skill) == ["A", "O"]

@@ -129,7 +129,10 @@ def test_autocomp_builds_paired_minimal_and_contextual_sets(tmp_path):
 def test_sugarcrepe_from_a_caption_file(tmp_path):
     path = caption_set(tmp_path / "coco")
     out = tmp_path / "sc"
-    construct("sugarcrepe", str(path), "--out", str(out), "--text", "template")
+    # 10 captions: the paper's 100 x 100 grid would leave no symmetric cell filled, so the
+    # small fixture uses a 10-bin grid with foilbench's zero bin
+    construct("sugarcrepe", str(path), "--out", str(out), "--text", "template",
+              "--grid", "10", "--zero-bin")
     check_valid_and_runs(tmp_path, out)
     counts, records = accounted(out, "negative")
     assert counts["created"] == 10 * 7

@@ -70,7 +70,8 @@ def test_pair_item_asks_four_choices_in_both_orders(root):
         ("image", ("red", "blue"), "a blue cube"),
     ]
     assert {m: v.tolist() for m, v in result.outcomes.items()} == {
-        "i2t": [1.0], "t2i": [1.0], "group": [1.0]}
+        "i2t": [1.0], "t2i": [1.0], "group": [1.0], "i2t_no_partial": [1.0],
+        "t2i_no_partial": [1.0], "group_no_partial": [1.0]}
     assert result.stats["first_option_rate"] == 0.5 and result.stats["order_agreement"] == 1.0
     assert result.chance["group"].tolist() == [1 / 16] and result.chance["i2t"].tolist() == [0.25]
     assert not result.ties["group"].any()
@@ -81,6 +82,8 @@ def test_always_first_is_half_right_per_choice(root):
     np.testing.assert_allclose(result.scores[0], [0.5, 0.5, 0.5, 0.5])
     assert result.outcomes["i2t"].tolist() == [0.25, 0.25]  # 0.5 * 0.5
     assert result.outcomes["group"].tolist() == [0.0625, 0.0625]  # 0.5 ** 4
+    # no partial credit (CompoSET §3): never right in both orders -> 0
+    assert result.outcomes["i2t_no_partial"].tolist() == [0.0, 0.0]
     s = result.stats
     assert s["first_option_rate"] == 1.0 and s["order_agreement"] == 0.0
     assert s["accuracy_original_order"] == 1.0 and s["accuracy_swapped_order"] == 0.0
@@ -99,6 +102,7 @@ def test_mixed_answers_and_unparseable_counted_wrong(root):
     assert result.outcomes["i2t"].tolist() == [0.5]
     assert result.outcomes["t2i"].tolist() == [0.0]
     assert result.outcomes["group"].tolist() == [0.0]
+    assert result.outcomes["i2t_no_partial"].tolist() == [0.0]  # img1 right in one order only
     s = result.stats
     assert s["unparseable"] == 1 and s["asks"] == 8
     assert s["first_option_rate"] == pytest.approx(3 / 7)  # answers 0 among 7 parsed
@@ -110,8 +114,9 @@ def test_choice_and_image_choice_items(root):
         [{"item_id": "c0", "image": "green.png", "captions": ["a green cone", "a red cone"]}]),
         root)
     res = evaluate(Scripted("wrong"), choice, progress=False)
-    assert res.outcomes == {"r1": pytest.approx(np.array([0.0]))}
-    assert res.chance["r1"].tolist() == [0.5]
+    assert res.outcomes == {"r1": pytest.approx(np.array([0.0])),
+                            "r1_no_partial": pytest.approx(np.array([0.0]))}
+    assert res.chance["r1"].tolist() == [0.5] and res.chance["r1_no_partial"].tolist() == [0.25]
     img_choice = make_benchmark(Manifest(name="ic", kind="image_choice"), pd.DataFrame(
         [{"item_id": "i0", "caption": "a blue cube", "images": ["blue.png", "red.png"]}]), root)
     res = evaluate(Scripted([0, 0]), img_choice, progress=False)

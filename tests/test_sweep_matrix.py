@@ -29,7 +29,7 @@ def test_format_cell_percent_one_decimal_and_missing():
 
 
 def test_wide_text_orders_rows_and_columns_and_fills_missing():
-    wide = matrix.wide_text(_cells(), models=["m|b", "m_a"])
+    wide = matrix.wide_text(_cells(), models=["m|b", "m_a"], interval="stored")
     assert wide.index.tolist() == ["m|b", "m_a"]
     assert wide.columns.tolist() == ["wino (group)", "sugar_crepe\u2020 (r1)"]
     assert wide.loc["m_a", "sugar_crepe\u2020 (r1)"] == "80.0 [79.0, 81.0]"
@@ -37,7 +37,7 @@ def test_wide_text_orders_rows_and_columns_and_fills_missing():
 
 
 def test_markdown_escapes_pipes_and_notes_partial():
-    md = matrix.to_markdown(_cells())
+    md = matrix.to_markdown(_cells(), interval="stored")
     lines = md.splitlines()
     assert lines[0] == "| model | wino (group) | sugar_crepe\u2020 (r1) |"
     assert lines[1] == "| --- | ---: | ---: |"
@@ -53,7 +53,7 @@ def test_markdown_without_partial_has_no_footnote():
 
 
 def test_latex_escapes_and_marks_partial():
-    tex = matrix.to_latex(_cells())
+    tex = matrix.to_latex(_cells(), interval="stored")
     assert r"\begin{tabular}{lcc}" in tex
     assert r"Model & wino (group) & sugar\_crepe$^\dagger$ (r1) \\" in tex
     assert r"m\_a & 12.5 {\scriptsize[9.2, 16.0]} & 80.0 {\scriptsize[79.0, 81.0]} \\" in tex
@@ -63,7 +63,7 @@ def test_latex_escapes_and_marks_partial():
 
 def test_csv_round_trips_full_precision():
     back = pd.read_csv(io.StringIO(matrix.to_csv(_cells())))
-    assert back.columns.tolist() == matrix.CELL_COLUMNS
+    assert back.columns.tolist() == [*matrix.CELL_COLUMNS, "wald_low", "wald_high"]
     assert np.isclose(back.loc[0, "ci_low"], 0.0921)
     assert back["partial"].tolist() == [False, True, False]
 
@@ -89,3 +89,20 @@ def test_cell_from_metrics_takes_the_overall_row():
         "metric": "group", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 30}
     with pytest.raises(ValueError, match="no overall 'r1' row"):
         matrix.cell_from_metrics(metrics, "r1")
+
+
+def test_matrix_prints_wald_as_table8_and_keeps_the_stored_interval():
+    """CompoSET Table 8: "Each cell reports point estimate (%) with 95% Wald confidence
+    interval [lo, hi] (§C)"; §C: "p +- 1.96 sqrt(p(1 - p)/n), clamped to [0, 1]".
+    wino m_a: p = 0.125, n = 400: 1.96 sqrt(0.125 x 0.875 / 400) = 0.0324 -> [9.3, 15.7];
+    m|b: p = 0 -> [0.0, 0.0]; sugar_crepe: p = 0.8, n = 7511: 0.0090 -> [79.1, 80.9]."""
+    md = matrix.to_markdown(_cells()).splitlines()
+    assert md[2] == "| m_a | 12.5 [9.3, 15.7] | 80.0 [79.1, 80.9] |"
+    assert md[3] == "| m\\|b | 0.0 [0.0, 0.0] | \u2014 |"
+    assert "95% Wald interval (CompoSET Table 8)" in md[-2] or any(
+        "Wald interval (CompoSET Table 8)" in line for line in md)
+    assert r"12.5 {\scriptsize[9.3, 15.7]}" in matrix.to_latex(_cells())
+    back = pd.read_csv(io.StringIO(matrix.to_csv(_cells())))
+    assert back.loc[0, "wald_low"] == pytest.approx(0.125 - 1.96 * np.sqrt(0.125 * 0.875 / 400))
+    assert back.loc[0, "ci_low"] == pytest.approx(0.0921)  # the stored interval, beside it
+    assert matrix.wald_bounds(0.5, 100) == (0.402, 0.598)

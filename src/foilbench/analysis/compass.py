@@ -12,12 +12,12 @@ import json
 import numpy as np
 import pandas as pd
 
-from foilbench.analysis.compass_gap import caption_outcomes, gap_table
-from foilbench.analysis.compass_skill_load import skill_load, table3
+from foilbench.analysis.compass_gap import caption_outcomes, gap_table, table2
+from foilbench.analysis.compass_skill_load import DEFAULT_SE, skill_load, table3, table3_note
 from foilbench.errors import FoilbenchError
 
 __all__ = ["caption_outcomes", "compass_tables", "gap_table", "markdown_table", "skill_load",
-           "table3", "flatten_item_results"]
+           "table2", "table3", "flatten_item_results"]
 
 
 def flatten_item_results(df: pd.DataFrame) -> pd.DataFrame:
@@ -40,29 +40,38 @@ def flatten_item_results(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def compass_tables(item_results: pd.DataFrame) -> dict:
+def compass_tables(item_results: pd.DataFrame, se_type: str = DEFAULT_SE) -> dict:
     """Gap and skill-load tables from per-item results (metadata columns + ``r1``).
 
-    Returns ``{"gap", "table3" (COMPASS Table 3 layout), "skill_load" (long, with se and p),
-    "per_caption", "gap_markdown", "table3_markdown", "dropped_incomplete"}``; captions whose
+    Returns ``{"gap" (per N, the Table-2 ``all`` row and foilbench's ``pooled`` row per
+    level), "table2" (COMPASS Table 2 layout), "table3" (COMPASS Table 3 layout, percentage
+    points, the paper's marks), "table3_note" (units, marks, standard-error type),
+    "skill_load" (long, both standard-error types), "per_caption", "gap_markdown",
+    "table2_markdown", "table3_markdown", "dropped_incomplete", "dropped_k"}``. Captions whose
     decomposed items are not all present (a partial run) are left out of the gap and counted
-    in ``dropped_incomplete``."""
+    in ``dropped_incomplete``; skill items without exactly K = 4 negatives are left out of
+    the skill load and counted in ``dropped_k``."""
     items = flatten_item_results(item_results)
     if "role" not in items.columns:
         raise FoilbenchError("not a COMPASS-style benchmark: items have no 'role' column "
                              "(build one with `foilbench compass build-synth`)")
     per_caption = caption_outcomes(items, incomplete="drop")
     gap = gap_table(per_caption)
-    long = skill_load(items)
+    t2 = table2(gap)
+    long = skill_load(items, se_type)
     t3 = table3(long)
     return {
         "gap": gap,
+        "table2": t2,
         "table3": t3,
+        "table3_note": table3_note(se_type),
         "skill_load": long,
         "per_caption": per_caption,
         "gap_markdown": markdown_table(gap),
+        "table2_markdown": markdown_table(t2),
         "table3_markdown": markdown_table(t3),
         "dropped_incomplete": int(per_caption.attrs["dropped_incomplete"]),
+        "dropped_k": int(long.attrs.get("dropped_k", 0)),
     }
 
 

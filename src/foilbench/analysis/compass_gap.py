@@ -7,7 +7,8 @@ For caption c with primitives 1..N (COMPASS, integration gap):
     decomposed(c) = prod_i [s(d_i) > s(d~_i)]   (every primitive alone beats its perturbation)
     gap(c)        = decomposed(c) - composed(c)
 
-and per (level, N) the mean and sample standard deviation (ddof = 1) of gap(c) over captions.
+and per (level, N) the mean and sample standard deviation (ddof = 1) of gap(c) over captions;
+per level the paper's Table 2 aggregate across complexities (:func:`gap_table`, :func:`table2`).
 A positive gap means the model knows each primitive alone but fails to integrate them.
 Outcomes may be fractions (API models average two order-swapped asks); the product then is the
 probability that all decomposed checks pass when they are independent, and equals "all pass"
@@ -68,28 +69,92 @@ def caption_outcomes(items: pd.DataFrame, incomplete: str = "raise") -> pd.DataF
     return out
 
 
-def gap_table(per_caption: pd.DataFrame) -> pd.DataFrame:
-    """Mean composed/decomposed/gap and gap std per level and N, plus an ``all`` row per level.
+def _per_n(per_caption: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    df = per_caption.assign(N=per_caption["n_primitives"].astype(int))
+    g = df.groupby([*keys, "level", "N"], sort=True)
+    return pd.DataFrame({
+        "n_captions": g.size(),
+        "composed": g["composed"].mean(),
+        "decomposed": g["decomposed"].mean(),
+        "gap": g["gap"].mean(),
+        "gap_std": g["gap"].std(ddof=1),
+        "composed_ties": g["composed_tie"].sum().astype(int),
+        "decomposed_ties": g["decomposed_ties"].sum().astype(int),
+    }).reset_index()
 
-    Columns: [run_id,] level, N, n_captions, composed, decomposed, gap, gap_std, and the
-    exact ties scored as failures (strict >): composed_ties (captions whose composed item
-    tied), decomposed_ties (tied decomposed items)."""
+
+def gap_table(per_caption: pd.DataFrame) -> pd.DataFrame:
+    """Per level: one row per complexity N, then an ``all`` row (COMPASS Table 2) and a
+    ``pooled`` row (foilbench's).
+
+    Columns: [run_id,] level, N, n_captions, n_complexities, composed, decomposed, gap,
+    gap_std, spread_over, and the exact ties scored as failures (strict >): composed_ties
+    (captions whose composed item tied), decomposed_ties (tied decomposed items).
+
+    * N rows: means over the captions of that complexity; ``gap_std`` is the spread over those
+      captions (``spread_over = "captions"``).
+    * ``all`` row, COMPASS Table 2: "We report the mean and standard deviation of Delta
+      aggregated across all complexities" (caption: "the mean +- standard deviation of the
+      difference between decomposed and composed accuracy (Delta) aggregated across all
+      complexities"). Delta_N = decomposed accuracy - composed accuracy at complexity N;
+      the row holds the unweighted mean of the per-N values and ``gap_std`` their sample
+      standard deviation over the complexities (ddof = 1; the paper does not say which;
+      ``spread_over = "complexities"``). Every N counts once, however many captions it has.
+    * ``pooled`` row (foilbench's, not in the paper): means over all captions of the level,
+      so complexities with more captions weigh more, and ``gap_std`` over captions.
+    """
     keys = _group_keys(per_caption)
-    frames = []
-    for by_n in (True, False):
-        df = per_caption.assign(N=per_caption["n_primitives"].astype(int) if by_n else "all")
-        g = df.groupby([*keys, "level", "N"], sort=True)
-        frames.append(pd.DataFrame({
-            "n_captions": g.size(),
-            "composed": g["composed"].mean(),
-            "decomposed": g["decomposed"].mean(),
-            "gap": g["gap"].mean(),
-            "gap_std": g["gap"].std(ddof=1),
-            "composed_ties": g["composed_tie"].sum().astype(int),
-            "decomposed_ties": g["decomposed_ties"].sum().astype(int),
-        }).reset_index())
-    table = pd.concat(frames, ignore_index=True)
+    by_n = _per_n(per_caption, keys).assign(spread_over="captions", n_complexities=1)
+    g = by_n.groupby([*keys, "level"], sort=True)
+    table2 = pd.DataFrame({
+        "n_captions": g["n_captions"].sum(),
+        "n_complexities": g.size(),
+        "composed": g["composed"].mean(),
+        "decomposed": g["decomposed"].mean(),
+        "gap": g["gap"].mean(),
+        "gap_std": g["gap"].std(ddof=1),
+        "composed_ties": g["composed_ties"].sum(),
+        "decomposed_ties": g["decomposed_ties"].sum(),
+    }).reset_index().assign(N="all", spread_over="complexities")
+    pc = per_caption.groupby([*keys, "level"], sort=True)
+    pooled = pd.DataFrame({
+        "n_captions": pc.size(),
+        "n_complexities": pc["n_primitives"].nunique(),
+        "composed": pc["composed"].mean(),
+        "decomposed": pc["decomposed"].mean(),
+        "gap": pc["gap"].mean(),
+        "gap_std": pc["gap"].std(ddof=1),
+        "composed_ties": pc["composed_tie"].sum().astype(int),
+        "decomposed_ties": pc["decomposed_ties"].sum().astype(int),
+    }).reset_index().assign(N="pooled", spread_over="captions")
+    table = pd.concat([by_n, table2, pooled], ignore_index=True)
     table["N"] = table["N"].astype(str)
-    order = table["N"].map(lambda v: np.inf if v == "all" else int(v))
-    return (table.assign(_o=order).sort_values([*keys, "level", "_o"])
-            .drop(columns="_o").reset_index(drop=True))
+    order = table["N"].map(lambda v: np.inf if v in ("all", "pooled") else int(v))
+    rank = table["N"].map({"all": 1, "pooled": 2}).fillna(0)
+    cols = [*keys, "level", "N", "n_captions", "n_complexities", "composed", "decomposed",
+            "gap", "gap_std", "spread_over", "composed_ties", "decomposed_ties"]
+    return (table.assign(_o=order, _r=rank).sort_values([*keys, "level", "_r", "_o"])
+            .drop(columns=["_o", "_r"]).reset_index(drop=True)[cols])
+
+
+def table2(gap: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """COMPASS Table 2 layout from :func:`gap_table`: per [run,] level, Delta as
+    "mean +- std" in percentage points across complexities (the ``all`` rows), with the
+    number of complexities and captions behind it.
+
+    >>> import pandas as pd
+    >>> g = pd.DataFrame({"level": ["L2-OA"], "N": ["all"], "gap": [0.0239], "gap_std": [0.0123],
+    ...                   "n_complexities": [11], "n_captions": [500]})
+    >>> table2(g)["delta_pp"].item()
+    '2.39 ± 1.23'
+    """
+    keys = _group_keys(gap)
+    rows = gap[gap["N"].astype(str) == "all"]
+    fmt = lambda m, s: (f"{100 * m:.{digits}f} ± {100 * s:.{digits}f}"  # noqa: E731
+                        if np.isfinite(s) else f"{100 * m:.{digits}f} ± -")
+    return pd.DataFrame({
+        **{k: rows[k].to_numpy() for k in [*keys, "level"]},
+        "delta_pp": [fmt(m, s) for m, s in zip(rows["gap"], rows["gap_std"], strict=True)],
+        "n_complexities": rows["n_complexities"].astype(int).to_numpy(),
+        "n_captions": rows["n_captions"].astype(int).to_numpy(),
+    })

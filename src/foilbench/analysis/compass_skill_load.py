@@ -1,14 +1,32 @@
 """COMPASS skill load: how each skill's accuracy falls with the count of each primitive type.
 
-For skill t in {O, A, R} (items whose K negatives all target primitives of type t) and each
-structural level, ordinary least squares over items (COMPASS, skill-load analysis, Table 3):
+COMPASS §6.2 (Eq. 4): "R@1_t = beta_O n_O(c) + beta_A n_A(c) + beta_R n_R(c) + alpha", fitted
+by ordinary least squares over the skill items of skill t in {O, A, R} (items whose K = 4
+negatives all target primitives of type t), one fit per structural level. b_t on its own count
+is the *self-load*, the others *cross-load*.
 
-    R@1_t = b_O n_O + b_A n_A + b_R n_R + a + e
+Table 3 caption (COMPASS): "Values represent change in R@1 (percentage points) per unit increase
+in primitive count (Eq. 4) ... * and ** denote statistical significance at p < 0.005 and
+p < 0.001, respectively." So :func:`table3` prints coefficients x 100 (percentage points, R@1
+is a 0/1 outcome) with exactly those two marks (:func:`stars`).
 
-b_t on its own count is the *self-load*, the others *cross-load*. Standard errors and
-two-sided p-values are statsmodels' classical OLS ones. A count that is constant within a
-(skill, level) cell (n_A = 0 throughout L2-OR, say) is not estimable and is reported as NaN
-rather than silently absorbed into the intercept.
+Standard errors: the paper does not say which it used. Both are computed and kept, each under
+its own name in the long table (``se_classical``/``p_classical`` and ``se_hc3``/``p_hc3``):
+
+* ``classical``: statsmodels' default OLS errors, which assume one error variance for all
+  items (what an unstated OLS most likely used);
+* ``hc3``: heteroskedasticity-robust (MacKinnon-White HC3). R@1 is 0/1, so Eq. 4 is a linear
+  probability model whose error variance p(1 - p) changes with the counts by construction;
+  the classical errors are then not valid. foilbench's default.
+
+Both p-values are two-sided t tests with the residual degrees of freedom. ``se``/``p`` repeat
+the chosen type (``se_type`` says which); every table names its type.
+
+A count that is constant within a (skill, level) cell (n_A = 0 throughout L2-OR, say) is not
+estimable and is reported as NaN rather than silently absorbed into the intercept. Skill items
+with a number of negatives other than K = 4 (benchmarks built before K was enforced) are left
+out and counted (``attrs["dropped_k"]``), as COMPASS §6.1 asks for "K = 4 hard negatives per
+caption".
 """
 
 from __future__ import annotations
@@ -21,68 +39,134 @@ from foilbench.errors import FoilbenchError
 REGRESSORS: dict[str, str] = {"n_o": "b_O", "n_a": "b_A", "n_r": "b_R"}
 TERMS: tuple[str, ...] = ("b_O", "b_A", "b_R", "a")
 SKILLS: tuple[str, ...] = ("O", "A", "R")
+SE_TYPES: dict[str, str] = {
+    "classical": "classical OLS standard errors (homoskedastic)",
+    "hc3": "heteroskedasticity-robust HC3 standard errors",
+}
+DEFAULT_SE = "hc3"
+K_SKILL = 4
+STAR_CUTS = ((0.001, "**"), (0.005, "*"))  # COMPASS Table 3
+STARS_NOTE = "* p < 0.005, ** p < 0.001 (COMPASS Table 3)"
 
 
-def ols_skill_load(y: np.ndarray, counts: pd.DataFrame) -> pd.DataFrame:
-    """Fit y = sum_t b_t n_t + a; one row per term with estimate, se, p (NaN if not
-    estimable). ``counts`` holds the columns of REGRESSORS."""
+def _check_se(se_type: str) -> None:
+    if se_type not in SE_TYPES:
+        raise FoilbenchError(f"unknown standard-error type {se_type!r}; use one of "
+                             f"{', '.join(SE_TYPES)}")
+
+
+def ols_skill_load(y: np.ndarray, counts: pd.DataFrame, se_type: str = DEFAULT_SE
+                   ) -> pd.DataFrame:
+    """Fit y = sum_t b_t n_t + a; one row per term with estimate, both standard-error types
+    (``se_classical``, ``p_classical``, ``se_hc3``, ``p_hc3``), the chosen one as ``se``/``p``,
+    and n, r2 (NaN where not estimable). ``counts`` holds the columns of REGRESSORS."""
     import statsmodels.api as sm
 
+    _check_se(se_type)
     y = np.asarray(y, dtype=np.float64)
     usable = [c for c in REGRESSORS if counts[c].nunique() > 1]
-    rows = {t: (np.nan, np.nan, np.nan) for t in TERMS}
+    blank = (np.nan,) * 5
+    rows = {t: blank for t in TERMS}
     r2 = np.nan
-    n_params = len(usable) + 1
-    if len(y) > n_params:
+    if len(y) > len(usable) + 1:
         X = np.column_stack([counts[c].to_numpy(np.float64) for c in usable] + [np.ones(len(y))])
-        fit = sm.OLS(y, X).fit()
+        classical = sm.OLS(y, X).fit()
+        robust = sm.OLS(y, X).fit(cov_type="HC3", use_t=True)
         names = [REGRESSORS[c] for c in usable] + ["a"]
         for k, name in enumerate(names):
-            rows[name] = (float(fit.params[k]), float(fit.bse[k]), float(fit.pvalues[k]))
-        r2 = float(fit.rsquared)
-    return pd.DataFrame([{"term": t, "estimate": e, "se": s, "p": p, "n": len(y), "r2": r2}
-                         for t, (e, s, p) in rows.items()])
+            rows[name] = (float(classical.params[k]), float(classical.bse[k]),
+                          float(classical.pvalues[k]), float(robust.bse[k]),
+                          float(robust.pvalues[k]))
+        r2 = float(classical.rsquared)
+    out = pd.DataFrame([{"term": t, "estimate": e, "se_classical": sc, "p_classical": pc,
+                         "se_hc3": sh, "p_hc3": ph, "n": len(y), "r2": r2}
+                        for t, (e, sc, pc, sh, ph) in rows.items()])
+    out["se"] = out[f"se_{se_type}"]
+    out["p"] = out[f"p_{se_type}"]
+    out["se_type"] = se_type
+    return out
 
 
-def skill_load(items: pd.DataFrame) -> pd.DataFrame:
-    """Long table: [run_id,] level, skill, term, estimate, se, p, n, r2 from ``role == 'skill'``
-    items (columns level, skill, n_o, n_a, n_r, r1)."""
+LONG_COLUMNS = ["term", "estimate", "se", "p", "se_type", "se_classical", "p_classical",
+                "se_hc3", "p_hc3", "n", "r2"]
+
+
+def _negatives_per_item(items: pd.DataFrame) -> pd.Series | None:
+    if "captions" not in items.columns:
+        return None
+    return items["captions"].map(lambda c: len(c) - 1 if c is not None else -1)
+
+
+def skill_load(items: pd.DataFrame, se_type: str = DEFAULT_SE) -> pd.DataFrame:
+    """Long table: [run_id,] level, skill, term, estimate, se, p, se_type, both SE types, n,
+    r2 from ``role == 'skill'`` items (columns level, skill, n_o, n_a, n_r, r1). Skill items
+    whose ``captions`` hold other than K = 4 negatives are left out; their number is in
+    ``out.attrs["dropped_k"]``."""
+    _check_se(se_type)
     need = {"role", "level", "skill", "r1", *REGRESSORS}
     missing = sorted(need - set(items.columns))
     if missing:
         raise FoilbenchError(f"COMPASS skill load needs item columns {', '.join(missing)}")
     skill_items = items[items["role"] == "skill"]
+    dropped = 0
+    k = _negatives_per_item(skill_items)
+    if k is not None:
+        dropped = int((k != K_SKILL).sum())
+        skill_items = skill_items[k == K_SKILL]
     keys = [k for k in ("run_id",) if k in items.columns] + ["level", "skill"]
     frames = []
     for group, df in skill_items.groupby(keys, sort=True):
-        fit = ols_skill_load(df["r1"].to_numpy(), df[list(REGRESSORS)])
-        for k, v in zip(keys, group if isinstance(group, tuple) else (group,), strict=True):
-            fit[k] = v
+        fit = ols_skill_load(df["r1"].to_numpy(), df[list(REGRESSORS)], se_type)
+        for key, v in zip(keys, group if isinstance(group, tuple) else (group,), strict=True):
+            fit[key] = v
         frames.append(fit)
-    if not frames:
-        return pd.DataFrame(columns=[*keys, "term", "estimate", "se", "p", "n", "r2"])
-    out = pd.concat(frames, ignore_index=True)
-    return out[[*keys, "term", "estimate", "se", "p", "n", "r2"]]
+    if frames:
+        out = pd.concat(frames, ignore_index=True)[[*keys, *LONG_COLUMNS]]
+    else:
+        out = pd.DataFrame(columns=[*keys, *LONG_COLUMNS])
+    out.attrs["dropped_k"] = dropped
+    return out
 
 
 def stars(p: float) -> str:
+    """COMPASS Table 3's marks: "**" for p < 0.001, "*" for p < 0.005, else "" (strict <).
+
+    >>> [stars(p) for p in (0.0009, 0.001, 0.0049, 0.005)]
+    ['**', '*', '*', '']
+    """
     if not np.isfinite(p):
         return ""
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+    return next((mark for cut, mark in STAR_CUTS if p < cut), "")
 
 
-def table3(long: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+def table3(long: pd.DataFrame, digits: int = 2, se_type: str | None = None) -> pd.DataFrame:
     """COMPASS Table 3 layout: one row per ([run,] level, skill); columns b_O, b_A, b_R, a as
-    "estimate (se)" with significance stars (* p<.05, ** p<.01, *** p<.001), then n and R^2."""
+    "estimate** (se)" in percentage points (x 100, ``digits`` decimals as the paper's two)
+    with the paper's marks (:data:`STARS_NOTE`), then n, R^2 and the standard-error type.
+    ``se_type`` picks ``classical`` or ``hc3`` from the long table (default: its ``se``)."""
     keys = [k for k in ("run_id", "level", "skill") if k in long.columns]
+    if se_type is not None:
+        _check_se(se_type)
+    se_col = f"se_{se_type}" if se_type else "se"
+    p_col = f"p_{se_type}" if se_type else "p"
     rows = []
     for group, df in long.groupby(keys, sort=True):
         row = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
-        for rec in df.itertuples(index=False):
-            row[rec.term] = ("-" if not np.isfinite(rec.estimate) else
-                             f"{rec.estimate:+.{digits}f}{stars(rec.p)} ({rec.se:.{digits}f})")
+        for rec in df.to_dict(orient="records"):
+            est, se = 100 * rec["estimate"], 100 * rec[se_col]
+            row[rec["term"]] = ("-" if not np.isfinite(est) else
+                                f"{est:+.{digits}f}{stars(rec[p_col])} ({se:.{digits}f})")
         row["n"] = int(df["n"].iloc[0])
         r2 = df["r2"].iloc[0]
-        row["R2"] = "-" if not np.isfinite(r2) else f"{r2:.{digits}f}"
+        row["R2"] = "-" if not np.isfinite(r2) else f"{r2:.3f}"
+        row["se_type"] = se_type or (str(df["se_type"].iloc[0]) if "se_type" in df else "")
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*keys, *TERMS, "n", "R2"])
+    return pd.DataFrame(rows, columns=[*keys, *TERMS, "n", "R2", "se_type"])
+
+
+def table3_note(se_type: str = DEFAULT_SE) -> str:
+    """The line printed under Table 3: units, marks and the standard-error type."""
+    _check_se(se_type)
+    return (f"Coefficients in percentage points of R@1 per unit count (COMPASS Eq. 4), "
+            f"(standard error); {STARS_NOTE}; {SE_TYPES[se_type]} ({se_type}); the paper does "
+            "not state its standard-error type.")

@@ -14,6 +14,8 @@ Three questions, each answered per item and summarised:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from PIL import Image
@@ -56,8 +58,11 @@ def similarity_gap(base_emb: np.ndarray, foil_emb: np.ndarray, scene_ids) -> dic
             "n_scenes": int(len(scenes))}
 
 
-def pixel_table(bench, side: int = 512) -> pd.DataFrame:
-    """Pixel metrics for every unique (image_base, image_foil) pair of ``bench``."""
+def pixel_table(bench, side: int = 512, learned: dict | None = None) -> pd.DataFrame:
+    """Pixel metrics for every unique (image_base, image_foil) pair of ``bench``, plus one
+    column per ``learned`` distance (name -> callable on two 512 x 512 arrays in [0, 1];
+    :mod:`foilbench.analysis.image_distances`)."""
+    learned = learned or {}
     from tqdm.auto import tqdm
 
     pairs = bench.items[["image_base", "image_foil"]].drop_duplicates()
@@ -72,10 +77,11 @@ def pixel_table(bench, side: int = 512) -> pd.DataFrame:
     rows = []
     for base, foil in tqdm(list(pairs.itertuples(index=False)), desc="pixel controls",
                            unit="pair", leave=False):
-        rows.append({"image_base": base, "image_foil": foil,
-                     **pair_pixel_metrics(load(base), load(foil))})
+        a, b = load(base), load(foil)
+        rows.append({"image_base": base, "image_foil": foil, **pair_pixel_metrics(a, b),
+                     **{name: fn(a, b) for name, fn in learned.items()}})
         cache.pop(foil, None)  # foils are seldom shared; bases are
-    return pd.DataFrame(rows, columns=["image_base", "image_foil", *PIXEL_COLUMNS])
+    return pd.DataFrame(rows, columns=["image_base", "image_foil", *PIXEL_COLUMNS, *learned])
 
 
 def _embed_unique(model, bench, refs: list[str]) -> dict[str, np.ndarray]:
@@ -99,31 +105,72 @@ def _resolve(model):
     return model
 
 
-def audit_controls(bench, model=None, minilm: bool = True, pixels: bool = True) -> dict:
+def learned_distances(lpips: str | None = None, lpips_net: str = "alex",
+                      dinov2: str | None = None) -> dict:
+    """name -> distance for the learned image metrics named with local weights (CompoSET
+    App. F.1: LPIPS, DINOv2-base CLS cosine); errors name the missing file before any image
+    is read."""
+    from foilbench.analysis.image_distances import Dinov2Cosine, LpipsDistance
+
+    out = {}
+    if lpips is not None:
+        d = LpipsDistance(lpips, lpips_net)
+        out[d.name] = d
+    if dinov2 is not None:
+        d = Dinov2Cosine(dinov2)
+        out[d.name] = d
+    return out
+
+
+def audit_controls(bench, model=None, minilm: bool = True, pixels: bool = True,
+                   text_model=None, lpips: str | None = None, lpips_net: str = "alex",
+                   dinov2: str | None = None) -> dict:
     """Per-item control metrics and their summary for a ``pair`` benchmark.
 
-    ``model`` (an adapter or a model spec string) adds the similarity gap; ``minilm`` adds the
-    MiniLM caption cosine; ``pixels=False`` skips image loading (text-only audit).
+    ``model`` (an adapter or a model spec string) adds the similarity gap; ``text_model`` (a
+    local all-mpnet-base-v2 directory, the paper's encoder) adds ``sentence_cosine``, else
+    ``minilm`` adds the fallback MiniLM cosine; ``lpips`` (local backbone weights) and
+    ``dinov2`` (a local model directory) add those image metrics; ``pixels=False`` skips image
+    loading (text-only audit).
     """
     if not bench.item_kind.is_edit_pair:
         wanted = " or ".join(repr(k) for k in kinds_where(lambda kind: kind.is_edit_pair))
         raise BenchmarkError(f"audit controls needs a {wanted} benchmark; {bench.name!r} is "
                              f"{bench.kind!r}")
+    learned = learned_distances(lpips, lpips_net, dinov2) if pixels else {}
+    if not pixels and (lpips or dinov2):
+        raise BenchmarkError("LPIPS and DINOv2 distances need the images (drop --no-pixels)")
     items = bench.items.copy()
     if "tier" not in items.columns:
         items["tier"] = "all"
+    encoder = None
+    if text_model is not None:
+        from foilbench.analysis.text_encoders import SentenceEncoder
+
+        encoder = (SentenceEncoder(text_model) if isinstance(text_model, (str, Path))
+                   else text_model)
     text = text_deviation(items["caption_base"].tolist(), items["caption_foil"].tolist(),
-                          minilm=minilm)
+                          minilm=minilm, text_model=encoder)
     for name, values in text.items():
         items[name] = values
     summary: dict = {"n_items": int(len(items))}
+    if encoder is not None:
+        summary["sentence_model"] = {**encoder.describe(), "column": "sentence_cosine"}
+    elif minilm:
+        summary["sentence_model"] = {"name": "all-MiniLM-L6-v2", "column": "minilm_cosine",
+                                     "paper_model": False,
+                                     "note": "fallback; CompoSET App. F.2 uses "
+                                             "all-mpnet-base-v2 (--text-model DIR)"}
     if pixels:
-        px = pixel_table(bench)
+        px = pixel_table(bench, learned=learned)
         items = items.merge(px, on=["image_base", "image_foil"], how="left")
-        summary["pixels"] = {col: float(px[col].mean()) for col in PIXEL_COLUMNS}
+        summary["pixels"] = {col: float(px[col].mean()) for col in [*PIXEL_COLUMNS, *learned]}
         summary["pixels"]["n_pairs"] = int(len(px))
-    text_cols = [c for c in ("token_levenshtein", "token_change_fraction", "minilm_cosine")
-                 if c in items.columns]
+        if learned:
+            summary["learned_image_metrics"] = {name: getattr(d, "source", "")
+                                                for name, d in learned.items()}
+    text_cols = [c for c in ("token_levenshtein", "token_change_fraction", "sentence_cosine",
+                             "minilm_cosine") if c in items.columns]
     by_tier = items.groupby("tier", sort=False)[text_cols].mean()
     summary["text_by_tier"] = {str(t): {c: float(v) for c, v in row.items()}
                                for t, row in by_tier.iterrows()}

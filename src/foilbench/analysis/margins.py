@@ -1,10 +1,16 @@
 """Signed margins (CompoSET App. G.3): how far each decision is from flipping.
 
-Each kind owns its margin formula (:meth:`foilbench.kinds.base.ItemKind.margins`): for a pair
-item the smaller of the two gaps by which each image prefers its own caption (I2T) or each
-caption prefers its own image (T2I), see :mod:`foilbench.kinds.pair`; for a choice item
-s(positive) - max_k s(negative_k). A margin > 0 exactly when the strict-> outcome is correct;
-0 is a tie (a failure). Summaries are split by decision (correct: margin > 0).
+Each kind owns its margin formula (:meth:`foilbench.kinds.base.ItemKind.margins`). For a pair
+item, CompoSET App. G.3: "we compute the I2T margin as sim(img_a, cap_a) - sim(img_a, cap_b)
+and the analogous T2I margin" (``margin_i2t``, ``margin_t2i``, anchored on the base), and
+foilbench's decision margins beside them (``margin_i2t_decision``, ``margin_t2i_decision``:
+the smaller of the direction's two comparisons, > 0 exactly when the strict outcome is
+correct), see :mod:`foilbench.kinds.pair`. For a choice item s(positive) - max_k
+s(negative_k) (``margin_r1``).
+
+Summaries are split by the decision, i.e. the item's strict outcome for the direction (the
+paper: "mean correct margin 0.0175 vs. wrong margin 0.0018" -- a paper margin can be positive
+on a wrong decision); where the frame has no outcome column the margin's sign decides.
 """
 
 from __future__ import annotations
@@ -44,15 +50,24 @@ def summarise(values: np.ndarray) -> dict[str, float]:
     return out
 
 
+def outcome_column(direction: str) -> str:
+    """The outcome a margin direction belongs to: ``i2t_decision`` -> ``i2t``."""
+    return direction.removesuffix("_decision")
+
+
 def margin_summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, direction, decision) with :func:`summarise` columns; decision is
-    ``correct`` (margin > 0), ``wrong`` (margin <= 0) or ``all``."""
+    ``correct`` (the direction's outcome is 1; without an outcome column: margin > 0),
+    ``wrong`` (otherwise) or ``all``."""
     framed = add_margins(df)
     rows = []
     for model, sub in framed.groupby("model", sort=True):
         for col in [c for c in framed.columns if c.startswith("margin_")]:
             m = sub[col].to_numpy()
-            for decision, mask in (("correct", m > 0), ("wrong", m <= 0),
+            outcome = outcome_column(col[len("margin_"):])
+            right = (sub[outcome].to_numpy(float) >= 1.0 if outcome in sub.columns
+                     else m > 0)
+            for decision, mask in (("correct", right), ("wrong", ~right),
                                    ("all", np.ones(len(m), bool))):
                 rows.append({"model": model, "direction": col[len("margin_"):],
                              "decision": decision, **summarise(m[mask])})

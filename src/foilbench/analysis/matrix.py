@@ -7,7 +7,15 @@ interval. Pure functions over a long table with one row per (model, benchmark):
     model, benchmark, metric, value, ci_low, ci_high, n, partial, run_id
 
 Values are fractions in [0, 1]; the text forms print percentages with one decimal
-(``63.2 [60.1, 66.3]``), as the paper does. A partial benchmark (items dropped under
+(``63.2 [60.1, 66.3]``), as the paper does.
+
+Intervals. CompoSET Table 8: "Each cell reports point estimate (%) with 95% Wald confidence
+interval [lo, hi] (§C)", with §C's Wald "p +- 1.96 sqrt(p(1 - p)/n), clamped to [0, 1]". The
+text forms therefore print the Wald interval computed from the cell's value and n
+(``interval="wald"``, :func:`wald_bounds`). The run's own interval (``ci_low``/``ci_high``:
+the scene-clustered bootstrap where items have scenes, which §C reports as "27-71% wider than
+the row-level Wald intervals of Table 8") stays in the long table and in the store beside it
+(``interval="stored"`` prints it); the CSV carries both (``wald_low``, ``wald_high``). A partial benchmark (items dropped under
 ``--allow-partial``) is marked with a dagger in every form, never silently mixed in; a missing
 cell (a failed run) prints as an em dash.
 """
@@ -18,6 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from foilbench.stats.intervals import wald_ci
 
 CELL_COLUMNS = ["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "partial",
                 "run_id"]
@@ -38,6 +48,30 @@ def check_cells(cells: pd.DataFrame) -> pd.DataFrame:
         raise ValueError(f"matrix cells: more than one row for model {first[0]!r} on "
                          f"benchmark {first[1]!r}")
     return cells[CELL_COLUMNS]
+
+
+INTERVALS = {"wald": "95% Wald interval (CompoSET Table 8)",
+             "stored": "95% interval as stored with the run (scene-clustered bootstrap where "
+                       "items have scenes)"}
+
+
+def wald_bounds(value: float, n: float) -> tuple[float, float]:
+    """The Table-8 interval of a cell: Wald on k = value x n successes of n (clamped).
+
+    >>> wald_bounds(0.5, 100)
+    (0.402, 0.598)
+    """
+    if value is None or n is None or not (np.isfinite(value) and np.isfinite(n)) or n <= 0:
+        return (float("nan"), float("nan"))
+    return wald_ci(value * n, n)
+
+
+def _bounds(row, interval: str) -> tuple[float, float]:
+    if interval == "wald":
+        return wald_bounds(row.value, row.n)
+    if interval == "stored":
+        return (row.ci_low, row.ci_high)
+    raise ValueError(f"unknown interval {interval!r}; use one of {', '.join(INTERVALS)}")
 
 
 def _order(values: pd.Series, order: Sequence[str] | None) -> list[str]:
@@ -71,12 +105,14 @@ def column_labels(cells: pd.DataFrame, benchmarks: list[str]) -> dict[str, str]:
 
 
 def wide_text(cells: pd.DataFrame, models: Sequence[str] | None = None,
-              benchmarks: Sequence[str] | None = None, *, digits: int = 1) -> pd.DataFrame:
-    """Rows models, columns benchmark labels, each cell ``"value [lo, hi]"`` (percent)."""
+              benchmarks: Sequence[str] | None = None, *, digits: int = 1,
+              interval: str = "wald") -> pd.DataFrame:
+    """Rows models, columns benchmark labels, each cell ``"value [lo, hi]"`` (percent) with
+    the Wald interval (``interval="stored"``: the run's stored interval)."""
     cells = check_cells(cells)
     rows = _order(cells["model"], models)
     cols = _order(cells["benchmark"], benchmarks)
-    text = {(r.model, r.benchmark): format_cell(r.value, r.ci_low, r.ci_high, digits=digits)
+    text = {(r.model, r.benchmark): format_cell(r.value, *_bounds(r, interval), digits=digits)
             for r in cells.itertuples(index=False)}
     labels = column_labels(cells, cols)
     table = pd.DataFrame([[text.get((m, b), MISSING) for b in cols] for m in rows],
@@ -89,21 +125,28 @@ def has_partial(cells: pd.DataFrame) -> bool:
 
 
 def to_csv(cells: pd.DataFrame) -> str:
-    """Long CSV, one row per cell, full precision (fractions), for re-analysis."""
-    return check_cells(cells).to_csv(index=False, lineterminator="\n")
+    """Long CSV, one row per cell, full precision (fractions), for re-analysis: the stored
+    interval (``ci_low``, ``ci_high``) and the Table-8 Wald interval (``wald_low``,
+    ``wald_high``) side by side."""
+    cells = check_cells(cells).copy()
+    wald = [wald_bounds(v, n) for v, n in zip(cells["value"], cells["n"], strict=True)]
+    cells["wald_low"] = [lo for lo, _ in wald]
+    cells["wald_high"] = [hi for _, hi in wald]
+    return cells.to_csv(index=False, lineterminator="\n")
 
 
 def to_markdown(cells: pd.DataFrame, models: Sequence[str] | None = None,
-                benchmarks: Sequence[str] | None = None, *, digits: int = 1) -> str:
-    """A GitHub-flavoured Markdown table; a footnote explains the partial mark."""
-    table = wide_text(cells, models, benchmarks, digits=digits)
+                benchmarks: Sequence[str] | None = None, *, digits: int = 1,
+                interval: str = "wald") -> str:
+    """A GitHub-flavoured Markdown table; footnotes name the interval and the partial mark."""
+    table = wide_text(cells, models, benchmarks, digits=digits, interval=interval)
     header = ["model", *table.columns]
     lines = ["| " + " | ".join(_md(h) for h in header) + " |",
              "| " + " | ".join(["---"] + ["---:"] * len(table.columns)) + " |"]
     for model, row in table.iterrows():
         lines.append("| " + " | ".join([_md(str(model)), *map(_md, row.tolist())]) + " |")
     lines.append("")
-    lines.append("Cells: primary metric, % with 95% interval.")
+    lines.append(f"Cells: primary metric, % with {INTERVALS[interval]}.")
     if has_partial(cells):
         lines.append(f"{PARTIAL_MARK} {PARTIAL_NOTE}.")
     return "\n".join(lines) + "\n"
@@ -125,8 +168,12 @@ def latex_escape(text: str) -> str:
 
 def to_latex(cells: pd.DataFrame, models: Sequence[str] | None = None,
              benchmarks: Sequence[str] | None = None, *, digits: int = 1,
-             caption: str = "Primary metric per benchmark (\\%, 95\\% interval).") -> str:
-    """A ``table`` environment (booktabs) with the interval in small type under each value."""
+             caption: str | None = None, interval: str = "wald") -> str:
+    """A ``table`` environment (booktabs) with the interval (Wald by default, as Table 8) in
+    small type beside each value."""
+    if caption is None:
+        which = "Wald interval" if interval == "wald" else "interval as stored"
+        caption = f"Primary metric per benchmark (\\%, 95\\% {which})."
     cells = check_cells(cells)
     rows = _order(cells["model"], models)
     cols = _order(cells["benchmark"], benchmarks)
@@ -143,8 +190,9 @@ def to_latex(cells: pd.DataFrame, models: Sequence[str] | None = None,
             if r is None or r.value is None or not np.isfinite(r.value):
                 parts.append("---")
                 continue
-            parts.append(f"{100 * r.value:.{digits}f} {{\\scriptsize[{100 * r.ci_low:.{digits}f}, "
-                         f"{100 * r.ci_high:.{digits}f}]}}")
+            lo, hi = _bounds(r, interval)
+            parts.append(f"{100 * r.value:.{digits}f} {{\\scriptsize[{100 * lo:.{digits}f}, "
+                         f"{100 * hi:.{digits}f}]}}")
         out.append(" & ".join(parts) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
     note = f" {latex_escape(PARTIAL_MARK)} {latex_escape(PARTIAL_NOTE)}." if has_partial(cells) \

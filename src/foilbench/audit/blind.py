@@ -115,14 +115,23 @@ def reference_from_audit(audit: dict[str, Any]) -> dict[str, dict]:
 def oriented_gaps(captions: list[list[str]], types: np.ndarray, clusters: np.ndarray,
                   scorer: str, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Per item the held-out gap f(positive) - max_k f(negative_k) of the cross-fitted,
-    sign-oriented feature (> 0: the scorer picks the positive), divided by the largest |gap|
-    so it lies in [-1, 1]. Input for :func:`foilbench.audit.refinement.refine`. Held-out
-    matters: an n-gram LM scored on its own training captions would favour every positive."""
+    sign-oriented feature (> 0: the scorer picks the positive), in [-1, 1]. Input for
+    :func:`foilbench.audit.refinement.refine`. Held-out matters: an n-gram LM scored on its
+    own training captions would favour every positive.
+
+    A scorer whose values are probabilities (``bounded``, e.g. ``hf:`` classifiers such as the
+    paper's grammar model) gives gaps in [-1, 1] as SugarCrepe App. D.3's M(p) - M(n), binned
+    as they are; any other scorer's gaps are divided by the largest |gap| (foilbench's).
+    Orienting the sign is foilbench's too: for a scorer that rates positives higher the fitted
+    sign is +1 and the gap is the paper's."""
     texts, index = pad_captions(captions)
     factory = resolve_scorer(scorer)
-    oriented = heldout_features(factory(texts, index), np.asarray(types).astype(str),
+    feature_fn = factory(texts, index)
+    oriented = heldout_features(feature_fn, np.asarray(types).astype(str),
                                 group_folds(clusters, folds, seed))
     neg = np.where(np.isnan(oriented[:, 1:]), -np.inf, oriented[:, 1:]).max(axis=1)
     gaps = oriented[:, 0] - neg
+    if getattr(feature_fn, "bounded", False):
+        return np.clip(gaps, -1.0, 1.0)
     scale = np.abs(gaps).max()
     return gaps / scale if scale > 0 else gaps

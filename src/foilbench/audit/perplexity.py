@@ -69,20 +69,78 @@ def perplexity_audit(ppl_pos: np.ndarray, ppl_neg: np.ndarray) -> dict[str, Any]
             "hardest_index": chosen + 1}  # 1-based: position among the item's captions
 
 
+NEGATIVE_TYPE = {"O": "Object", "A": "Attribute", "R": "Relation"}
+
+
+def _strip(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k != "hardest_index"}
+
+
+def compass_perplexity_tables(ppl: np.ndarray, items) -> dict[str, Any]:
+    """The COMPASS App. B tables from per-item perplexities (``ppl``: (n, K+1), positive
+    first, NaN where an item has fewer candidates) and the items' ``role``, ``level``,
+    ``skill``.
+
+    * ``skill``: one audit per (level, negative type) over the skill-targeted items, as
+      Table 4 ("Perplexity effect sizes ... for skill-targeted negatives across all structural
+      levels, measured on the hardest negative subset"; rows "L3 (OAR) | Object", ...);
+    * ``composed``: one audit per level over the composed captions and their c~_i, as
+      Table 5 ("effect sizes for composed captions across structural levels");
+    * decomposed items are excluded and counted (``decomposed_excluded``): App. B.5, "decomposed
+      perplexity results are therefore not informative for benchmark validity" (captions of
+      6-8 tokens, where one substituted word dominates the perplexity).
+
+    No pooled number is given: the paper reports none, and pooling mixes levels whose
+    captions differ in length and structure.
+    """
+    role = items["role"].astype(str).to_numpy()
+    level = items["level"].astype(str).to_numpy()
+    skill = (items["skill"].fillna("").astype(str).to_numpy() if "skill" in items.columns
+             else np.full(len(items), ""))
+    out: dict[str, Any] = {"skill": [], "composed": [],
+                           "decomposed_excluded": int((role == "decomposed").sum())}
+    for lv in sorted(set(level[role == "skill"].tolist())):
+        for sk in ("O", "A", "R"):
+            m = (role == "skill") & (level == lv) & (skill == sk)
+            if m.any():
+                out["skill"].append({"level": lv, "negative_type": NEGATIVE_TYPE[sk],
+                                     **_strip(perplexity_audit(ppl[m, 0], ppl[m, 1:]))})
+    for lv in sorted(set(level[role == "composed"].tolist())):
+        m = (role == "composed") & (level == lv)
+        out["composed"].append({"level": lv,
+                                **_strip(perplexity_audit(ppl[m, 0], ppl[m, 1:]))})
+    return out
+
+
 def perplexity_audit_benchmark(bench, lm_path: str | Path, device: str = "auto"
                                ) -> dict[str, Any]:
-    """Perplexity audit of a ``choice`` benchmark under the local causal LM at ``lm_path``,
-    overall and per edit type."""
+    """Perplexity audit of a ``choice`` benchmark under the local causal LM at ``lm_path``:
+    overall and per edit type, or, for a COMPASS-style benchmark (items with ``role``), the
+    paper's tables per level x negative type and per level for composed captions
+    (:func:`compass_perplexity_tables`; decomposed items are not scored)."""
     from foilbench.audit.neural import causal_lm_logprobs
     from foilbench.audit.scorers import gather
     from foilbench.audit.text import choice_captions, edit_types, pad_captions
 
-    texts, index = pad_captions(choice_captions(bench))
+    captions = choice_captions(bench)
+    items = bench.items.reset_index(drop=True)
+    compass = "role" in items.columns and "level" in items.columns
+    if compass:
+        keep = np.flatnonzero(items["role"].astype(str).to_numpy() != "decomposed")
+        if len(keep) == 0:
+            raise ValueError(f"{bench.name}: only decomposed items; COMPASS App. B audits "
+                             "composed and skill-targeted captions")
+        kept = items.iloc[keep].reset_index(drop=True)
+        texts, index = pad_captions([captions[i] for i in keep])
+        ppl = gather(np.exp(-causal_lm_logprobs(texts, lm_path, device=device)), index)
+        tables = compass_perplexity_tables(ppl, kept)
+        tables["decomposed_excluded"] = int(len(items) - len(keep))
+        return {"compass": tables}
+    texts, index = pad_captions(captions)
     ppl = gather(np.exp(-causal_lm_logprobs(texts, lm_path, device=device)), index)
     types = edit_types(bench)
-    strip = lambda d: {k: v for k, v in d.items() if k != "hardest_index"}  # noqa: E731
-    out = {"overall": strip(perplexity_audit(ppl[:, 0], ppl[:, 1:])), "by_type": {}}
+    out = {"overall": _strip(perplexity_audit(ppl[:, 0], ppl[:, 1:])), "by_type": {}}
     for t in sorted(set(types.tolist())):
         m = types == t
-        out["by_type"][t] = strip(perplexity_audit(ppl[m, 0], ppl[m, 1:]))
+        out["by_type"][t] = _strip(perplexity_audit(ppl[m, 0], ppl[m, 1:]))
     return out

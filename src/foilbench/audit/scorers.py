@@ -5,7 +5,9 @@ of indices into them (-1 = missing negative) -- and returns a feature function: 
 boolean training mask over items it returns the (n, K+1) feature matrix (NaN where missing).
 Scorers that learn (``ngram``, ``minilm``) fit only on the masked (training-fold) items.
 
-Names: ``length``, ``ngram``, ``minilm``, and ``lm:PATH`` (a local causal LM directory).
+Names: ``length``, ``ngram``, ``minilm``, ``lm:PATH`` (a local causal LM directory) and
+``hf:PATH`` (any local Hugging Face sequence classifier or causal LM,
+:mod:`foilbench.audit.hf_scorer`; the paper's grammar model and Vera when the user has them).
 """
 
 from __future__ import annotations
@@ -46,9 +48,14 @@ def resolve_scorer(name: str) -> ScorerFactory:
         from foilbench.audit.neural import causal_lm_scorer
 
         return lambda texts, index: causal_lm_scorer(texts, index, path)
+    if sep and scheme == "hf":
+        from foilbench.audit.hf_scorer import hf_scorer
+
+        return lambda texts, index: hf_scorer(texts, index, path)
     reg = blind_scorers()
     if name not in reg:
-        raise UnknownNameError(unknown_message("blind scorer", name, reg.names() + ["lm:PATH"]))
+        raise UnknownNameError(unknown_message("blind scorer", name,
+                                               reg.names() + ["lm:PATH", "hf:PATH"]))
     return reg.get(name)
 
 

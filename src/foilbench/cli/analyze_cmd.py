@@ -101,7 +101,9 @@ def breakdown(runs, db_path, json_path, n_boot, metric, by) -> None:
 @JSON
 def margins(runs, db_path, json_path) -> None:
     """Signed score margins (CompoSET App. G.3) per model and direction, split by correct
-    (margin > 0) and wrong decisions: quantiles, mean and spread."""
+    and wrong decisions (the item's outcome): quantiles, mean and spread. Pair runs give the
+    paper's i2t/t2i margins (anchored on the base) and foilbench's i2t_decision/t2i_decision
+    margins (the smaller comparison; > 0 exactly when the decision is correct)."""
     from foilbench.analysis.margins import margin_summary
 
     table = margin_summary(load_runs(runs, db_path))
@@ -113,37 +115,59 @@ def margins(runs, db_path, json_path) -> None:
 @RUNS
 @DB
 @JSON
-def hardness(runs, db_path, json_path) -> None:
-    """Scene-hard vs edit-hard (CompoSET App. G.3) on pair runs with scene_id: quartile sets
-    and their overlap (6.25% if independent), cross-model Spearman and Jaccard, the two-way
-    variance decomposition, the same after removing edit-type means, and the between-scene
-    share of success variance."""
+@click.option("--metric", default="i2t", show_default=True,
+              help="Outcome whose per-foil success rate is split between and within scenes.")
+def hardness(runs, db_path, json_path, metric) -> None:
+    """Scene-hard vs edit-hard (CompoSET App. G.3) on pair runs with scene_id, within each
+    caption tier: quartile sets of the paper's I2T margin and their overlap (6.25% if
+    independent), cross-model Spearman and Jaccard (with the Jaccard of independent quartile
+    draws), the paper's scene x model decomposition of per-scene mean margins, the edit-type
+    and scene x edit-type shares, the within-scene share of per-foil success-rate variance;
+    then foilbench's variants (per-foil decomposition, per-model success shares) and the same
+    after removing edit-type means. JSON keys are prefixed by the tier."""
     from foilbench.analysis import hardness as h
+    from foilbench.analysis import variance as v
     from foilbench.analysis.margins import add_margins
-    from foilbench.analysis.variance import success_variance_shares, two_way_decomposition
 
     df = add_margins(load_runs(runs, db_path))
     if "margin_i2t" not in df.columns:
         raise click.UsageError("hardness needs pair runs (I2T margins)")
     tables: dict[str, Any] = {}
-    variants = [("raw", df)]
-    if "edit_type" in df.columns:
-        variants.append(("edit_residual", h.residualise_edit_type(df)))
-    for label, frame in variants:
-        stats = h.scene_margin_stats(frame)
-        tables[f"{label}_overlap"] = h.overlap_table(stats)
-        tables[f"{label}_agreement"] = h.cross_model_agreement(stats)
-        tables[f"{label}_variance"] = two_way_decomposition(frame)
-        emit(f"[{label}] scene-hard vs edit-hard", tables[f"{label}_overlap"])
-        agree = tables[f"{label}_agreement"]
-        click.echo(f"mean pairwise Spearman {agree['mean_spearman']:.3f}, mean Jaccard of "
-                   f"scene-hard sets {agree['mean_jaccard_scene_hard']:.3f} "
-                   f"({agree['n_models']} models, {agree['n_scenes']} scenes)")
-        var = tables[f"{label}_variance"]
-        click.echo("variance shares: " + ", ".join(
-            f"{k[6:]} {v:.3f}" for k, v in var.items() if k.startswith("share_")))
-    tables["success_variance"] = success_variance_shares(df, "i2t")
-    emit("per-foil I2T success variance: between vs within scenes", tables["success_variance"])
+    for tier, part in h.split_tiers(df):
+        click.echo(f"\n=== tier: {tier} ===")
+        variants = [("raw", part)]
+        if "edit_type" in part.columns:
+            variants.append(("edit_residual", h.residualise_edit_type(part)))
+        for label, frame in variants:
+            key = f"{tier}/{label}"
+            stats = h.scene_margin_stats(frame)
+            tables[f"{key}_overlap"] = h.overlap_table(stats)
+            tables[f"{key}_agreement"] = agree = h.cross_model_agreement(stats)
+            emit(f"[{key}] scene-hard vs edit-hard", tables[f"{key}_overlap"])
+            click.echo(f"mean pairwise Spearman {agree['mean_spearman']:.3f}, mean Jaccard of "
+                       f"scene-hard sets {agree['mean_jaccard_scene_hard']:.3f} (independent "
+                       f"quartile draws: {agree['jaccard_null_independent']:.3f} paper, "
+                       f"{agree['jaccard_null_exact']:.3f} exact; "
+                       f"{agree['n_models']} models, {agree['n_scenes']} scenes)")
+            if agree["n_models"] >= 2:
+                tables[f"{key}_scene_model"] = dec = v.scene_model_decomposition(frame)
+                click.echo("per-scene mean margin, scene x model (CompoSET App. G.3): " + ", ".join(
+                    f"{k[6:]} {x:.1%}" for k, x in dec.items() if k.startswith("share_")))
+            tables[f"{key}_per_foil_variance"] = per_foil = v.two_way_decomposition(frame)
+            click.echo("per-foil margin decomposition (foilbench): " + ", ".join(
+                f"{k[6:]} {x:.1%}" for k, x in per_foil.items() if k.startswith("share_")))
+        if "edit_type" in part.columns:
+            tables[f"{tier}/edit_type_shares"] = v.edit_type_shares(part)
+            emit(f"[{tier}] edit type and scene x edit type shares of margin variance",
+                 tables[f"{tier}/edit_type_shares"])
+        if metric in part.columns:
+            tables[f"{tier}/foil_success"] = fs = v.foil_success_shares(part, metric)
+            click.echo(f"per-foil {metric} success-rate variance (rate over models): within "
+                       f"scenes {fs['within_scene']:.1%}, between {fs['between_scene']:.1%} "
+                       f"({fs['n_foils']} foils)")
+            tables[f"{tier}/success_variance"] = v.success_variance_shares(part, metric)
+            emit(f"[{tier}] per-model {metric} outcome variance (foilbench): between vs within "
+                 "scenes", tables[f"{tier}/success_variance"])
     write_json(json_path, tables)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -100,6 +101,10 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
 def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None) -> None:
     """Perplexity audit (COMPASS App. B) of a choice BENCHMARK.
 
+    A COMPASS-style benchmark is reported as the paper does: per level x negative type for
+    the skill-targeted items (Table 4), per level for the composed captions (Table 5), and
+    without its decomposed items (App. B.5); other benchmarks per edit type and overall.
+
     Per item the hardest negative is the one whose perplexity is closest to the positive's;
     positives and those negatives are compared by Mann-Whitney U and the rank-biserial
     r = 1 - 2U/(n1 n2) (r > 0: negatives less fluent), labelled negligible (<0.1), small
@@ -108,35 +113,56 @@ def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None)
     from foilbench.audit.perplexity import perplexity_audit_benchmark
 
     out = {}
+    stat_cols = ["n", "ppl_pos", "ppl_hard_neg", "r", "effect", "p"]
+
+    def stat(s: dict) -> list:
+        return [s["n"], s["median_ppl_positive"], s["median_ppl_hardest_negative"],
+                s["rank_biserial"], s["effect"], f"{s['p_value']:.2g}"]
+
     for bench in _load(benchmark):
         out[bench.name] = res = perplexity_audit_benchmark(bench, lm_path, device)
-        rows = [[t, s["n"], s["median_ppl_positive"], s["median_ppl_hardest_negative"],
-                 s["rank_biserial"], s["effect"], f"{s['p_value']:.2g}"]
-                for t, s in [*res["by_type"].items(), ("ALL", res["overall"])]]
         click.echo(f"[{bench.name}] perplexity audit under {lm_path}")
-        click.echo(format_table(["edit_type", "n", "ppl_pos", "ppl_hard_neg", "r", "effect",
-                                 "p"], rows))
+        if "compass" in res:
+            tab = res["compass"]
+            click.echo("skill-targeted negatives (COMPASS Table 4), hardest negative per item")
+            click.echo(format_table(["level", "negative_type", *stat_cols],
+                                    [[r["level"], r["negative_type"], *stat(r)]
+                                     for r in tab["skill"]]))
+            click.echo("composed captions (COMPASS Table 5)")
+            click.echo(format_table(["level", *stat_cols],
+                                    [[r["level"], *stat(r)] for r in tab["composed"]]))
+            click.echo(f"decomposed items excluded (COMPASS App. B.5): "
+                       f"{tab['decomposed_excluded']}")
+            continue
+        rows = [[t, *stat(s)] for t, s in [*res["by_type"].items(), ("ALL", res["overall"])]]
+        click.echo(format_table(["edit_type", *stat_cols], rows))
     _write_json(out, json_path)
 
 
 @audit.command(short_help="SugarCrepe adversarial refinement: balance two blind scorers.")
 @click.argument("benchmark")
 @click.option("--scorer", "scorers", nargs=2, default=("length", "ngram"), show_default=True,
-              help="The two blind scorers whose gaps span the grid.")
-@click.option("--grid", "k", default=10, show_default=True,
-              help="K equal bins per axis over [-1, 1] (even), plus a bin for exact zeros.")
+              help="The two blind scorers whose gaps span the grid: length, ngram, minilm, "
+                   "lm:DIR, or hf:DIR (any local sequence classifier or causal LM, e.g. the "
+                   "paper's grammar model and Vera; hf:DIR?label=N picks a label).")
+@click.option("--grid", "k", default=100, show_default=True,
+              help="K equal bins per axis over [-1, 1] (SugarCrepe App. D.3: 100 x 100).")
+@click.option("--zero-bin", is_flag=True,
+              help="foilbench's grid: K bins (even) plus one for exact-zero gaps, so blind "
+                   "ties are kept rather than traded against small positive gaps.")
 @click.option("--folds", default=5, show_default=True, help="Cross-fitting folds of the gaps.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Write the kept item_ids (JSON list).")
-def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: int,
-           out_path: str | None) -> None:
+def refine(benchmark: str, scorers: tuple[str, str], k: int, zero_bin: bool, folds: int,
+           seed: int, out_path: str | None) -> None:
     """Adversarial refinement (SugarCrepe Algorithm 1) of a choice BENCHMARK.
 
-    The two scorers' held-out (cross-fitted) positive-minus-negative gaps, scaled to [-1, 1],
-    place each item on a grid (K bins per axis plus one for exact-zero gaps), one grid per
-    edit type; each cell and its point reflection are balanced by subsampling, so neither
-    blind scorer can prefer positives. Prints blind accuracy before and after, per edit type.
+    The two scorers' held-out (cross-fitted) positive-minus-negative gaps in [-1, 1]
+    (probability scorers as they are, others scaled by the largest gap) place each item on a
+    K x K grid (App. D.3: 100 x 100), one grid per edit type; each cell and its point
+    reflection are balanced by subsampling, so neither blind scorer can prefer positives.
+    Prints blind accuracy before and after, per edit type.
     """
     import numpy as np
 
@@ -152,12 +178,13 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: i
         rows = []
         for t in sorted(set(types.tolist())):
             m = np.flatnonzero(types == t)
-            res = run_refine(ga[m], gb[m], k, seed)
+            res = run_refine(ga[m], gb[m], k, seed, zero_bin=zero_bin)
             kept_ids += bench.items["item_id"].iloc[m[res.kept]].tolist()
             rows.append([t, len(m), len(res.kept), res.before["a"], res.after["a"],
                          res.before["b"], res.after["b"]])
         a, b = scorers
-        click.echo(f"[{bench.name}] refinement, {k} bins per axis (+ zero bin), gaps of "
+        grid = f"{k} bins per axis" + (" + zero bin" if zero_bin else " (App. D.3)")
+        click.echo(f"[{bench.name}] refinement, {grid}, gaps of "
                    f"({a}, {b}), held out over {folds} folds")
         click.echo(format_table(["edit_type", "n", "kept", f"{a}_before", f"{a}_after",
                                  f"{b}_before", f"{b}_after"], rows))
@@ -170,25 +197,46 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: i
 @click.argument("benchmark")
 @click.option("--model", default=None, help="Model spec for the within- vs across-scene image "
                                            "similarity gap (omit to skip it).")
-@click.option("--no-minilm", is_flag=True, help="Skip the MiniLM caption cosine.")
+@click.option("--text-model", type=click.Path(path_type=Path), default=None,
+              help="Local copy of the paper's sentence encoder (all-mpnet-base-v2, saved by "
+                   "sentence-transformers or transformers) for the caption cosine; without it "
+                   "the shipped MiniLM is the labelled fallback.")
+@click.option("--no-minilm", is_flag=True, help="Skip the fallback MiniLM caption cosine.")
+@click.option("--lpips", "lpips_weights", type=click.Path(path_type=Path), default=None,
+              help="Local torchvision backbone weights for LPIPS (e.g. "
+                   "alexnet-owt-7be5be79.pth, or a folder holding it).")
+@click.option("--lpips-net", type=click.Choice(["alex", "vgg"]), default="alex",
+              show_default=True, help="LPIPS backbone (CompoSET reports both).")
+@click.option("--dinov2", "dinov2_dir", type=click.Path(path_type=Path), default=None,
+              help="Local transformers Dinov2Model folder (e.g. dinov2-base) for the CLS "
+                   "cosine between base and foil images.")
 @click.option("--no-pixels", is_flag=True, help="Skip pixel metrics (no images needed).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the summary (per benchmark) as JSON.")
-def controls(benchmark: str, model: str | None, no_minilm: bool, no_pixels: bool,
-             json_path: str | None) -> None:
+def controls(benchmark: str, model: str | None, text_model: Path | None, no_minilm: bool,
+             lpips_weights: Path | None, lpips_net: str, dinov2_dir: Path | None,
+             no_pixels: bool, json_path: str | None) -> None:
     """Dataset-control audits (CompoSET section 4, App. F) of a pair BENCHMARK: pixel change
-    between base and foil images (MAE, L2, L-inf, fraction affected, SSIM, MS-SSIM), caption
-    change per tier (BPE-token Levenshtein, fraction of tokens changed, MiniLM cosine) and,
-    with --model, the within-pair vs across-scene image similarity gap."""
+    between base and foil images (MAE, L2, L-inf, fraction affected, SSIM, MS-SSIM; LPIPS and
+    DINOv2 CLS cosine with local weights), caption change per tier (BPE-token Levenshtein,
+    fraction of tokens changed, sentence cosine under --text-model, else MiniLM) and, with
+    --model, the within-pair vs across-scene image similarity gap."""
     from foilbench.analysis.controls import audit_controls
     from foilbench.data.registry import resolve_benchmarks
 
     out = {}
     for bench in resolve_benchmarks(benchmark, check_images=not no_pixels):
         summary = audit_controls(bench, model=model, minilm=not no_minilm,
-                                 pixels=not no_pixels)["summary"]
+                                 pixels=not no_pixels, text_model=text_model,
+                                 lpips=lpips_weights, lpips_net=lpips_net,
+                                 dinov2=dinov2_dir)["summary"]
         out[bench.name] = summary
         click.echo(f"[{bench.name}] dataset controls, {summary['n_items']} items")
+        sm = summary.get("sentence_model")
+        if sm:
+            click.echo(f"caption cosine: {sm['name']} ({sm['column']}"
+                       + ("" if sm.get("paper_model") else
+                          "; not the paper's all-mpnet-base-v2") + ")")
         if "pixels" in summary:
             click.echo(format_table(["pixel metric", "mean"], summary["pixels"].items()))
         tiers = summary.get("text_by_tier", {})

@@ -98,6 +98,10 @@ def _summary(bench, out_dir: Path) -> None:
     counts = items.groupby(["level", "role"]).size().unstack(fill_value=0)
     click.echo(f"wrote {len(items)} items to {out_dir}")
     click.echo(counts.to_string())
+    dropped = bench.manifest.extras.get("skill_items_dropped_fewer_than_k")
+    if dropped is not None:
+        click.echo("skill items dropped (fewer than K = 4 valid negatives): "
+                   + ", ".join(f"{k} {v}" for k, v in dropped.items()))
 
 
 @compass.command("tables", context_settings=CONTEXT,
@@ -109,16 +113,23 @@ def _summary(bench, out_dir: Path) -> None:
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="Also write gap.csv, skill_load.csv, table3.csv and tables.md here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON records.")
+@click.option("--se", "se_type", type=click.Choice(["hc3", "classical"]), default="hc3",
+              show_default=True, help="Standard errors of Table 3 (the paper does not say "
+                                      "which it used; both are in skill_load.csv).")
 def tables(runs: tuple[str, ...], db_path: str | None, out_dir: Path | None,
-           as_json: bool) -> None:
+           as_json: bool, se_type: str) -> None:
     """Integration gap and skill-load (COMPASS Table 3) tables of stored RUNS.
 
     \b
     gap     per level and caption complexity N: composed R@1 (caption beats all its N
             composed negatives, strict >), decomposed success (every d_i beats d~_i),
-            gap = decomposed - composed (mean, std over captions)
+            gap = decomposed - composed (mean, std over captions); per level the row
+            N=all is COMPASS Table 2 (mean +- std of the per-N gaps across complexities)
+            and N=pooled foilbench's mean over all captions
+    table2  COMPASS Table 2: Delta in percentage points, mean +- std across N
     table3  OLS  R@1_t = b_O n_O + b_A n_A + b_R n_R + a  per skill t and level,
-            "estimate (se)" with * p<.05, ** p<.01, *** p<.001
+            "estimate (se)" in percentage points, * p < 0.005, ** p < 0.001 (as the
+            paper); --se picks the standard errors (hc3 robust, or classical)
     """
     import pandas as pd
 
@@ -130,23 +141,30 @@ def tables(runs: tuple[str, ...], db_path: str | None, out_dir: Path | None,
         for run in runs:
             run_id = store.resolve_run_id(run)
             frames.append(store.load_item_results(run_id).assign(run_id=run_id))
-    result = compass_tables(pd.concat(frames, ignore_index=True))
+    result = compass_tables(pd.concat(frames, ignore_index=True), se_type=se_type)
     if result["dropped_incomplete"]:
         click.echo(f"note: {result['dropped_incomplete']} caption(s) left out of the gap: "
                    "not all of their decomposed items were scored (partial run)", err=True)
+    if result["dropped_k"]:
+        click.echo(f"note: {result['dropped_k']} skill item(s) left out of the skill load: "
+                   "not exactly K = 4 negatives (COMPASS §6.1)", err=True)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         result["gap"].to_csv(out_dir / "gap.csv", index=False)
         result["skill_load"].to_csv(out_dir / "skill_load.csv", index=False)
         result["table3"].to_csv(out_dir / "table3.csv", index=False)
+        result["table2"].to_csv(out_dir / "table2.csv", index=False)
         (out_dir / "tables.md").write_text(_markdown(result))
     if as_json:
         click.echo(json.dumps({k: json.loads(result[k].to_json(orient="records"))
-                               for k in ("gap", "skill_load", "table3")}, indent=2))
+                               for k in ("gap", "table2", "skill_load", "table3")}, indent=2))
     else:
         click.echo(_markdown(result))
 
 
 def _markdown(result: dict) -> str:
     return ("## Integration gap (decomposed - composed)\n\n" + result["gap_markdown"]
-            + "\n## Skill load (COMPASS Table 3)\n\n" + result["table3_markdown"])
+            + "\n## Integration gap across complexities (COMPASS Table 2, pp)\n\n"
+            + result["table2_markdown"]
+            + "\n## Skill load (COMPASS Table 3)\n\n" + result["table3_markdown"]
+            + "\n" + result["table3_note"] + "\n")

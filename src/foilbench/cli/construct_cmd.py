@@ -199,8 +199,16 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
 @click.option("--limit", type=int, default=None, help="Use only the first LIMIT captions.")
 @click.option("--refine/--no-refine", default=True, show_default=True,
               help="Adversarial refinement (SugarCrepe Alg. 1) against blind text scorers.")
+@click.option("--scorer", "scorers", nargs=2, default=("length", "ngram"), show_default=True,
+              help="The two blind scorers of the refinement: length, ngram, minilm, lm:DIR or "
+                   "hf:DIR (a local classifier or causal LM, e.g. the paper's grammar model).")
+@click.option("--grid", default=100, show_default=True,
+              help="K x K grid over the gaps (SugarCrepe App. D.3: 100 x 100).")
+@click.option("--zero-bin", is_flag=True,
+              help="foilbench's grid: K bins plus one for exact-zero gaps (blind ties kept).")
 @common_options
-def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine, run) -> None:
+def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine, scorers, grid,
+               zero_bin, run) -> None:
     """SugarCrepe App. D.2 hard negatives for your CAPTIONS (a COCO captions JSON with
     'images' and 'annotations', or a list of {"image", "caption"} records).
 
@@ -227,7 +235,8 @@ def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine,
     chosen = tuple(TYPES) if types == "all" else tuple(t.strip() for t in types.split(","))
     config = SugarcrepeConfig(captions=captions, images=images, types=chosen,
                               captions_per_image=captions_per_image, limit=limit,
-                              refine=refine, seed=run["seed"])
+                              refine=refine, seed=run["seed"], scorers=tuple(scorers),
+                              grid=grid, zero_bin=zero_bin)
     _run("sugarcrepe", config, {"text": text}, run)
 
 

@@ -8,8 +8,14 @@ For a caption c with primitives 1..N (COMPASS, integration gap):
 * d~_i  d_i with the *same* replacement as c~_i, so composed and decomposed see matched
         perturbations.
 
-Skill-targeted negatives (COMPASS, skill load): for each primitive type present, K = 4
-negatives that each replace one primitive of that type.
+Skill-targeted negatives (COMPASS §6.1: "We generate K = 4 hard negatives per caption"): for
+each primitive type present, exactly K = 4 negatives that each replace one primitive of that
+type. A caption for which four distinct valid negatives of a type cannot be drawn gets no skill
+item of that type (it is not kept with fewer): with fewer negatives R@1 is easier (chance
+1/(K+1) grows), and K would then shrink with the number of primitives of the type, which the
+skill-load regression would read as load. The dropped (caption, type) sets are counted
+(``CompassCaption.skill_dropped``, ``compass_rows(..., stats=...)``). The caption's composed
+and decomposed items are kept: the integration gap does not use the skill negatives.
 
 Benchmark rows (kind ``choice``, positive first) carry ``role``: ``composed``
 ([c, c~_1..c~_N]), ``decomposed`` ([d_i, d~_i], one row per i) and ``skill`` ([c, K negatives]),
@@ -52,6 +58,8 @@ class CompassCaption:
     composed_negatives: list[str]  # c~_i
     decomposed: list[tuple[str, str]]  # (d_i, d~_i)
     skill_negatives: dict[str, list[tuple[Perturbation, str]]] = field(default_factory=dict)
+    # skill -> how many valid negatives could be drawn (< K): the skill item was dropped
+    skill_dropped: dict[str, int] = field(default_factory=dict)
 
 
 def make_caption(graph: SceneGraph, spec: CaptionSpec, pools: PrimitivePools,
@@ -68,12 +76,14 @@ def make_caption(graph: SceneGraph, spec: CaptionSpec, pools: PrimitivePools,
     composed = [realiser.composed(spec.replaced(p.index, p.new)) for p in perts]
     decomposed = [(realiser.decomposed(spec, p.index),
                    realiser.decomposed(spec.replaced(p.index, p.new), p.index)) for p in perts]
-    skills = {}
+    skills, dropped = {}, {}
     for kind in PRIMITIVE_KINDS:
         got = skill_targets(graph, spec, kind, pools, rng, realiser.composed, text, k)
-        if got:
+        if len(got) == k:
             skills[SKILL_OF_KIND[kind]] = got
-    return CompassCaption(caption_id, spec, text, perts, composed, decomposed, skills)
+        elif got:
+            dropped[SKILL_OF_KIND[kind]] = len(got)
+    return CompassCaption(caption_id, spec, text, perts, composed, decomposed, skills, dropped)
 
 
 def captions_for_graph(graph: SceneGraph, pools: PrimitivePools, rng: np.random.Generator,
@@ -124,13 +134,31 @@ def caption_rows(cap: CompassCaption, image: str, scene_id: str) -> list[dict]:
     return rows
 
 
+def skill_drop_counts(captions: Iterable[CompassCaption]) -> dict[str, dict[str, int]]:
+    """Per skill: skill items kept (exactly K negatives) and dropped (fewer could be drawn)."""
+    kept = dict.fromkeys(SKILL_OF_KIND.values(), 0)
+    dropped = dict.fromkeys(SKILL_OF_KIND.values(), 0)
+    for cap in captions:
+        for skill in cap.skill_negatives:
+            kept[skill] += 1
+        for skill in cap.skill_dropped:
+            dropped[skill] += 1
+    return {"skill_items_kept": kept, "skill_items_dropped_fewer_than_k": dropped}
+
+
 def compass_rows(graphs: Iterable[tuple[SceneGraph, str]], pools: PrimitivePools, seed: int = 0,
-                 realiser: Realiser | None = None, per_level: int = 1) -> list[dict]:
+                 realiser: Realiser | None = None, per_level: int = 1,
+                 stats: dict | None = None) -> list[dict]:
     """Rows for (graph, image path) pairs; graph j draws from its own seeded generator
-    ``default_rng([seed, j])``, so adding graphs never changes earlier ones."""
+    ``default_rng([seed, j])``, so adding graphs never changes earlier ones. ``stats``, when
+    given, is filled with :func:`skill_drop_counts` of the captions built."""
     rows: list[dict] = []
+    captions: list[CompassCaption] = []
     for j, (graph, image) in enumerate(graphs):
         rng = np.random.default_rng([seed, j])
         for cap in captions_for_graph(graph, pools, rng, realiser, per_level):
+            captions.append(cap)
             rows.extend(caption_rows(cap, image, graph.image_id))
+    if stats is not None:
+        stats.update(skill_drop_counts(captions))
     return rows

@@ -41,8 +41,10 @@ SYNTH_NAME = "compass-synth"
 DESCRIPTION = (
     "COMPASS-style captions from scene graphs at levels L1 (O), L2-OA, L2-OR, L3-OAR. "
     "role=composed: [caption, one hard negative per primitive]; role=decomposed: "
-    "[d_i, d~_i] with the same perturbation as c~_i; role=skill: [caption, K=4 negatives of "
-    "one primitive type]. Analyse with `foilbench compass tables RUN_ID`."
+    "[d_i, d~_i] with the same perturbation as c~_i; role=skill: [caption, exactly K=4 "
+    "negatives of one primitive type; captions with fewer valid negatives get no skill item "
+    "of that type, counted in skill_items_dropped_fewer_than_k]. "
+    "Analyse with `foilbench compass tables RUN_ID`."
 )
 
 
@@ -89,10 +91,12 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
         (out / rel).write_bytes(png_bytes(render(scene, size)))
         graphs.append((scene_graph_from_world(scene, image=rel), rel))
     write_scene_graphs([g for g, _ in graphs], out / SCENE_GRAPHS_FILE)
-    rows = compass_rows(graphs, world_pools(), seed=seed, realiser=realiser, per_level=per_level)
+    counts: dict = {}
+    rows = compass_rows(graphs, world_pools(), seed=seed, realiser=realiser, per_level=per_level,
+                        stats=counts)
     extras = {"builder": SYNTH_NAME, "seed": seed, "n_scenes": n_scenes, "size": size,
               "per_level": per_level, "n_objects": list(n_objects), "condition": condition,
-              "realiser": realiser.name, "levels": list(LEVELS)}
+              "realiser": realiser.name, "levels": list(LEVELS), **counts}
     return _rows_to_benchmark(rows, SYNTH_NAME, out, "foilbench procedural world", extras)
 
 
@@ -136,18 +140,20 @@ def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
                              f"(looked for <image_id>{'/'.join(IMAGE_SUFFIXES)}, "
                              f"e.g. {chosen[0].image_id}.jpg)" if chosen else
                              f"{scene_graphs}: no scene graphs")
-    rows = compass_rows(pairs, pools, seed=seed, realiser=realiser, per_level=per_level)
+    skill_counts: dict = {}
+    rows = compass_rows(pairs, pools, seed=seed, realiser=realiser, per_level=per_level,
+                        stats=skill_counts)
     counts = skip_counts(chosen)
     totals = {k: v for k, v in counts.items() if k != "dangling_by_image"}
     extras = {"builder": "compass-vg", "seed": seed, "per_level": per_level,
               "realiser": realiser.name, "scene_graphs": str(scene_graphs),
               "layout": vg.layout, "levels": levels_yielded(chosen),
-              "missing_image": len(missing), **totals}
+              "missing_image": len(missing), **totals, **skill_counts}
     bench = _rows_to_benchmark(rows, "compass-vg", images, f"scene graphs {scene_graphs}", extras)
     write_benchmark(bench, out_dir)
     write_scene_graphs([g for g, _ in pairs], Path(out_dir) / SCENE_GRAPHS_FILE)
     report = {"graphs": len(chosen), "used": len(pairs), "missing_image": len(missing),
               "layout": vg.layout, "levels": levels_yielded(chosen),
               "lines": describe(vg, chosen), "hint": index.hint() if missing else None,
-              **counts}
+              **counts, **skill_counts}
     return bench, report

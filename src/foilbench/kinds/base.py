@@ -66,7 +66,10 @@ class ItemKind(ABC):
 
     @abstractmethod
     def margins(self, matrix: np.ndarray) -> PerMetric:
-        """Signed margins per direction: > 0 exactly when the strict outcome is correct."""
+        """Signed margins per direction (name -> values). A name that is a metric, or a
+        metric followed by ``_decision``, is > 0 exactly when that strict outcome is correct
+        for single-comparison kinds; a pair's paper margins (CompoSET App. G.3, anchored on
+        the base) are not, its ``*_decision`` margins are (:mod:`foilbench.kinds.pair`)."""
 
     def frame_fits(self, columns: Collection[str], score_lengths: Sequence[int]) -> bool:
         """Whether a results frame (outcome columns, per-row score lengths) holds this kind;

@@ -13,16 +13,23 @@ Outcomes (CompoSET Eq. 1-3):
 Chance for a random score: 1/4, 1/4 and 1/6 (the correct matching must rank first among the
 4! orderings of the four scores: 4 of 24 orderings satisfy both directions).
 
-Margins (CompoSET App. G.3: "we compute the I2T margin as sim(img_a, cap_a) - sim(img_a,
-cap_b) and the analogous T2I margin. Margins are signed; positive on a correctly-decided pair,
-negative on an incorrectly-decided pair"). The paper gives one difference per direction; an
-item's I2T decision makes two comparisons (one per image), so we take the smaller of the two,
-the margin by which the whole decision would flip:
+Margins (CompoSET App. G.3: "For each (model, benchmark, pair), we compute the I2T margin as
+sim(img_a, cap_a) - sim(img_a, cap_b) and the analogous T2I margin. Margins are signed;
+positive on a correctly-decided pair, negative on an incorrectly-decided pair"). One number
+per direction and pair, anchored on the pair's first member a (the base, index 0):
 
-    I2T margin = min( s(c0,i0) - s(c1,i0),  s(c1,i1) - s(c0,i1) )
-    T2I margin = min( s(c0,i0) - s(c0,i1),  s(c1,i1) - s(c1,i0) )
+    I2T margin (paper) = s(c0,i0) - s(c1,i0)        the base image prefers its own caption
+    T2I margin (paper) = s(c0,i0) - s(c0,i1)        the base caption prefers its own image
 
-A margin > 0 exactly when the strict outcome is correct; 0 is a tie (a failure).
+These are ``i2t`` and ``t2i``. An I2T decision (Eq. 1) makes two comparisons, one per image,
+so the paper's margin can be positive on an item whose I2T outcome fails (the foil image
+prefers the wrong caption); the paper's own figures show it: "mean correct margin 0.0175 vs.
+wrong margin 0.0018" (a wrong-decision mean above zero). foilbench adds, beside them, the
+*decision margins* -- the smaller of the two comparisons, the amount by which the whole
+decision would flip, > 0 exactly when the strict outcome is correct (0 is a tie):
+
+    i2t_decision = min( s(c0,i0) - s(c1,i0),  s(c1,i1) - s(c0,i1) )
+    t2i_decision = min( s(c0,i0) - s(c0,i1),  s(c1,i1) - s(c1,i0) )
 
 API protocol (CompoSET App. G.4: "Each 2x2 instance issues four API calls (two I2T, two T2I)
 asking the model to choose between two candidate options ... We counterbalance every call by
@@ -31,16 +38,30 @@ issuing it twice with the option order swapped and averaging the binary correctn
     img0:  image i0, captions (c0, c1), correct c0       img1:  image i1, correct c1
     cap0:  caption c0, images (i0, i1), correct i0       cap1:  caption c1, correct i1
 
-With a(x) in {0, 1/2, 1} the averaged correctness of question x, per item (our combination;
-the paper does not say how the averaged calls combine into Group; this reduces exactly to Eq.
-1-3 when both orders agree):
+a(x) in {0, 1/2, 1} is the averaged correctness of question x over its two orders. Two rules
+turn them into per-item outcomes, each with its own chance (a guesser answering every one of
+the 8 asks right with probability 1/2, independently):
 
-    I2T = a(img0) * a(img1)      T2I = a(cap0) * a(cap1)      Group = I2T * T2I
+* averaged (metrics ``i2t``, ``t2i``, ``group``), App. G.4 read literally -- the averaged
+  correctnesses are kept as fractions:
+      I2T = a(img0) a(img1)      T2I = a(cap0) a(cap1)      chance 1/4, 1/4
+  i.e. the probability that the item is solved when one of each question's two orders is
+  drawn at random (E[a] = 1/2 for the guesser).
+* no partial credit (``i2t_no_partial``, ``t2i_no_partial``, ``group_no_partial``), CompoSET
+  §3: "The benchmark score is the average pass rate over instances. There is no partial
+  credit." A question counts only when it is right in both orders, [a(x) = 1]:
+      I2T = [a(img0) = 1][a(img1) = 1]   T2I = [a(cap0) = 1][a(cap1) = 1]   chance 1/16, 1/16
+  (each question right in both orders with probability 1/4). Table 11/12 support a binary
+  per-instance outcome: every frontier score is a whole number of the 200 instances (42.5% =
+  85/200) and the per-tier Group rates are whole counts of ~67 (Sonnet 44.4 / 46.5 / 36.4 =
+  28/63, 33/71, 24/66, summing to 85); averaged fractions would rarely land on those.
 
-i.e. the probability that the item is solved when, for each question independently, one of its
-two asked orders is drawn at random. Chance for a guesser (each ask right with probability 1/2,
-independently): E[a] = 1/2, so I2T = T2I = 1/4 and Group = 1/16 (not 1/6: these are
-independent binary choices, not a ranking of four scores).
+Group = I2T x T2I under either rule (chance 1/16 averaged, 1/256 no partial credit: four
+independent questions; not 1/6, which ranks four scores). The paper defines Group by Eq. 3
+for scores and is silent on how the API slice forms it: this combination is foilbench's.
+A model with a pure position bias (always the first option) is right in exactly one order of
+every question: averaged it scores a = 1/2 everywhere (I2T 1/4, at chance), without partial
+credit it scores 0.
 """
 
 from __future__ import annotations
@@ -54,7 +75,9 @@ from foilbench.kinds.base import ItemKind
 from foilbench.kinds.slots import codes, fixed_layout
 
 PAIR_CHANCE = {"i2t": 1 / 4, "t2i": 1 / 4, "group": 1 / 6}
-PAIR_CHANCE_API = {"i2t": 1 / 4, "t2i": 1 / 4, "group": 1 / 16}
+PAIR_CHANCE_API = {"i2t": 1 / 4, "t2i": 1 / 4, "group": 1 / 16,
+                   "i2t_no_partial": 1 / 16, "t2i_no_partial": 1 / 16,
+                   "group_no_partial": 1 / 256}
 
 
 def _as_pair_sims(sims: np.ndarray) -> np.ndarray:
@@ -93,15 +116,20 @@ def pair_chance(n: int) -> dict[str, np.ndarray]:
 
 
 def pair_margins(sims: np.ndarray) -> dict[str, np.ndarray]:
-    """I2T and T2I margins of ``sims`` (n, 2, 2) [caption, image].
+    """Margins of ``sims`` (n, 2, 2) [caption, image]: the paper's ``i2t`` and ``t2i``
+    (anchored on the base) and foilbench's ``i2t_decision`` and ``t2i_decision`` (the smaller
+    of the two comparisons of the direction); see the module docstring.
 
-    >>> pair_margins(np.array([[[0.9, 0.2], [0.1, 0.8]]]))["i2t"].round(3).tolist()
-    [0.6]
+    >>> m = pair_margins(np.array([[[0.9, 0.2], [0.1, 0.8]]]))
+    >>> m["i2t"].round(3).tolist(), m["i2t_decision"].round(3).tolist()
+    ([0.8], [0.6])
     """
     s = np.asarray(sims, np.float64)
     c0i0, c0i1, c1i0, c1i1 = s[:, 0, 0], s[:, 0, 1], s[:, 1, 0], s[:, 1, 1]
-    return {"i2t": np.minimum(c0i0 - c1i0, c1i1 - c0i1),
-            "t2i": np.minimum(c0i0 - c0i1, c1i1 - c1i0)}
+    return {"i2t": c0i0 - c1i0,
+            "t2i": c0i0 - c0i1,
+            "i2t_decision": np.minimum(c0i0 - c1i0, c1i1 - c0i1),
+            "t2i_decision": np.minimum(c0i0 - c0i1, c1i1 - c1i0)}
 
 
 class PairKind(ItemKind):
@@ -147,11 +175,16 @@ class PairKind(ItemKind):
                 ImageAsk(c0, i0, i1), ImageAsk(c1, i1, i0)]
 
     def api_outcomes(self, correct):
+        """Both rules of the module docstring from the (n, 4) averaged correctnesses."""
         a = np.asarray(correct, np.float64).reshape(-1, self.api_ask_count)
         i2t = a[:, 0] * a[:, 1]
         t2i = a[:, 2] * a[:, 3]
+        both = (a == 1.0).astype(np.float64)  # right in both orders
+        i2t_np = both[:, 0] * both[:, 1]
+        t2i_np = both[:, 2] * both[:, 3]
         chance = {m: np.full(len(a), p) for m, p in PAIR_CHANCE_API.items()}
-        return {"i2t": i2t, "t2i": t2i, "group": i2t * t2i}, chance
+        return {"i2t": i2t, "t2i": t2i, "group": i2t * t2i, "i2t_no_partial": i2t_np,
+                "t2i_no_partial": t2i_np, "group_no_partial": i2t_np * t2i_np}, chance
 
 
 KIND = PairKind()

@@ -13,8 +13,9 @@ score them as failures (strict >) and count them.
 
 Margin: s(positive) - max_k s(negative_k), > 0 exactly when R@1 is correct.
 
-API protocol: only K = 1 (one two-option question, asked in both orders); R@1 = a(the
-question), chance 1/2.
+API protocol: only K = 1 (one two-option question, asked in both orders), the two rules of
+:mod:`foilbench.kinds.pair`: averaged, R@1 = a(the question) with chance 1/2; no partial credit
+(CompoSET §3), ``r1_no_partial`` = [right in both orders] with chance 1/4.
 """
 
 from __future__ import annotations
@@ -87,4 +88,5 @@ class RankingKind(ItemKind):
 
     def api_outcomes(self, correct):
         a = np.asarray(correct, np.float64).reshape(-1, self.api_ask_count)
-        return {"r1": a[:, 0]}, {"r1": np.full(len(a), 0.5)}
+        return ({"r1": a[:, 0], "r1_no_partial": (a[:, 0] == 1.0).astype(np.float64)},
+                {"r1": np.full(len(a), 0.5), "r1_no_partial": np.full(len(a), 0.25)})

@@ -87,11 +87,15 @@ def margins(runs) -> str:
         series[f"T2I · {r.label}"] = m["t2i"]
     if not series:
         return ""
-    img = figure_img(figures.ecdf_plot(series, "Signed margins (right of 0 = correct)",
+    img = figure_img(figures.ecdf_plot(series, "Signed margins (CompoSET App. G.3)",
                                        "margin"), "margin ECDF")
     return section("Signed similarity margins", img, "margins",
-                   "I2T margin = min over the two images of s(correct caption) - s(other "
-                   "caption); T2I likewise over the two captions (CompoSET App. G.3).")
+                   "I2T margin = s(base image, base caption) - s(base image, foil caption); "
+                   "T2I margin = s(base image, base caption) - s(foil image, base caption) "
+                   "(CompoSET App. G.3). A pair decision compares both images, so a wrong "
+                   "decision can have a positive margin; foilbench's decision margins (the "
+                   "smaller comparison, > 0 exactly when correct) are in "
+                   "`foilbench analyze margins`.")
 
 
 def pixel_change(runs) -> str:
@@ -148,10 +152,12 @@ def compass(runs) -> str:
                          "run (written before schema 2 or without the runner); run it again "
                          "with `foilbench run`.</p>")
             continue
-        for name, key in (("gap", "gap"), ("table3", "skill_load")):
+        for name, key in (("table2", "table2"), ("gap", "gap"), ("table3", "skill_load")):
             df = _records(r.compass.get(key))
             if not df.empty:
                 parts.append(f"<h3>{esc(name)} — {esc(r.label)}</h3>" + _frame(df))
+        if r.compass.get("skill_load_note"):
+            parts.append(f"<p class='note'>{esc(r.compass['skill_load_note'])}</p>")
     if not parts:
         return ""
     return section("COMPASS: integration gap and skill load", "".join(parts), "compass")

@@ -77,10 +77,12 @@ def compass_summary(result: EvalResult) -> dict[str, Any] | None:
     if "role" not in items.columns or "r1" not in result.outcomes:
         return None
     tables = compass_tables(items.assign(r1=result.outcomes["r1"]))
-    by_level = tables["gap"][tables["gap"]["N"].astype(str) == "all"]
     return {"gap": tables["gap"].to_dict(orient="records"),
-            "gap_by_level_markdown": markdown_table(by_level),
+            "table2": tables["table2"].to_dict(orient="records"),
+            "gap_by_level_markdown": markdown_table(tables["table2"]),
             "skill_load": tables["table3"].reset_index().to_dict(orient="records"),
+            "skill_load_note": tables["table3_note"],
             "gap_markdown": tables["gap_markdown"],
-            "skill_load_markdown": tables["table3_markdown"],
-            "dropped_incomplete": tables["dropped_incomplete"]}
+            "skill_load_markdown": tables["table3_markdown"] + tables["table3_note"] + "\n",
+            "dropped_incomplete": tables["dropped_incomplete"],
+            "dropped_k": tables["dropped_k"]}

@@ -7,7 +7,13 @@ and chance (:meth:`~foilbench.kinds.base.ItemKind.api_outcomes`; the formulas ar
 :mod:`foilbench.kinds.pair` and :mod:`foilbench.kinds.ranking`).
 
 Every question is asked twice, with the option order swapped, and its correctness is the mean
-of the two binary correctnesses: a(x) in {0, 1/2, 1}. An unparseable answer is wrong.
+of the two binary correctnesses: a(x) in {0, 1/2, 1} (App. G.4: "We counterbalance every call
+by issuing it twice with the option order swapped and averaging the binary correctness"). An
+unparseable answer is wrong. The kinds report two rules side by side, each with its own
+chance: the averaged one (``i2t``, ``t2i``, ``group``, ``r1``; App. G.4) and the
+no-partial-credit one (``*_no_partial``: a question counts only when right in both orders;
+CompoSET §3, "There is no partial credit"); Group's combination of the API answers is
+foilbench's (the paper is silent), see :mod:`foilbench.kinds.pair`.
 
 ``scores[k]`` holds item k's per-question correctnesses in the kind's order (pair: [a(img0),
 a(img1), a(cap0), a(cap1)]; choice/image_choice: [a]); ``stats`` holds position-bias figures:

@@ -126,6 +126,7 @@ def composed_specs(cap) -> list[CaptionSpec]:
 def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> list[Candidate]:
     from foilbench.construct.compass import captions_for_graph
 
+    dropped: dict[str, int] = {}
     with ctx.log.stage("caption structures (random walk)", graphs, unit="graph") as st:
         for g in graphs:
             rng = np.random.default_rng([config.seed, g.data["index"]])
@@ -135,7 +136,12 @@ def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> li
                 st.drop(g, "no caption structure (graph too small)")
                 continue
             st.expand(g, [Candidate(cap.caption_id, "caption", {"cap": cap, "graph": g})
-                          for cap in caps], levels=[c.spec.level for c in caps])
+                          for cap in caps], levels=[c.spec.level for c in caps],
+                      skill_sets_dropped_fewer_than_k=[sorted(c.skill_dropped) for c in caps])
+            for cap in caps:
+                for skill in cap.skill_dropped:
+                    dropped[skill] = dropped.get(skill, 0) + 1
+    ctx.notes["skill_items_dropped_fewer_than_k"] = dropped  # COMPASS §6.1: exactly K = 4
     return st.children
 
 
@@ -223,4 +229,6 @@ def build(ctx: Context, config: CompassConfig) -> ConstructResult:
         description=("COMPASS-style captions (levels L1, L2-OA, L2-OR, L3-OAR) worded by a text "
                      "backend under structural checks; role=composed / decomposed / skill as in "
                      "`foilbench compass`. Analyse with `foilbench compass tables RUN_ID`."),
-        extras={"builder": "compass-construct", "on_violation": config.on_violation})
+        extras={"builder": "compass-construct", "on_violation": config.on_violation,
+                "skill_items_dropped_fewer_than_k":
+                    ctx.notes.get("skill_items_dropped_fewer_than_k", {})})

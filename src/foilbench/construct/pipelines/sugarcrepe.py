@@ -59,7 +59,8 @@ class SugarcrepeConfig:
     limit: int | None = None
     refine: bool = True
     scorers: tuple[str, str] = ("length", "ngram")
-    grid: int = 10
+    grid: int = 100  # SugarCrepe App. D.3: "100 x 100 equal grids"
+    zero_bin: bool = False  # True: foilbench's extra bin for exact-zero gaps
     folds: int = 5
     seed: int = 0
 

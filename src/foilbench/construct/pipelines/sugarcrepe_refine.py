@@ -40,7 +40,8 @@ def stage_refine(ctx: Context, cands: list[Candidate], config) -> list[Candidate
         report = {}
         for t in sorted(set(types.tolist())):
             idx = np.flatnonzero(types == t)
-            res = refine(gaps_a[idx], gaps_b[idx], config.grid, config.seed)
+            res = refine(gaps_a[idx], gaps_b[idx], config.grid, config.seed,
+                         zero_bin=getattr(config, "zero_bin", False))
             kept = set(idx[res.kept].tolist())
             report[t] = {"n": len(idx), "kept": len(kept), "before": res.before,
                          "after": res.after}
@@ -51,6 +52,7 @@ def stage_refine(ctx: Context, cands: list[Candidate], config) -> list[Candidate
                 else:
                     st.drop(cands[i], "adversarial refinement (Alg. 1)", verdicts=verdict)
         ctx.notes["refinement"] = {"scorers": [a, b], "folds": folds, "grid": config.grid,
+                                   "zero_bin": bool(getattr(config, "zero_bin", False)),
                                    "by_type": report}
         ctx.log.write({"event": "refinement", "stage": st.name, **ctx.notes["refinement"]})
     return st.survivors
