@@ -120,3 +120,11 @@ def compass_summary(record: RunRecord) -> dict[str, Any] | None:
             "gap_markdown": tables["gap_markdown"],
             "skill_load_markdown": tables["table3_markdown"],
             "dropped_incomplete": tables["dropped_incomplete"]}
+
+
+def autocomp_summary(record: RunRecord) -> dict[str, Any] | None:
+    """Auto-Comp r1 (the paper's) beside r1_valid (primary) with the count of items holding a
+    true negative, per cell (:mod:`foilbench.analysis.autocomp_valid`); None for other runs."""
+    from foilbench.analysis.autocomp_valid import run_summary
+
+    return run_summary(record.result)

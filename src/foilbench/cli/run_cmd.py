@@ -13,6 +13,7 @@ from foilbench.cli.run_output import print_tables
 from foilbench.data.registry import resolve_benchmarks
 from foilbench.data.validate import format_problems
 from foilbench.evaluation import (
+    autocomp_summary,
     blind_rows,
     chance_rows,
     compass_summary,
@@ -122,6 +123,7 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, devi
         "runs": [summary_entry(r) for r in records],
         "reference": reference,
         "compass": {r.run_id: c for r in records if (c := compass_summary(r)) is not None},
+        "autocomp": {r.run_id: a for r in records if (a := autocomp_summary(r)) is not None},
     }
     summary_path = batch_dir / "summary.json"
     summary_path.write_text(to_json(summary) + "\n")
@@ -131,6 +133,7 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, devi
         click.echo(f"\nCOMPASS integration gap by level ({spec}; by N in summary.json and "
                    f"the report):\n{tables['gap_by_level_markdown']}\n"
                    f"\nCOMPASS skill load ({spec}):\n{tables['skill_load_markdown']}")
+    _print_autocomp(records, summary["autocomp"])
     err.print(f"stored {len(records)} run(s) in {out / DB_FILE}; summary: {summary_path}")
     if not no_report:
         _report(out / DB_FILE, [r.run_id for r in records], batch_dir / "report.html", err)
@@ -148,6 +151,24 @@ def _reference(bench, records, err: Console) -> dict[str, Any]:
     if blind:
         ref["blind"] = json.loads(to_json(blind))
     return ref
+
+
+def _print_autocomp(records, blocks: dict[str, dict]) -> None:
+    """Auto-Comp r1 vs r1_valid for every model side by side, and the affected item counts."""
+    if not blocks:
+        return
+    from foilbench.analysis.autocomp_valid import batch_markdown
+
+    click.echo("\nAuto-Comp: r1 (the paper's, all candidates) vs r1_valid (primary *, false "
+               "negatives only); chance = mean per-item 1/(K+1), paper_chance = the closed "
+               "form (per-cell tables in summary.json and the report):")
+    click.echo(batch_markdown([r.result for r in records]))
+    seen = {}
+    for block in blocks.values():
+        seen.setdefault(block["benchmark"], block)
+    for name, block in seen.items():
+        click.echo(f"{name}: {block['items_with_true_negative']} of {block['n_items']} items "
+                   "hold a true negative")
 
 
 def _report(db_path: Path, run_ids: list[str], out_path: Path, err: Console) -> None:

@@ -47,7 +47,8 @@ KINDS: dict[str, KindSpec] = {
         image_list_columns=(),
         text_columns=(),
         text_list_columns=("captions",),
-        metrics=("r1",),
+        # r1_valid only where items carry ``true_negatives`` (foilbench.scoring.valid)
+        metrics=("r1", "r1_valid"),
         default_metric="r1",
     ),
     "image_choice": KindSpec(

@@ -8,7 +8,9 @@ per chunk on the gathered embeddings. Pairwise scorers (``family == "pairwise"``
 :mod:`foilbench.scoring.api_protocol`.
 
 Outcomes, ties and per-item chance follow :mod:`foilbench.scoring.protocols` (CompoSET Eq. 1-3
-for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)).
+for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)); choice items that list their
+true negatives also get ``r1_valid`` (:mod:`foilbench.scoring.valid`). A log-likelihood scorer
+takes the normalisation the benchmark's paper states (:mod:`foilbench.scoring.norms`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from foilbench.data.format import Benchmark
 from foilbench.errors import ModelError
+from foilbench.scoring import norms, valid
 from foilbench.scoring.encode import (
     Cache,
     Timer,
@@ -62,6 +65,7 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
                          "expected 'dual', 'pairwise' or 'api_choice'")
     if len(benchmark) == 0:
         raise ModelError(f"benchmark {benchmark.name!r} has no items to evaluate")
+    adapter = norms.for_benchmark(adapter, benchmark)
     t_start = time.perf_counter()
     timer = Timer()
     images = benchmark.unique_images()
@@ -85,11 +89,13 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
                          f"{benchmark.name!r}; check the dtype (try --dtype float32)")
     matrix = layout.to_matrix(flat)
     outcomes, ties, chance = item_outcomes(benchmark.kind, matrix, layout.n_slots)
+    valid.add_valid_metric(benchmark, matrix, layout.n_slots, outcomes, ties, chance)
     total = time.perf_counter() - t_start
     stats = {
         "images_unique": len(set(image_hashes)),
         "texts_unique": len(set(text_hashes)),
         **counts,
+        **norms.norm_stats(adapter),
         "slots_scored": int(len(flat)),
         "forward_seconds": timer.seconds.get("forward", 0.0),
         "load_seconds": timer.seconds.get("load", 0.0),
