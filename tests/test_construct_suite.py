@@ -114,4 +114,4 @@ def test_n1_part_is_in_the_suite_and_leaves_other_parts_unchanged(tmp_path):
     names = [b.name for b in load_suite(tmp_path / "both")]
     assert names == ["autocomp-swap", "autocomp-confusion", "autocomp-n1"]
     n1 = load_suite(tmp_path / "both")[-1]
-    assert len(n1) == 2 * 1 * 2 and set(n1.items["n_objects"]) == {1}
+    assert len(n1) == 2 * 1 * 2 * 2 and set(n1.items["n_objects"]) == {1}  # x Vary Color, Object

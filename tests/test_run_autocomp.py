@@ -38,3 +38,31 @@ def test_run_reports_r1_and_r1_valid_side_by_side(tmp_path, monkeypatch):
     html = next((tmp_path / "o").glob("*/report.html")).read_text()
     assert 'id="autocomp-valid"' in html and "r1_valid % *" in html
     assert "r1_valid *" in html  # the headline stars the primary metric
+
+
+def test_analyze_autocomp_adds_r1_valid_deltas_and_the_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "ac"
+    benches = build_autocomp(root, seed=1, n_concepts=2, size=32, ns=(2,),
+                             tasks=("color",), progress=False)
+    for op, bench in benches.items():
+        write_benchmark(bench, root / f"autocomp-{op}")
+    args = ["run", "--model", "tiny-random", "--out", str(tmp_path / "o"), "--n-boot", "200",
+            "--quiet", "--no-report"]
+    for op in benches:
+        args += ["--benchmark", str(root / f"autocomp-{op}")]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    summary = json.loads(next((tmp_path / "o").glob("*/summary.json")).read_text())
+    ids = [r["run_id"] for r in summary["runs"]]
+    out = tmp_path / "ac.json"
+    res = CliRunner().invoke(cli, ["analyze", "autocomp", *ids, "--db",
+                                   str(tmp_path / "o" / "foilbench.duckdb"), "--n-boot", "200",
+                                   "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    (gap,) = data["swap_vs_confusion_r1_valid"]
+    assert gap["n_concepts"] == 2
+    table = data["r1_vs_r1_valid"]
+    confusion = [r for r in table if r["negative_set"] == "confusion"]
+    assert {r["with_true_negative"] for r in confusion} == {2}  # 2 concepts per condition
+    assert {r["with_true_negative"] for r in table if r["negative_set"] == "swap"} == {0}
