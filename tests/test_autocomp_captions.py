@@ -95,3 +95,12 @@ def test_llm_reply_failing_the_preservation_check_falls_back(reply):
     realiser = LLMRealiser(FakeText(reply))
     frame = realiser.frame(CONCEPT, POSITIVE, SceneContext("contextual", "a room", 1))
     assert frame == CONTEXT_FRAMES[1] and realiser.fallbacks == 1
+
+
+def test_realiser_from_spec_names_the_backends():
+    from foilbench.construct.autocomp_captions import realiser_from_spec
+    from foilbench.errors import FoilbenchError
+
+    assert isinstance(realiser_from_spec(), TemplateRealiser)
+    with pytest.raises(FoilbenchError, match="text backend"):
+        realiser_from_spec("no-such-llm:/x")

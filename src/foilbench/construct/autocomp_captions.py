@@ -144,6 +144,17 @@ class LLMRealiser:
         return frame
 
 
+def realiser_from_spec(spec: str = "template", **options) -> AutoCompRealiser:
+    """``"template"`` (the offline default) or any text backend spec
+    (``resolve_backend("text", spec)``: ``hf-lm:/dir``, ``api:anthropic:MODEL``, ...) wrapped in
+    :class:`LLMRealiser`; pass the result to ``build_autocomp(..., realiser=...)``."""
+    if spec == "template":
+        return TemplateRealiser()
+    from foilbench.construct.backends.registry import resolve_backend
+
+    return LLMRealiser(resolve_backend("text", spec, **options), name=spec)
+
+
 def frame_from_reply(reply: str, concept: Concept, positive: str) -> str | None:
     """The frame in a model's reply, or None when the reply fails the preservation check:
     the positive must occur exactly once (case aside), the rest must name none of the
