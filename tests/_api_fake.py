@@ -27,22 +27,28 @@ def reply_body(provider: str, text: str, tokens_in: int = 100, tokens_out: int =
 
 
 class FakeProvider:
-    """A 127.0.0.1 server on a random port answering from a script of at most 50 replies."""
+    """A 127.0.0.1 server on a random port answering from a script of at most 50 replies,
+    or, when ``responder`` is set, from ``responder(request) -> (status, headers, payload)``
+    (a request is the dict appended to ``requests``)."""
 
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.script: list[tuple[int, dict, dict]] = []
+        self.responder = None
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
                 is_json = self.headers.get("Content-Type", "").startswith("application/json")
-                owner.requests.append({"path": self.path, "headers": dict(self.headers),
-                                       "body": json.loads(raw) if is_json else None,
-                                       "raw": raw})
-                status, headers, payload = owner.script.pop(0) if owner.script else (
-                    500, {}, {"error": "script exhausted"})
+                request = {"path": self.path, "headers": dict(self.headers),
+                           "body": json.loads(raw) if is_json else None, "raw": raw}
+                owner.requests.append(request)
+                if owner.responder is not None:
+                    status, headers, payload = owner.responder(request)
+                else:
+                    status, headers, payload = owner.script.pop(0) if owner.script else (
+                        500, {}, {"error": "script exhausted"})
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 for k, v in headers.items():

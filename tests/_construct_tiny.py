@@ -16,8 +16,9 @@ CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} 
                  "{% if add_generation_prompt %}<|assistant|>{% endif %}")
 
 
-def save_tiny_gpt2(folder: Path, chat: bool = False) -> Path:
-    """A tiny random GPT2LMHeadModel with a word-level fast tokenizer (optional chat template)."""
+def save_tiny_gpt2(folder: Path, chat: bool = False, n_positions: int = 128) -> Path:
+    """A tiny random GPT2LMHeadModel with a word-level fast tokenizer (optional chat template);
+    ``n_positions`` is its context (pipelines' prompts need several hundred tokens)."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
@@ -31,7 +32,7 @@ def save_tiny_gpt2(folder: Path, chat: bool = False) -> Path:
         tok.chat_template = CHAT_TEMPLATE
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(vocab_size=len(LM_WORDS), n_embd=16, n_layer=1, n_head=2,
-                                       n_positions=128, bos_token_id=2, eos_token_id=2,
+                                       n_positions=n_positions, bos_token_id=2, eos_token_id=2,
                                        pad_token_id=0))
     model.eval().save_pretrained(folder)
     tok.save_pretrained(folder)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from foilbench.models.base import ModelInfo
+from foilbench.models.base import DualEncoder, ModelInfo, PairwiseScorer
 
 COLOURS = {"red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255)}
 
@@ -41,12 +41,10 @@ def colour_pair_folder(root: Path) -> Path:
     return write_folder(root, "pair", items)
 
 
-class ColourEncoder:
+class ColourEncoder(DualEncoder):
     """A dual encoder with known scores: image -> mean RGB / 255; text -> one-hot of the colour
     word it contains (zero vector when none). Score = dot product, so s(c, i) is the amount of
     the caption's colour in the image. Counts every forward call and input."""
-
-    family = "dual"
 
     def __init__(self, fingerprint: str = "colour-v1", fail_after_image_batches: int | None = None):
         self._info = ModelInfo(spec="colour", fingerprint=fingerprint, family="dual",
@@ -81,10 +79,8 @@ class ColourEncoder:
         return np.einsum("nd,nd->n", image_emb, text_emb)
 
 
-class ColourPairwise:
+class ColourPairwise(PairwiseScorer):
     """The same scores as :class:`ColourEncoder`, through ``score_pairs``."""
-
-    family = "pairwise"
 
     def __init__(self):
         self.dual = ColourEncoder(fingerprint="colour-pairwise-v1")

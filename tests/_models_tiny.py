@@ -135,9 +135,14 @@ def save_tiny_blip(folder: Path) -> Path:
     torch.manual_seed(0)
     text = dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                 num_attention_heads=2, max_position_embeddings=128, encoder_hidden_size=32,
-                bos_token_id=vocab.index("[DEC]"), pad_token_id=0, sep_token_id=3)
+                bos_token_id=vocab.index("[DEC]"), pad_token_id=0, sep_token_id=3,
+                initializer_range=0.2)
+    # Images must move the scores, or no image-side bug can be caught. BlipVisionConfig's
+    # default initializer_range is 1e-10 (position and class embeddings ~0), and at the text
+    # default 0.02 the decoder's cross-attention passes the image on at ~1e-3 of a log-prob;
+    # with 0.02 (vision) and 0.2 (text) two images differ by tenths (measured: 0.1 to 0.9).
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                  num_attention_heads=2, image_size=32, patch_size=8)
+                  num_attention_heads=2, image_size=32, patch_size=8, initializer_range=0.02)
     model = BlipForConditionalGeneration(BlipConfig(text_config=text, vision_config=vision))
     model.eval().save_pretrained(folder)
     proc = BlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}),

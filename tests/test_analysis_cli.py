@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from _core_helpers import ColourEncoder
 from foilbench.cli.main import cli
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.tiny import tiny_benchmark
 from foilbench.provenance import collect_provenance
 from foilbench.scoring.aggregate import long_outcomes
@@ -25,7 +26,8 @@ def store_with_runs(tmp_path):
     with ResultsStore(db) as store:
         for fp in ("colour-a", "colour-b"):
             result = evaluate(ColourEncoder(fingerprint=fp), bench, progress=False)
-            metrics = metric_table(long_outcomes(result), n_boot=100)
+            metrics = metric_table(long_outcomes(result), candidates=METADATA_COLUMNS,
+                                   n_boot=100)
             prov = collect_provenance(seed=42, n_boot=100, ci_method="auto", revision="x")
             ids.append(store.write_run(result, metrics, prov))
     return db, ids

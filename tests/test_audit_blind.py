@@ -172,3 +172,48 @@ def test_ngram_finds_nothing_when_positives_and_negatives_share_a_distribution()
     res = blind_audit_captions(caps, np.full(n, "t"), np.arange(n), ["ngram"], folds=5)
     acc = res["scorers"]["ngram"]["overall"]["accuracy"]
     assert abs(acc - 0.5) < 3 * math.sqrt(0.25 / n)
+
+
+# --- cross-fitting: data on which a leaked (in-fold) fit and the held-out fit disagree ------
+
+def _sign_flip_features(folds: np.ndarray) -> np.ndarray:
+    """Items of fold 0 favour sign +1 (positive larger), items of fold 1 favour -1; fold 0
+    holds more items, so a sign fitted on all rows would be +1."""
+    return np.array([[2.0, 1.0] if f == 0 else [1.0, 2.0] for f in folds])
+
+
+def test_crossfit_applies_to_each_fold_the_sign_fitted_on_the_other():
+    """Held out, fold 0 gets fold 1's sign (-1) and fold 1 gets fold 0's (+1): every item is
+    wrong. Fitting on all rows (held-out fold included) would give +1 everywhere and 6/10;
+    fitting on the held-out fold itself would give 10/10."""
+    folds = np.array([0] * 6 + [1] * 4)
+    feats = _sign_flip_features(folds)
+    correct, tie = crossfit(lambda train: feats, np.full(10, "t"), folds)
+    assert correct.tolist() == [False] * 10 and not tie.any()
+    assert fit_signs(feats, np.full(10, "t"))["t"] == 1.0  # the leaked fit really differs
+
+
+def test_blind_audit_reports_the_held_out_accuracy_not_the_in_fold_one():
+    """The same sign flip through the whole audit, with the folds the audit itself draws."""
+    clusters = np.array([f"scene{k}" for k in range(10)])
+    folds = group_folds(clusters, 2, seed=0)
+    big = int(np.argmax(np.bincount(folds)))  # keep the planted imbalance whatever the deal
+    rows = np.repeat(np.arange(10), np.where(folds == big, 3, 1))
+    item_folds = folds[rows]
+    feats = _sign_flip_features((item_folds != big).astype(int))
+    res = blind_audit_captions([["p", "n"]] * len(rows), np.full(len(rows), "t"),
+                               clusters[rows], ["fixed"], folds=2, seed=0,
+                               factories={"fixed": lambda texts, index: lambda train: feats})
+    stat = res["scorers"]["fixed"]["overall"]
+    assert stat["n"] == 20 and stat["accuracy"] == 0.0
+    assert res["flags"]["ties:fixed"] == {"t": 0}
+
+
+def test_ngram_lm_never_sees_the_held_out_positives():
+    """Every item has words of its own: the positive is the negative reversed. An LM trained
+    on the other folds knows none of these words, so both captions score the same (a tie, a
+    failure); an LM that saw the held-out positives would pick every one of them."""
+    caps = [[f"w{i}a w{i}b w{i}c", f"w{i}c w{i}b w{i}a"] for i in range(12)]
+    res = blind_audit_captions(caps, np.full(12, "t"), np.arange(12), ["ngram"], folds=3)
+    assert res["scorers"]["ngram"]["overall"]["accuracy"] == 0.0
+    assert res["flags"]["ties:ngram"] == {"t": 12}

@@ -51,11 +51,27 @@ def test_batched_logprobs_match_one_at_a_time(tiny_lm_dir):
 
 
 def test_lm_scorer_runs_in_the_blind_audit(tiny_lm_dir):
-    caps = [["a red cube", "a cube red"], ["a blue ball", "ball a blue"]] * 3
-    res = blind_audit_captions(caps, np.full(6, "t"), np.arange(6), [f"lm:{tiny_lm_dir}"],
-                               folds=3)
-    stat = res["scorers"][f"lm:{tiny_lm_dir}"]["overall"]
-    assert stat["n"] == 6 and 0.0 <= stat["accuracy"] <= 1.0
+    """Each pair is ordered so its positive is the text the LM scores higher (computed one
+    text at a time, independently of the scorer): the cross-fitted sign is then +1 in every
+    fold and every held-out item is right. A scorer that mixed up which text got which
+    log-probability, or an audit that mis-oriented the sign, would miss some."""
+    pairs = [("a red cube", "a cube red"), ("a blue ball", "ball a blue"),
+             ("the red table", "table the red")]
+    caps = []
+    for x, y in pairs:
+        lx, ly = manual_mean_logprob(tiny_lm_dir, x), manual_mean_logprob(tiny_lm_dir, y)
+        assert abs(lx - ly) > 1e-4  # the random LM tells them apart (no tie)
+        caps.append([x, y] if lx > ly else [y, x])
+    caps = caps * 2
+    name = f"lm:{tiny_lm_dir}"
+    res = blind_audit_captions(caps, np.full(6, "t"), np.arange(6), [name], folds=3)
+    stat = res["scorers"][name]["overall"]
+    assert stat["n"] == 6 and stat["accuracy"] == 1.0
+    assert res["flags"][f"ties:{name}"] == {"t": 0}
+    # the same captions with positive and negative swapped: the sign is fitted as -1
+    flipped = [[n, p] for p, n in caps]
+    res = blind_audit_captions(flipped, np.full(6, "t"), np.arange(6), [name], folds=3)
+    assert res["scorers"][name]["overall"]["accuracy"] == 1.0
 
 
 def test_minilm_direction_uses_only_training_items():

@@ -67,9 +67,9 @@ def test_vg_json_round_trip(tmp_path):
         ({"objects": []}, "without 'image_id'"),
         ({"image_id": 3, "objects": [{"names": ["a"]}]}, "without 'object_id'"),
         ({"image_id": 3, "objects": [{"object_id": 1}]}, "has no 'names'"),
-        ({"image_id": 3, "objects": [{"object_id": 1, "names": ["a"]}],
-          "relationships": [{"subject_id": 1, "predicate": "on", "object_id": 9}]},
-         "object_id 9, which is not an object"),
+        ({"image_id": 3, "objects": [{"object_id": 1, "names": "a"}]}, "list of strings"),
+        ({"image_id": 3, "objects": [{"object_id": 1, "names": ["a", 7]}]},
+         "object 1 names: expected a non-empty string, got 7"),
         ({"image_id": 3, "objects": [{"object_id": 1, "names": ["a"]},
                                      {"object_id": 1, "names": ["b"]}]}, "duplicate object ids"),
     ],
@@ -77,6 +77,13 @@ def test_vg_json_round_trip(tmp_path):
 def test_bad_records_name_image_and_field(record, needle):
     with pytest.raises(SceneGraphError, match=needle):
         scene_graph_from_dict(record)
+
+
+def test_constructed_graph_still_refuses_a_dangling_relation():
+    """The reader skips dangling relations (tests/test_compass_vg.py); a SceneGraph built in
+    code with one is a bug and is refused."""
+    with pytest.raises(SceneGraphError, match="object_id 9, which is not an object"):
+        SceneGraph("3", (SGObject(1, "a"),), (SGRelation(0, 1, "on", 9),))
 
 
 def test_missing_or_broken_file(tmp_path):

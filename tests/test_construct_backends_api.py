@@ -333,3 +333,33 @@ def test_keys_never_reach_the_caches(fake, tmp_path):
     files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
     assert len(files) == 2
     assert all(SECRET.encode() not in p.read_bytes() for p in files)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "gemini"])
+def test_text_request_images_go_first_in_the_user_turn_and_into_the_cache_key(fake, provider):
+    text, _ = backend("text", f"api:{provider}:m-test")
+    assert text.accepts_images
+    fake.script = [(200, {}, reply_body(provider, r)) for r in ("seen", "other", "plain")]
+    with_red = TextRequest("Caption the scene.", images=(red(),))
+    assert text.complete(with_red) == "seen"
+    assert text.complete(TextRequest("Caption the scene.", images=(red(),))) == "seen"  # cached
+    blue = Image.new("RGB", (16, 16), (0, 0, 255))
+    assert text.complete(TextRequest("Caption the scene.", images=(blue,))) == "other"
+    assert text.complete(TextRequest("Caption the scene.")) == "plain"
+    assert len(fake.requests) == 3
+    body = fake.requests[0]["body"]
+    if provider == "anthropic":
+        first, second = body["messages"][0]["content"]
+        assert first["type"] == "image" and second == {"type": "text",
+                                                       "text": "Caption the scene."}
+        sent = base64.b64decode(first["source"]["data"])
+    elif provider == "openai":
+        first, second = body["messages"][0]["content"]
+        assert first["type"] == "image_url" and second["type"] == "text"
+        sent = base64.b64decode(first["image_url"]["url"].split(",", 1)[1])
+    else:
+        first, second = body["contents"][0]["parts"]
+        assert second == {"text": "Caption the scene."}
+        sent = base64.b64decode(first["inline_data"]["data"])
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(sent)).convert("RGB")),
+                          np.asarray(red()))

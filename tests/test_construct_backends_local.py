@@ -68,6 +68,21 @@ def test_hf_lm_greedy_is_the_argmax_continuation(models):
     assert want and lm.complete(req) == want
 
 
+def test_hf_lm_refuses_images_and_fits_the_reply_into_its_context(models):
+    from foilbench.construct.backends.hf_lm import PromptTooLongError
+
+    lm = resolve_backend("text", f"hf-lm:{models['lm']}", device="cpu")
+    assert not lm.accepts_images and lm.context == 128
+    with pytest.raises(ModelError, match="cannot read the 1 image"):
+        lm.complete(TextRequest("a red cube", images=(tiny_images(1)[0],)))
+    long = " ".join(["a red cube on the left of the blue sphere ."] * 11)  # 121 tokens
+    reply = lm.complete(TextRequest(long, max_tokens=500))  # cut to the 7 tokens left
+    assert len(lm.tokenizer(reply)["input_ids"]) <= 7
+    with pytest.raises(PromptTooLongError, match="context is 128") as info:
+        lm.complete(TextRequest(long + " " + long))
+    assert info.value.retryable is False
+
+
 def test_hf_lm_sampling_is_seeded_and_leaves_the_global_rng_alone(models):
     lm = resolve_backend("text", f"hf-lm:{models['chat']}", device="cpu")
     req = TextRequest("rewrite caption : a red cube", temperature=1.5, max_tokens=8, seed=3)

@@ -48,9 +48,10 @@ def test_bad_input_is_refused(tmp_path):
 
 
 def test_default_root_honours_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "c"))
-    assert default_cache_root() == tmp_path / "c"
-    assert EmbeddingCache().root == tmp_path / "c"
+    monkeypatch.delenv("FOILBENCH_CACHE", raising=False)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path))
+    assert default_cache_root() == tmp_path / "embeddings"
+    assert EmbeddingCache().root == tmp_path / "embeddings"
 
 
 def test_a_torn_shard_is_ignored_and_recomputed(tmp_path, bench):

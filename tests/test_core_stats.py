@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.stats import (
     cluster_bootstrap_ci,
     cluster_bootstrap_means,
@@ -102,6 +103,19 @@ def test_paired_delta_resamples_differences_jointly():
         paired_delta_ci(a, b[:-1])
 
 
+def test_paired_delta_p_value_is_two_sided():
+    """p = 2 min(P(delta_b <= 0), P(delta_b >= 0)) over the same resampled differences."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 2, 30).astype(float)
+    b = (rng.random(30) < 0.35).astype(float)
+    clusters = np.repeat(np.arange(10), 3)
+    diffs = cluster_bootstrap_means(a - b, clusters, n_boot=400, seed=4)
+    lower, upper = np.mean(diffs <= 0), np.mean(diffs >= 0)
+    assert 0 < min(lower, upper) < 0.5  # a case where the factor 2 matters and is not capped
+    d = paired_delta_ci(a, b, clusters, n_boot=400, seed=4)
+    assert d["p_value"] == pytest.approx(2 * min(lower, upper))
+
+
 def test_summarise_methods_and_fallback():
     out = np.array([1, 1, 0, 1], dtype=float)
     assert summarise(out, method="wilson")["ci_low"] == pytest.approx(wilson_ci(3, 4)[0])
@@ -136,7 +150,27 @@ def test_metric_table_breakdown_by_any_column():
     red = res[(res["group_by"] == "colour") & (res["group_value"] == "red")].iloc[0]
     assert red["value"] == pytest.approx(2 / 3)
     assert set(res["group_by"]) == {"", "tier", "colour"}
-    default = metric_table(table, n_boot=200)  # standard metadata columns, scene_id excluded
+    # the standard metadata columns that vary, scene_id excluded
+    default = metric_table(table, candidates=METADATA_COLUMNS, n_boot=200)
     assert set(default["group_by"]) == {"", "tier"}
     with pytest.raises(ValueError, match="not in the results"):
         metric_table(table, by=["nope"])
+
+
+def test_metric_table_needs_columns_or_candidates():
+    table = pd.DataFrame({"metric": ["r1"], "outcome": [1.0], "tie": [False], "chance": [0.5]})
+    with pytest.raises(ValueError, match="by= .* or candidates="):
+        metric_table(table)
+    assert list(metric_table(table, by=[])["group_by"]) == [""]
+
+
+def test_stats_is_pure_it_imports_no_other_foilbench_package():
+    import re
+    from pathlib import Path
+
+    import foilbench.stats
+
+    folder = Path(foilbench.stats.__file__).parent
+    imported = {m for p in folder.glob("*.py")
+                for m in re.findall(r"^\s*(?:from|import) (foilbench\.\w+)", p.read_text(), re.M)}
+    assert imported == {"foilbench.stats"}

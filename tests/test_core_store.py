@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from _core_helpers import ColourEncoder
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.tiny import tiny_benchmark
 from foilbench.provenance import collect_provenance, config_hash, git_revision
 from foilbench.scoring.aggregate import long_outcomes
@@ -20,7 +21,7 @@ TABLES = ("runs", "item_results", "item_outcomes", "metrics")
 def run_parts(tmp_path):
     bench = tiny_benchmark(root=tmp_path / "tiny")
     result = evaluate(ColourEncoder(), bench, progress=False)
-    metrics = metric_table(long_outcomes(result), n_boot=200)
+    metrics = metric_table(long_outcomes(result), candidates=METADATA_COLUMNS, n_boot=200)
     prov = collect_provenance(seed=42, n_boot=200, ci_method="auto", revision="abc123")
     return result, metrics, prov
 

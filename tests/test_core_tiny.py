@@ -33,7 +33,8 @@ def test_tiny_random_refuses_bad_dtype_and_device():
 
 
 def test_tiny_builtin_draws_once_and_validates(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_DATA_CACHE", str(tmp_path))
+    monkeypatch.delenv("FOILBENCH_DATA_CACHE", raising=False)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path))
     [bench] = resolve_benchmarks("tiny-builtin")
     assert len(bench) == 12 and bench.kind == "pair" and bench.items["scene_id"].nunique() == 6
     first = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.png")}

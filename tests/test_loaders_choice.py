@@ -40,9 +40,10 @@ def _whatsup(root, with_b=True):
 
 def test_whatsup_choice_view(tmp_path):
     with pytest.warns(LoaderWarning, match="Controlled A 'images': 4 items, the published "
-                                           "release has 408"):
+                                           "release has 412"):
         bench = resolve_benchmark(f"whatsup:{_whatsup(tmp_path)}")
-    assert bench.kind == "choice" and bench.manifest.extras["table8_metric"] == "i2t"
+    assert bench.kind == "choice" and bench.manifest.extras["table8_metric"] is None
+    assert bench.manifest.extras["table8_form"].startswith("whatsup_pairs:")
     row = bench.items.set_index("item_id").loc["A/mug_under_plate"]
     assert row["image"] == "controlled_images/mug_under_plate.jpeg"
     assert row["captions"][0] == "A mug under a plate" and len(row["captions"]) == 4
@@ -52,7 +53,7 @@ def test_whatsup_choice_view(tmp_path):
 
 def test_whatsup_pairs_per_axis_and_unpaired_warning(tmp_path):
     with pytest.warns(LoaderWarning, match="only behind on axis front_behind"):
-        bench = resolve_benchmark(f"whatsup_pairs:{_whatsup(tmp_path)}")
+        bench = resolve_benchmark(f"whatsup_pairs:{_whatsup(tmp_path)}?pairs=axis")
     assert bench.kind == "pair" and bench.manifest.primary_metric == "group"
     items = bench.items.set_index("item_id")
     assert items.index.tolist() == ["A/mug_plate/left_right", "A/mug_plate/on_under"]
@@ -122,29 +123,9 @@ def test_aro_crops_written_when_checking_images(tmp_path):
         aro.load(f"{root}?subset=coco_order")
 
 
-# --- VL-CheckList --------------------------------------------------------------------------
-def test_vl_checklist_tree_and_identical_pair_warning(tmp_path):
-    write_json(tmp_path / "data/Attribute/vg/color.json", [
-        ["VG_100K/1.jpg", {"POS": ["brown knob"], "NEG": ["teal knob"]}],
-        ["VG_100K/1.jpg", {"POS": ["white stripes"], "NEG": ["white stripes"]}]])
-    write_json(tmp_path / "data/Relation/vg/spatial.json", [
-        ["VG_100K_2/2.jpg", {"POS": ["cup on table", "cat on mat"],
-                             "NEG": ["table on cup", "mat on cat"]}]])
-    png(tmp_path / "vg/VG_100K/1.jpg")
-    png(tmp_path / "vg/VG_100K_2/2.jpg")
-    with pytest.warns(LoaderWarning, match="1 item\\(s\\) have a negative identical"):
-        bench = vl_checklist.load(f"{tmp_path}?images={tmp_path / 'vg'}")
-    items = bench.items.set_index("item_id")
-    assert items.index.tolist() == ["Attribute/vg/color/0/0", "Attribute/vg/color/1/0",
-                                    "Relation/vg/spatial/0/0", "Relation/vg/spatial/0/1"]
-    assert list(items.loc["Relation/vg/spatial/0/1", "captions"]) == ["cat on mat",
-                                                                      "mat on cat"]
-    assert items.loc["Attribute/vg/color/0/0", "edit_type"] == "vg/color"
-    assert bench.manifest.extras["counts"] == {"Attribute": 2, "Relation": 2}
-
-
+# --- VL-CheckList (the release layout and protocol: test_releases_choice.py) ---------------
 def test_vl_checklist_bad_entry_names_file(tmp_path):
-    write_json(tmp_path / "Object/x.json", [["a.jpg", {"POS": ["p"]}]])
+    write_json(tmp_path / "Object/Size/vg_size/x.json", [["a.jpg", {"POS": ["p"]}]])
     with pytest.raises(BenchmarkError, match=r"x\.json, entry 0"):
         vl_checklist.load(tmp_path, check_images=False)
 
@@ -169,12 +150,12 @@ def test_colorbench_robustness_rows_as_caption_choice(tmp_path):
         "image": [hf_image((0, 0, 200), "a.png"), hf_image((0, 200, 0), "b.png"),
                   hf_image((9, 9, 9), "c.png")],
     }).to_parquet(tmp_path / "data/test-00000-of-00001.parquet")
-    bench = colorbench.load(tmp_path)
+    bench = colorbench.load(f"{tmp_path}?form=i2t")
     assert len(bench) == 2 and bench.kind == "choice"
     assert list(bench.items.loc[0, "captions"]) == [
         "What colour is the car? blue", "What colour is the car? red",
         "What colour is the car? green"]
     assert bench.items["condition"].tolist() == ["original", "recolored"]
     assert bench.items["instance_id"].nunique() == 1
-    assert len(colorbench.load(f"{tmp_path}?tasks=all", check_images=False)) == 3
+    assert len(colorbench.load(f"{tmp_path}?tasks=all&form=i2t", check_images=False)) == 3
     assert colorbench.parse_choices(["(A) x", "(B) y"], "w") == {"a": "x", "b": "y"}

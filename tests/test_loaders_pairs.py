@@ -70,6 +70,8 @@ def test_composet_missing_images_listed_with_count(tmp_path):
 
 # --- Winoground ----------------------------------------------------------------------------
 def _winoground(root):
+    # examples.jsonl fields and images/ex_<k>_img_<j>.png names as in facebook/winoground's
+    # data/examples.jsonl + images.zip; the Parquet layout: test_releases_images.py
     write_jsonl(root / "data/examples.jsonl", [
         {"id": k, "caption_0": f"a {k} b", "caption_1": f"b {k} a", "image_0": f"ex_{k}_img_0",
          "image_1": f"ex_{k}_img_1", "tag": "Object", "secondary_tag": "", "num_main_preds": 1,
@@ -100,6 +102,7 @@ def test_winoground_schema_mismatch_names_line_and_field(tmp_path):
 
 # --- BiVLC ---------------------------------------------------------------------------------
 def _bivlc(root):
+    # evidence: tests/_release_fixtures.py:bivlc (the authors' BiVLC evaluation code)
     (root / "data").mkdir(parents=True)
     pd.DataFrame({
         "image": [hf_image((200, 0, 0), "a.jpg"), hf_image((0, 200, 0), "b.jpg")],
@@ -142,6 +145,8 @@ def test_colorswap_test_split_by_default(tmp_path):
 
 # --- MMVP-VLM ------------------------------------------------------------------------------
 def test_mmvp_pairs_consecutive_rows_with_prompt(tmp_path):
+    # tsb0601/MMVP scripts/evaluate_vlm.py: 'MLLM_VLM Images'/<qtype1>/<qid>.jpg, Questions.csv
+    # rows (qid, qtype, statement) read two at a time, text = 'a photo of ' + statement
     (tmp_path / "Questions.csv").write_text(
         "Question ID,Type,Statement\n1,Color,the ball is red\n2,Color,the ball is blue\n"
         "3,Quantity,two cats\n4,Quantity,three cats\n")

@@ -51,9 +51,10 @@ def test_vsr_true_image_against_false_images(tmp_path):
         png(tmp_path / "coco" / f"{k}.jpg")
     with pytest.warns(LoaderWarning, match="1 caption\\(s\\) occur with one label only"):
         bench = vsr.load(f"{tmp_path}?images={tmp_path / 'coco'}")
-    assert bench.items["item_id"].tolist() == ["test/1"]
+    assert bench.items["item_id"].tolist() == ["random/test/1"]
     assert bench.items.loc[0, "images"] == ["1.jpg", "2.jpg"]
     assert bench.items.loc[0, "edit_type"] == "on"
     assert bench.manifest.extras["unpaired_captions"] == 1
     every = vsr.load(f"{tmp_path}?split=all", check_images=False)
-    assert sorted(every.manifest.extras["files"]) == ["test.jsonl", "train.jsonl"]
+    assert sorted(every.manifest.extras["files"]) == ["splits/random/test.jsonl",
+                                                      "splits/random/train.jsonl"]

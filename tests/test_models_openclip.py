@@ -100,15 +100,59 @@ def test_quickgelu_config_changes_activation_scores_and_fingerprint(tiny, tmp_pa
 
 
 def test_openai_tag_on_gelu_arch_switches_to_quickgelu_with_warning():
+    """Against the installed open_clip registry: the OpenAI weights were trained with
+    QuickGELU in every open_clip version."""
     from foilbench.models.openclip_adapter import _quickgelu_for_tag
 
     arch, force, warning = _quickgelu_for_tag("ViT-B-32", "openai")
     assert (arch, force) == ("ViT-B-32", True) and "QuickGELU" in warning
     assert _quickgelu_for_tag("ViT-B-32-quickgelu", "openai") == ("ViT-B-32-quickgelu", False, None)
-    arch, force, warning = _quickgelu_for_tag("ViT-B-32-quickgelu", "laion2b_s34b_b79k") \
-        if open_clip.get_pretrained_cfg("ViT-B-32-quickgelu", "laion2b_s34b_b79k") \
-        else _quickgelu_for_tag("ViT-B-32", "laion2b_s34b_b79k")
-    assert (arch, force) == ("ViT-B-32", False)
+
+
+# A fixed registry, so every branch is tested whatever open_clip version is installed (which
+# tags a -quickgelu architecture lists has changed between releases).
+FAKE_ARCHS = {"A": {"quick_gelu": False}, "A-quickgelu": {"quick_gelu": True},
+              "Q-quickgelu": {"quick_gelu": True}}
+FAKE_TAGS = {("A", "gelu_tag"): {"hf_hub": "x/a"}, ("A", "qg_tag"): {"quick_gelu": True},
+             ("A-quickgelu", "gelu_tag"): {"quick_gelu": False},
+             ("A-quickgelu", "qg_tag"): {"quick_gelu": True},
+             ("Q-quickgelu", "gelu_tag"): {"hf_hub": "x/q"}}  # no quick_gelu key: GELU
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    monkeypatch.setattr(open_clip, "get_model_config", lambda arch: FAKE_ARCHS.get(arch))
+    monkeypatch.setattr(open_clip, "get_pretrained_cfg",
+                        lambda arch, tag: FAKE_TAGS.get((arch, tag), {}))
+    monkeypatch.setattr(open_clip, "list_pretrained_tags_by_model",
+                        lambda arch: sorted(t for a, t in FAKE_TAGS if a == arch))
+    monkeypatch.setattr(open_clip, "list_models", lambda: sorted(FAKE_ARCHS))
+
+
+@pytest.mark.parametrize(("arch", "tag", "want_arch", "want_force", "warns"), [
+    ("A", "gelu_tag", "A", False, None),  # activation matches: nothing to do
+    ("A-quickgelu", "qg_tag", "A-quickgelu", False, None),
+    ("A", "qg_tag", "A", True, "trained with QuickGELU"),  # force QuickGELU on a GELU arch
+    ("A-quickgelu", "gelu_tag", "A", False, "building 'A' instead"),  # GELU variant exists
+])
+def test_quickgelu_for_tag_every_branch(fake_registry, arch, tag, want_arch, want_force, warns):
+    from foilbench.models.openclip_adapter import _quickgelu_for_tag
+
+    got_arch, force, warning = _quickgelu_for_tag(arch, tag)
+    assert (got_arch, force) == (want_arch, want_force)
+    assert (warning is None) if warns is None else (warns in warning)
+
+
+def test_quickgelu_for_tag_refusals(fake_registry):
+    from foilbench.models.openclip_adapter import _quickgelu_for_tag
+
+    with pytest.raises(ModelError, match="no GELU variant exists"):
+        _quickgelu_for_tag("Q-quickgelu", "gelu_tag")
+    with pytest.raises(ModelError, match="has no pretrained tag 'nope'; known tags: gelu_tag, "
+                                         "qg_tag"):
+        _quickgelu_for_tag("A", "nope")
+    with pytest.raises(ModelError, match="unknown open_clip architecture 'B'"):
+        _quickgelu_for_tag("B", "gelu_tag")
 
 
 def test_openai_named_weights_on_gelu_arch_warn(tiny, tmp_path):

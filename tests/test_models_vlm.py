@@ -149,3 +149,19 @@ def test_norm_unstated_takes_the_benchmarks_and_enters_the_fingerprint(blip_dir)
     assert stated.info.fingerprint == adapter.info.fingerprint  # same scores, same cache key
     with pytest.raises(ModelError, match="possible: mean, sum"):
         adapter.with_default_norm("max", "?")
+
+
+def test_different_images_give_different_scores(vlm_dir):
+    """The tiny models see their image: the same captions scored against a black, a white and
+    a random image differ by at least ten times the 1e-4 the equality tests above allow
+    (measured: BLIP by tenths, LLaVA and Qwen2-VL by about 1e-2)."""
+    from PIL import Image
+
+    kind, folder = vlm_dir
+    adapter = resolve_model(f"hf-vlm:{folder}", device="cpu")
+    images = [Image.new("RGB", (32, 32), "black"), Image.new("RGB", (32, 32), "white"),
+              tiny_images(1)[0]]
+    scores = np.array(adapter.score_pairs(images, [CAPTIONS[0]] * 3))
+    for a in range(3):
+        for b in range(a + 1, 3):
+            assert np.abs(scores[a] - scores[b]).max() > 1e-3, (kind, scores)

@@ -8,11 +8,13 @@ from click.testing import CliRunner
 
 from foilbench.cli.main import cli
 from foilbench.construct.compass_build import build_compass_benchmark
+from foilbench.data.format import write_benchmark
 
 
 def test_run_prints_and_stores_compass_tables(tmp_path, monkeypatch):
     monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
-    build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48)
+    write_benchmark(build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48),
+                    tmp_path / "compass")
     result = CliRunner().invoke(cli, ["run", "--model", "tiny-random", "--benchmark",
                                       str(tmp_path / "compass"), "--out", str(tmp_path / "o"),
                                       "--n-boot", "200", "--quiet", "--no-report"])
@@ -23,3 +25,30 @@ def test_run_prints_and_stores_compass_tables(tmp_path, monkeypatch):
     (tables,) = summary["compass"].values()
     assert tables["gap"] and {"level", "composed", "decomposed"} <= set(tables["gap"][0])
     assert tables["skill_load"]
+
+
+def test_compass_tables_are_stored_with_the_run_and_the_report_reads_them(tmp_path, monkeypatch):
+    import foilbench.analysis.compass as compass_mod
+    from foilbench import runner
+    from foilbench.report import write_report
+    from foilbench.store.db import ResultsStore, to_json
+
+    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    write_benchmark(build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48),
+                    tmp_path / "compass")
+    outcome = runner.run(["tiny-random"], [str(tmp_path / "compass")], tmp_path / "o",
+                         n_boot=200, progress=False, report=False)
+    [rec] = outcome.records
+    with ResultsStore(outcome.db_path, read_only=True) as store:
+        stored = store.load_compass(rec.run_id)
+    assert stored == json.loads(to_json(outcome.summary["compass"][rec.run_id]))
+    assert list(stored["gap"][0])[:2] == ["level", "N"]  # column order kept for the report
+
+    def boom(*args, **kwargs):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(compass_mod, "compass_tables", boom)
+    html = write_report(outcome.db_path, [rec.run_id], tmp_path / "r.html").read_text()
+    section = html[html.index('<section id="compass">'):]
+    section = section[:section.index("</section>")]
+    assert "<h3>gap" in section and "<h3>table3" in section and "composed" in section

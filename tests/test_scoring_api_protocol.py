@@ -9,7 +9,7 @@ from PIL import Image
 
 from foilbench.data.format import Manifest, make_benchmark
 from foilbench.errors import BenchmarkError, FoilbenchError
-from foilbench.models.base import ModelInfo
+from foilbench.models.base import ApiChoiceModel, ModelInfo
 from foilbench.scoring.api_protocol import evaluate
 
 COLOURS = {"red": (255, 0, 0), "blue": (0, 0, 255), "green": (0, 255, 0)}
@@ -20,10 +20,8 @@ def colour_of(image: Image.Image) -> str:
     return next(name for name, rgb in COLOURS.items() if rgb == px)
 
 
-class Scripted:
+class Scripted(ApiChoiceModel):
     """Answers by a policy: "right", "first", "wrong", or a list of answers in call order."""
-
-    family = "api_choice"
 
     def __init__(self, policy) -> None:
         self.policy = policy

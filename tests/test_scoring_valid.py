@@ -11,10 +11,10 @@ import pytest
 from _core_helpers import solid, write_folder
 from foilbench.data.format import load_benchmark
 from foilbench.errors import BenchmarkError
+from foilbench.kinds.valid import valid_choice
 from foilbench.models.base import ModelInfo
 from foilbench.scoring.engine import evaluate
 from foilbench.scoring.norms import benchmark_norm, for_benchmark
-from foilbench.scoring.valid import valid_choice
 
 
 def test_valid_choice_hand_computed():

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from foilbench.data.format import load_benchmark
+from foilbench.construct.pair_plan import benchmark_scene_signatures
+from foilbench.construct.pairs import build_pairs
+from foilbench.data.format import load_benchmark, write_benchmark
 from foilbench.world.captions import TIERS
 from foilbench.world.edits import EDIT_TYPES
-from foilbench.world.pair_plan import benchmark_scene_signatures
-from foilbench.world.pairs import build_pairs
 
 N_SCENES, FOILS, SIZE = 3, 15, 96
 
@@ -20,8 +20,8 @@ N_SCENES, FOILS, SIZE = 3, 15, 96
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("pairs")
-    build_pairs(out, seed=5, n_scenes=N_SCENES, foils_per_scene=FOILS, size=SIZE,
-                progress=False)
+    write_benchmark(build_pairs(out, seed=5, n_scenes=N_SCENES, foils_per_scene=FOILS,
+                                size=SIZE, progress=False), out)
     return out
 
 
@@ -65,8 +65,8 @@ def _tree_bytes(root: Path) -> dict[str, bytes]:
 
 
 def test_same_seed_byte_identical(built, tmp_path):
-    build_pairs(tmp_path, seed=5, n_scenes=N_SCENES, foils_per_scene=FOILS, size=SIZE,
-                progress=False)
+    write_benchmark(build_pairs(tmp_path, seed=5, n_scenes=N_SCENES, foils_per_scene=FOILS,
+                                size=SIZE, progress=False), tmp_path)
     a, b = _tree_bytes(built), _tree_bytes(tmp_path)
     assert a.keys() == b.keys()
     assert all(a[k] == b[k] for k in a)

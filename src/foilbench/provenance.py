@@ -7,7 +7,6 @@ stored numbers, so a resumable sweep can recognise a finished (model, benchmark,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from foilbench import __version__
+from foilbench.hashing import sha256_bytes
 from foilbench.scoring.protocols import TIE_POLICY
 
 
@@ -49,7 +49,7 @@ def git_revision() -> str:
 def config_hash(config: dict[str, Any]) -> str:
     """sha256 (first 16 hex) of the canonical JSON of ``config``."""
     blob = json.dumps(config, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
+    return sha256_bytes(blob)[:16]
 
 
 def collect_provenance(*, seed: int, n_boot: int, ci_method: str,

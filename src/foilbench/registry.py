@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib import metadata
 from typing import Any
 
 from foilbench.errors import UnknownNameError
@@ -54,7 +54,7 @@ class Registry:
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        for ep in entry_points(group=self._group):
+        for ep in metadata.entry_points(group=self._group):
             self.register(ep.name, ep.value, f"plugin from {ep.dist.name if ep.dist else '?'}")
 
     def __contains__(self, name: str) -> bool:

@@ -41,7 +41,6 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-import numpy as np
 import pandas as pd
 
 from foilbench.analysis.frame import choice_scores, require
@@ -138,7 +137,7 @@ def chosen_negatives(df: pd.DataFrame) -> list[str | None]:
     failure under strict >), else None."""
     require(df, ["captions", "scores"], "chosen negatives")
     s = choice_scores(df)
-    neg = np.where(np.isnan(s[:, 1:]), -np.inf, s[:, 1:])
+    neg = s[:, 1:]  # ragged K is padded with -inf, which never wins
     best = neg.argmax(axis=1)  # first on equal scores
     wrong = neg.max(axis=1) >= s[:, 0]
     return [list(caps)[1 + j] if w else None

@@ -21,6 +21,7 @@ from PIL import Image
 from foilbench.analysis.pixel_controls import load_for_audit, pair_pixel_metrics
 from foilbench.analysis.text_controls import text_deviation
 from foilbench.errors import BenchmarkError
+from foilbench.kinds import kinds_where
 
 PIXEL_COLUMNS = ("mae", "l2", "linf", "fraction_affected", "ssim", "ms_ssim")
 
@@ -104,8 +105,9 @@ def audit_controls(bench, model=None, minilm: bool = True, pixels: bool = True) 
     ``model`` (an adapter or a model spec string) adds the similarity gap; ``minilm`` adds the
     MiniLM caption cosine; ``pixels=False`` skips image loading (text-only audit).
     """
-    if bench.kind != "pair":
-        raise BenchmarkError(f"audit controls needs a 'pair' benchmark; {bench.name!r} is "
+    if not bench.item_kind.is_edit_pair:
+        wanted = " or ".join(repr(k) for k in kinds_where(lambda kind: kind.is_edit_pair))
+        raise BenchmarkError(f"audit controls needs a {wanted} benchmark; {bench.name!r} is "
                              f"{bench.kind!r}")
     items = bench.items.copy()
     if "tier" not in items.columns:

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from foilbench.kinds import ItemKind, kind_of_frame, pad_scores
+
 
 def require(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
     """Raise a ValueError naming the missing columns and those present."""
@@ -22,26 +24,23 @@ def require(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
                          f"{', '.join(map(str, df.columns))}")
 
 
-def pair_sims(df: pd.DataFrame) -> np.ndarray:
-    """(n, 2, 2) array ``sims[n, caption, image]`` from pair ``scores`` rows."""
-    require(df, ["scores"], "pair scores")
-    flat = np.array([np.asarray(s, np.float64) for s in df["scores"]]).reshape(-1, 4)
-    return flat.reshape(-1, 2, 2)
+def score_matrix(df: pd.DataFrame) -> np.ndarray:
+    """(n, max slots) float64 matrix of the ``scores`` rows, padded with -inf for ragged K
+    (the one padding, :func:`foilbench.kinds.pad_scores`)."""
+    require(df, ["scores"], "scores")
+    return pad_scores(df["scores"])
+
+
+def frame_kind(df: pd.DataFrame) -> ItemKind:
+    """The item kind the frame holds, recognised from its outcome columns and score lengths."""
+    require(df, ["scores"], "scores")
+    return kind_of_frame(df.columns, [len(s) for s in df["scores"]])
 
 
 def choice_scores(df: pd.DataFrame) -> np.ndarray:
-    """(n, K_max+1) array of choice scores, positive first, NaN-padded for ragged K."""
+    """(n, K_max+1) array of choice scores, positive first, -inf-padded for ragged K."""
     require(df, ["scores"], "choice scores")
-    rows = [np.asarray(s, np.float64) for s in df["scores"]]
-    out = np.full((len(rows), max(len(r) for r in rows)), np.nan)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = r
-    return out
-
-
-def is_pair_frame(df: pd.DataFrame) -> bool:
-    """Pair frames carry i2t/t2i outcomes and four scores per row."""
-    return "i2t" in df.columns and all(len(s) == 4 for s in df["scores"])
+    return score_matrix(df)
 
 
 def present(df: pd.DataFrame, columns: Iterable[str]) -> list[str]:

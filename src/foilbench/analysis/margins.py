@@ -1,14 +1,10 @@
-"""Signed cosine margins (CompoSET App. G.3): how far each decision is from flipping.
+"""Signed margins (CompoSET App. G.3): how far each decision is from flipping.
 
-For a pair item with scores s(c, i) (c0/i0 the base, c1/i1 the foil):
-
-    I2T margin = min( s(c0,i0) - s(c1,i0),  s(c1,i1) - s(c0,i1) )
-    T2I margin = min( s(c0,i0) - s(c0,i1),  s(c1,i1) - s(c1,i0) )
-
-i.e. the smaller of the two gaps by which each image prefers its own caption (I2T) or each
-caption prefers its own image (T2I). A margin > 0 exactly when the strict-> outcome (Eq. 1/2)
-is correct; 0 is a tie (a failure). For a choice item the margin is
-s(positive) - max_k s(negative_k). Summaries are split by decision (correct: margin > 0).
+Each kind owns its margin formula (:meth:`foilbench.kinds.base.ItemKind.margins`): for a pair
+item the smaller of the two gaps by which each image prefers its own caption (I2T) or each
+caption prefers its own image (T2I), see :mod:`foilbench.kinds.pair`; for a choice item
+s(positive) - max_k s(negative_k). A margin > 0 exactly when the strict-> outcome is correct;
+0 is a tie (a failure). Summaries are split by decision (correct: margin > 0).
 """
 
 from __future__ import annotations
@@ -16,38 +12,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from foilbench.analysis.frame import choice_scores, is_pair_frame, pair_sims
+from foilbench.analysis.frame import frame_kind, score_matrix
+from foilbench.kinds.pair import pair_margins
+from foilbench.kinds.ranking import choice_margins
+
+__all__ = ["add_margins", "choice_margins", "margin_histogram", "margin_summary", "pair_margins",
+           "summarise"]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def pair_margins(sims: np.ndarray) -> dict[str, np.ndarray]:
-    """I2T and T2I margins of ``sims`` (n, 2, 2) [caption, image].
-
-    >>> pair_margins(np.array([[[0.9, 0.2], [0.1, 0.8]]]))["i2t"].round(3).tolist()
-    [0.6]
-    """
-    s = np.asarray(sims, np.float64)
-    c0i0, c0i1, c1i0, c1i1 = s[:, 0, 0], s[:, 0, 1], s[:, 1, 0], s[:, 1, 1]
-    return {"i2t": np.minimum(c0i0 - c1i0, c1i1 - c0i1),
-            "t2i": np.minimum(c0i0 - c0i1, c1i1 - c1i0)}
-
-
-def choice_margins(scores: np.ndarray) -> np.ndarray:
-    """s(positive) - max_k s(negative_k); NaN negatives (ragged K) are ignored."""
-    s = np.asarray(scores, np.float64)
-    return s[:, 0] - np.nanmax(s[:, 1:], axis=1)
-
-
 def add_margins(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``df`` with margin columns: ``margin_i2t``, ``margin_t2i`` (pair frames) or
-    ``margin_r1`` (choice frames)."""
+    """A copy of ``df`` with a ``margin_<direction>`` column per direction of the frame's kind:
+    ``margin_i2t``, ``margin_t2i`` (pair frames) or ``margin_r1`` (choice frames)."""
     out = df.copy()
-    if is_pair_frame(df):
-        m = pair_margins(pair_sims(df))
-        out["margin_i2t"], out["margin_t2i"] = m["i2t"], m["t2i"]
-    else:
-        out["margin_r1"] = choice_margins(choice_scores(df))
+    for direction, values in frame_kind(df).margins(score_matrix(df)).items():
+        out[f"margin_{direction}"] = values
     return out
 
 

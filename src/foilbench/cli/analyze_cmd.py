@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import click
 import pandas as pd
 
+from foilbench import jsonio
 from foilbench.cli._table import frame_table
 
 RUNS = click.argument("runs", nargs=-1, required=True)
@@ -56,7 +55,7 @@ def write_json(path: str | None, tables: dict[str, Any]) -> None:
         return
     data = {k: v.to_dict(orient="records") if isinstance(v, pd.DataFrame) else v
             for k, v in tables.items()}
-    Path(path).write_text(json.dumps(data, indent=2, default=str) + "\n")
+    jsonio.write_json(path, data, default=str)
     click.echo(f"wrote {path}", err=True)
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
 from foilbench.cli._table import acc_ci, format_table
+from foilbench.jsonio import write_json
 
 
 def _load(spec: str):
@@ -23,7 +23,7 @@ def _plain(obj):
 
 def _write_json(data: dict, path: str | None) -> None:
     if path:
-        Path(path).write_text(json.dumps(data, indent=2, sort_keys=True, default=_plain) + "\n")
+        write_json(path, data, default=_plain)
         click.echo(f"wrote {path}", err=True)
 
 
@@ -76,11 +76,12 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
     """
     from foilbench.audit.blind import blind_audit
     from foilbench.audit.scorers import DEFAULT_SCORERS
+    from foilbench.audit.text import is_blind_auditable
 
     benches = _load(benchmark)
     results = {}
     for bench in benches:
-        if len(benches) > 1 and bench.kind != "choice":
+        if len(benches) > 1 and not is_blind_auditable(bench):
             click.echo(f"[{bench.name}] skipped: kind {bench.kind!r} has no blind baseline",
                        err=True)
             continue
@@ -161,7 +162,7 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, folds: int, seed: i
         click.echo(format_table(["edit_type", "n", "kept", f"{a}_before", f"{a}_after",
                                  f"{b}_before", f"{b}_after"], rows))
         if out_path:
-            Path(out_path).write_text(json.dumps(kept_ids) + "\n")
+            write_json(out_path, kept_ids, indent=None)
             click.echo(f"wrote {out_path}", err=True)
 
 

@@ -100,7 +100,7 @@ def synth(seed: int, out_dir: Path | None, size: int | None, controls: bool,
     if "autocomp-confusion" in by_name:
         click.echo("\nAuto-Comp Confusion (N=1 has no negatives, so no items):")
         click.echo(_autocomp_table(by_name["autocomp-confusion"]))
-    pairs = next((b for b in benches if b.kind == "pair"), None)
+    pairs = next((b for b in benches if b.item_kind.is_edit_pair), None)
     if controls and pairs is not None:
         try:
             text = _controls_summary(pairs)

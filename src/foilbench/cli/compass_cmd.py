@@ -26,7 +26,7 @@ def compass() -> None:
     \b
     Examples:
       foilbench compass build-synth --out compass_synth
-      foilbench compass build --scene-graphs scene_graphs.json --images VG_100K --out vg_compass
+      foilbench compass build --scene-graphs VG/scene_graphs.json --images VG --out vg_compass
       foilbench compass tables 3f9c2a --db foilbench-runs/foilbench.duckdb
     """
 
@@ -47,9 +47,11 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
     (Visual Genome format).
     """
     from foilbench.construct.compass_build import build_compass_benchmark
+    from foilbench.data.format import write_benchmark
 
     bench = build_compass_benchmark(out_dir, seed=seed, n_scenes=n_scenes, size=size,
                                     per_level=per_level)
+    write_benchmark(bench, out_dir)
     _summary(bench, out_dir)
 
 
@@ -57,10 +59,12 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
                  short_help="Build a COMPASS-style set from Visual Genome graphs.")
 @click.option("--scene-graphs", "graphs_file", required=True,
               type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Visual Genome scene_graphs.json (a list of image records).")
+              help="Visual Genome scene_graphs.json (a list of image records); "
+                   "objects.json (L1 only) and relationships.json (L1, L2-OR) also work.")
 @click.option("--images", "images_dir", required=True,
               type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="Folder with the images, named <image_id>.jpg (or the record's 'image').")
+              help="Folder with the images, named <image_id>.jpg (or the record's 'image'), "
+                   "or the VG release root holding VG_100K/ and VG_100K_2/.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the benchmark to; images are copied under it.")
 @click.option("--seed", default=0, show_default=True)
@@ -71,14 +75,21 @@ def build(graphs_file: Path, images_dir: Path, out_dir: Path, seed: int, per_lev
     """Build a COMPASS-style benchmark from your own Visual Genome scene graphs.
 
     Hard negatives replace one primitive by an object name, attribute or predicate found
-    elsewhere in the file but nowhere in that image's graph.
+    elsewhere in the file but nowhere in that image's graph (every name of every object,
+    every attribute and predicate, counts). Relationships whose subject or object is not
+    among the image's objects, and blank names, attributes or predicates, are skipped and
+    counted.
     """
     from foilbench.construct.compass_build import build_compass_from_vg
 
     bench, report = build_compass_from_vg(graphs_file, images_dir, out_dir, seed=seed,
                                           per_level=per_level, limit=limit)
+    for line in report["lines"]:
+        click.echo(line)
     click.echo(f"scene graphs: {report['graphs']}, used: {report['used']}, "
                f"skipped (no image found): {report['missing_image']}")
+    if report["hint"]:
+        click.echo(f"hint: {report['hint']}")
     _summary(bench, out_dir)
 
 

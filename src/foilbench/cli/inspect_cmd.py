@@ -1,7 +1,11 @@
 """``foilbench inspect``: counts by kind and metadata, and every validation problem.
 
 Works without images: the table is read as text, and missing or unreadable images are reported
-as problems instead of stopping the inspection.
+as problems instead of stopping the inspection. Images a loader derives rather than reads from
+a file (bytes embedded in Parquet shards, ARO's box crops) are not written by inspection; they
+are checked where loading will take them from (the embedded bytes decode; the crop's source
+image exists, decodes and contains the box: :mod:`foilbench.data.loaders.sources`), so a
+complete release inspects clean.
 """
 
 from __future__ import annotations

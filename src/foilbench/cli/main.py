@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import warnings
 
 import click
 
@@ -24,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("foilbench.cli.audit_cmd", "audit", "Audit a benchmark (blind, controls, ...)."),
     "analyze": ("foilbench.cli.analyze_cmd", "analyze", "Analyses of stored runs."),
     "compass": ("foilbench.cli.compass_cmd", "compass", "COMPASS scene-graph captions."),
+    "construct": ("foilbench.cli.construct_cmd", "construct",
+                  "Build a benchmark with a paper's pipeline (any backend)."),
     "report": ("foilbench.cli.report_cmd", "report", "Write the HTML report of runs."),
     "serve": ("foilbench.cli.serve_cmd", "serve", "Browse the results database locally."),
     "review": ("foilbench.cli.review_cmd", "review", "Human QC of a pair benchmark, then export."),
@@ -66,6 +69,9 @@ def cli() -> None:
 
 
 def main() -> None:
+    # Python hides DeprecationWarnings outside __main__; a user who sets an old variable
+    # (foilbench.paths) should read that it is going away.
+    warnings.filterwarnings("default", category=DeprecationWarning, module=r"foilbench\.")
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from foilbench.models.embedded import VARIANTS
+from foilbench.paths import train_dir
 
 
 def _default_cache() -> Path:
-    home = Path(os.environ.get("FOILBENCH_HOME") or Path.home() / ".cache" / "foilbench")
-    return home / "train"
+    return train_dir()
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -26,13 +26,12 @@ box right of a cone" when both the mug and the cone are left of the box). They a
 method prescribes, and flagged: ``equivalent_negatives`` (caption indices of the negatives that
 mean what the positive means, true of any image of the concept) and ``true_negatives`` (those
 plus the ones true of this drawn scene, from checking every clause, :func:`negative_truths`;
-what ``r1_valid`` leaves out, :mod:`foilbench.scoring.valid`), with their counts. The paper's
+what ``r1_valid`` leaves out, :mod:`foilbench.kinds.valid`), with their counts. The paper's
 ``r1`` scores every negative; ``r1_valid``, the primary metric, only the false ones.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from dataclasses import replace
 from pathlib import Path
@@ -58,6 +57,8 @@ from foilbench.construct.autocomp_negatives import (
 )
 from foilbench.construct.autocomp_truth import equivalent_indices
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
+from foilbench.hashing import sha256_text
+from foilbench.kinds import ChoiceKind
 from foilbench.world.autocomp import (
     concept_scene,
     condition_context,
@@ -87,7 +88,7 @@ PRIMARY_METRIC = "r1_valid"
 def concept_id(concept: Concept) -> str:
     """A stable id from the concept's words."""
     text = "|".join([concept.task, *concept.objects, "/", *concept.values])
-    return f"ac-{concept.task}-n{concept.n}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    return f"ac-{concept.task}-n{concept.n}-{sha256_text(text)[:10]}"
 
 
 def sample_concepts(seed: int, task: str, n: int, n_concepts: int,
@@ -262,7 +263,7 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
     for op in OPERATIONS:
         items = pd.DataFrame(rows[op])
         manifest = Manifest(
-            name=NAMES[op], kind="choice", license="MIT", primary_metric=PRIMARY_METRIC,
+            name=NAMES[op], kind=ChoiceKind.name, license="MIT", primary_metric=PRIMARY_METRIC,
             source=f"foilbench.world procedural renderer (seed {seed}, stream {SEED_STREAM:#x}, "
                    f"{size}px)",
             description=DESCRIPTIONS[op],
@@ -276,3 +277,13 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
         )
         benches[op] = make_benchmark(manifest, items, root)
     return benches
+
+
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/autocomp-swap`` and return the Swap then the Confusion benchmark, both rooted
+    there (the suite copies the images into Confusion's own folder when it writes it)."""
+    benches = build_autocomp(Path(out_dir) / NAMES["swap"], seed=seed, size=size,
+                             progress=progress, **cfg)
+    return [benches[op] for op in OPERATIONS]

@@ -50,6 +50,7 @@ from foilbench.construct.autocomp_captions import (
 )
 from foilbench.construct.autocomp_negatives import Concept, caption
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
+from foilbench.kinds import ChoiceKind
 from foilbench.world.autocomp import TASK_OBJECTS, TASK_VALUES
 from foilbench.world.vocab import CONDITIONS
 
@@ -129,7 +130,7 @@ def build_autocomp_n1(root: str | Path, seed: int = 0, n_concepts: int = 16, siz
                       **{f"{s}_negatives": len(recognition_negatives(first, s))
                          for s in NEGATIVE_SETS}})
     manifest = Manifest(
-        name=NAME, kind="choice", license="MIT", primary_metric="r1_valid",
+        name=NAME, kind=ChoiceKind.name, license="MIT", primary_metric="r1_valid",
         source=f"foilbench.world procedural renderer (seed {seed}, stream {SEED_STREAM:#x}, "
                f"{size}px)",
         description="Auto-Comp N = 1 single-object baselines (Table 14: Vary Color, Vary "
@@ -141,3 +142,11 @@ def build_autocomp_n1(root: str | Path, seed: int = 0, n_concepts: int = 16, siz
                 "table14_labels": TABLE14_LABEL},
     )
     return make_benchmark(manifest, pd.DataFrame(rows), root)
+
+
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/autocomp-n1``; ``cfg`` takes ``n_concepts`` and ``tasks``."""
+    return [build_autocomp_n1(Path(out_dir) / NAME, seed=seed, size=size, progress=progress,
+                              **cfg)]

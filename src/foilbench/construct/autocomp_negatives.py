@@ -166,33 +166,46 @@ def caption(concept: Concept) -> str:
     return _render(concept, concept.objects, concept.values)
 
 
-def _swap_candidates(concept: Concept) -> list[str]:
-    """N! - 1 texts: permutations of values (attribute) or objects (relation), identity out."""
+Arrangement = tuple[tuple[str, ...], tuple[str, ...]]  # (objects, values) of one caption
+
+
+def swap_arrangements(concept: Concept) -> list[Arrangement]:
+    """N! - 1 arrangements: permutations of values (attribute) or objects (relation), identity
+    out, in itertools order. A pipeline that words captions its own way (Auto-Comp's
+    Contextual captions) substitutes these into its text; :func:`swap_negatives` renders them
+    with the template."""
     if concept.spec.binds == "attribute":
-        perms = list(itertools.permutations(concept.values))[1:]
-        return [_render(concept, concept.objects, p) for p in perms]
-    perms = list(itertools.permutations(concept.objects))[1:]
-    return [_render(concept, p, concept.values) for p in perms]
+        return [(concept.objects, tuple(p)) for p in
+                list(itertools.permutations(concept.values))[1:]]
+    return [(tuple(p), concept.values) for p in list(itertools.permutations(concept.objects))[1:]]
 
 
-def _confusion_candidates(concept: Concept) -> list[str]:
+def confusion_arrangements(concept: Concept) -> list[Arrangement]:
     """All object x value arrangements with repetition, the positive arrangement out.
 
-    Arrangements are drawn over positions (indices), so the candidate count is exactly the
-    closed form even when a concept repeats a word; equal texts are removed later."""
+    Arrangements are drawn over positions (indices), so the count is exactly the closed form
+    even when a concept repeats a word; equal texts are removed after wording."""
     n, k = concept.n, len(concept.values)
     identity = (tuple(range(n)), tuple(range(k)))
-    out: list[str] = []
+    out: list[Arrangement] = []
     for obj_idx in itertools.product(range(n), repeat=n):
-        objs = [concept.objects[i] for i in obj_idx]
+        objs = tuple(concept.objects[i] for i in obj_idx)
         for val_idx in itertools.product(range(k), repeat=k):
             if (obj_idx, val_idx) == identity:
                 continue
-            out.append(_render(concept, objs, [concept.values[j] for j in val_idx]))
+            out.append((objs, tuple(concept.values[j] for j in val_idx)))
     return out
 
 
-def _dedupe(texts: list[str], positive: str) -> tuple[list[str], int]:
+def _swap_candidates(concept: Concept) -> list[str]:
+    return [_render(concept, o, v) for o, v in swap_arrangements(concept)]
+
+
+def _confusion_candidates(concept: Concept) -> list[str]:
+    return [_render(concept, o, v) for o, v in confusion_arrangements(concept)]
+
+
+def dedupe(texts: list[str], positive: str) -> tuple[list[str], int]:
     """Keep the first of each text and drop any equal to the positive; count removals."""
     seen = {positive}
     kept: list[str] = []
@@ -218,8 +231,8 @@ def expected_counts(task: str, n: int) -> dict[str, int]:
 def negatives_with_report(concept: Concept) -> NegativeReport:
     """Swap and Confusion negatives, duplicates removed, with the removal counts."""
     positive = caption(concept)
-    swap, removed_swap = _dedupe(_swap_candidates(concept), positive)
-    confusion, removed_confusion = _dedupe(_confusion_candidates(concept), positive)
+    swap, removed_swap = dedupe(_swap_candidates(concept), positive)
+    confusion, removed_confusion = dedupe(_confusion_candidates(concept), positive)
     return NegativeReport(swap, confusion, {"swap": removed_swap, "confusion": removed_confusion})
 
 

@@ -15,7 +15,7 @@ another order, so they are true of every image of the concept:
 The paper scores the positive against all of them ("accuracy is reported as the rate at which
 the positive caption is selected", §3), so a model that judges truth perfectly and scores two
 true captions equally fails under strict ``>``. foilbench keeps that number (``r1``) and adds
-``r1_valid``, scored against the false negatives only (:mod:`foilbench.scoring.valid`).
+``r1_valid``, scored against the false negatives only (:mod:`foilbench.kinds.valid`).
 
 Meaning, not string match. A caption is read as entities (one per object mention; a template
 relational chain introduces entity i+1 with "a", and "the" refers back to entity i) and facts:
@@ -30,9 +30,9 @@ vertically, so it is not transitive). For chains of at most three objects this l
 two chains of N - 1 facts over N entities with equal transitive closures have equal facts (a
 chain's covering pairs cannot be derived from its other facts).
 
-The arrangements here are enumerated in the order of
-:mod:`foilbench.construct.autocomp_negatives` (same itertools order, same first-text-wins
-deduplication), so index k of :func:`negative_arrangements` is negative k of
+The arrangements are :mod:`foilbench.construct.autocomp_negatives`' own
+(:func:`swap_arrangements`, :func:`confusion_arrangements`) with the same first-text-wins
+deduplication, so index k of :func:`negative_arrangements` is negative k of
 ``negatives_with_report``; a test pins the alignment.
 """
 
@@ -43,10 +43,13 @@ from collections import Counter
 from collections.abc import Sequence
 
 from foilbench.construct.autocomp_negatives import (
+    Arrangement,
     Concept,
     caption,
+    confusion_arrangements,
     render_attribute,
     render_relation,
+    swap_arrangements,
     task_spec,
 )
 
@@ -57,8 +60,6 @@ CONVERSE: dict[str, tuple[str, bool]] = {
     "above": ("above", False), "below": ("above", True),
     "bigger than": ("bigger than", False), "smaller than": ("bigger than", True),
 }
-
-Arrangement = tuple[tuple[str, ...], tuple[str, ...]]  # (objects, values) of one caption
 
 
 def _facts(objects: Sequence[str], relations: Sequence[str]) -> set[tuple[int, str, int]]:
@@ -93,16 +94,9 @@ def _render(concept: Concept, objects: Sequence[str], values: Sequence[str]) -> 
 
 def _candidates(concept: Concept, negative_set: str) -> list[Arrangement]:
     """Every arrangement of one set before deduplication, in autocomp_negatives' order."""
-    objs, vals = concept.objects, concept.values
     if negative_set == "swap":
-        if concept.spec.binds == "attribute":
-            return [(objs, tuple(p)) for p in list(itertools.permutations(vals))[1:]]
-        return [(tuple(p), vals) for p in list(itertools.permutations(objs))[1:]]
-    n, k = concept.n, len(vals)
-    identity = (tuple(range(n)), tuple(range(k)))
-    return [(tuple(objs[i] for i in oi), tuple(vals[j] for j in vi))
-            for oi in itertools.product(range(n), repeat=n)
-            for vi in itertools.product(range(k), repeat=k) if (oi, vi) != identity]
+        return swap_arrangements(concept)
+    return confusion_arrangements(concept)
 
 
 def _check_set(negative_set: str) -> None:
@@ -125,12 +119,17 @@ def negative_arrangements(concept: Concept, negative_set: str) -> list[Arrangeme
     return out
 
 
+def equivalent_positions(concept: Concept, arrangements: Sequence[Arrangement]) -> list[int]:
+    """Caption indices (1-based: ``captions = [positive, *negatives]``) of the negatives, given
+    by their arrangements however they were worded, that mean what the positive means."""
+    own = (concept.objects, concept.values)
+    return [k + 1 for k, arr in enumerate(arrangements) if same_meaning(concept.task, own, arr)]
+
+
 def equivalent_indices(concept: Concept, negative_set: str) -> list[int]:
     """Caption indices (1-based: ``captions = [positive, *negatives]``) of the negatives of
     ``negative_set`` that mean what the positive means."""
-    own = (concept.objects, concept.values)
-    return [k + 1 for k, arr in enumerate(negative_arrangements(concept, negative_set))
-            if same_meaning(concept.task, own, arr)]
+    return equivalent_positions(concept, negative_arrangements(concept, negative_set))
 
 
 def true_negatives(concept: Concept, negative_set: str | None = None) -> list[str]:

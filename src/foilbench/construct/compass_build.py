@@ -1,9 +1,10 @@
-"""Write COMPASS-style benchmarks (kind ``choice``) from the world or from VG files.
+"""Build COMPASS-style benchmarks (kind ``choice``) from the world or from VG files.
 
 ``build_compass_benchmark`` samples world scenes, renders them, writes their scene graphs
-(``scene_graphs.json``, Visual Genome format) next to the items, and builds the composed,
-decomposed and skill-targeted rows of ``foilbench.construct.compass``. The same seed gives
-byte-identical files. ``build_compass_from_vg`` does the same for user scene graphs and images.
+(``scene_graphs.json``, Visual Genome format) where the items will go, and builds the composed,
+decomposed and skill-targeted rows of ``foilbench.construct.compass``; the caller writes the
+benchmark (the suite, or ``foilbench compass build-synth``). The same seed gives byte-identical
+files. ``build_compass_from_vg`` does the same for user scene graphs and images.
 """
 
 from __future__ import annotations
@@ -18,17 +19,25 @@ from foilbench.construct.compass import compass_rows
 from foilbench.construct.compass_negatives import PrimitivePools
 from foilbench.construct.compass_realise import Realiser, TemplateRealiser
 from foilbench.construct.compass_sampling import LEVELS
+from foilbench.construct.compass_vg import (
+    IMAGE_SUFFIXES,
+    ImageIndex,
+    describe,
+    levels_yielded,
+    read_vg_file,
+    skip_counts,
+)
 from foilbench.construct.scene_graph import (
     SceneGraph,
-    read_scene_graphs,
     scene_graph_from_world,
     write_scene_graphs,
 )
 from foilbench.data.format import Benchmark, Manifest, make_benchmark, write_benchmark
 from foilbench.errors import FoilbenchError
+from foilbench.kinds import ChoiceKind
 
 SCENE_GRAPHS_FILE = "scene_graphs.json"
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
+SYNTH_NAME = "compass-synth"
 DESCRIPTION = (
     "COMPASS-style captions from scene graphs at levels L1 (O), L2-OA, L2-OR, L3-OAR. "
     "role=composed: [caption, one hard negative per primitive]; role=decomposed: "
@@ -43,7 +52,7 @@ def _rows_to_benchmark(rows: list[dict], name: str, root: Path, source: str,
         raise FoilbenchError(f"{name}: no captions could be built (graphs too small or no "
                              "valid replacements); nothing to write")
     items = pd.DataFrame(rows)
-    manifest = Manifest(name=name, kind="choice", version="1", license="MIT", source=source,
+    manifest = Manifest(name=name, kind=ChoiceKind.name, version="1", license="MIT", source=source,
                         description=DESCRIPTION, extras=extras)
     return make_benchmark(manifest, items, root)
 
@@ -51,8 +60,10 @@ def _rows_to_benchmark(rows: list[dict], name: str, root: Path, source: str,
 def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 40,
                             size: int = 160, per_level: int = 1,
                             n_objects: tuple[int, int] = (3, 8), condition: str = "minimal",
-                            realiser: Realiser | None = None) -> Benchmark:
-    """Render ``n_scenes`` world scenes and write a COMPASS-style benchmark to ``out_dir``.
+                            realiser: Realiser | None = None,
+                            progress: bool = True) -> Benchmark:
+    """Render ``n_scenes`` world scenes under ``out_dir`` and return a COMPASS-style benchmark
+    rooted there (the caller writes it: :func:`foilbench.data.format.write_benchmark`).
 
     Scene j is drawn from ``default_rng([seed, j])`` with 3 to 8 objects (so relation levels
     exist and N can grow); captions use the template realiser unless ``realiser`` is given."""
@@ -69,7 +80,8 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
     out = Path(out_dir)
     (out / "images").mkdir(parents=True, exist_ok=True)
     graphs: list[tuple[SceneGraph, str]] = []
-    for j in tqdm(range(n_scenes), desc="compass scenes", unit="scene", leave=False):
+    for j in tqdm(range(n_scenes), desc="compass scenes", unit="scene", leave=False,
+                  disable=not progress):
         rng = np.random.default_rng([seed, j])
         scene = sample_scene(rng, int(rng.integers(lo, hi + 1)), condition,
                              scene_id_prefix="compass-")
@@ -78,22 +90,19 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
         graphs.append((scene_graph_from_world(scene, image=rel), rel))
     write_scene_graphs([g for g, _ in graphs], out / SCENE_GRAPHS_FILE)
     rows = compass_rows(graphs, world_pools(), seed=seed, realiser=realiser, per_level=per_level)
-    extras = {"builder": "compass-synth", "seed": seed, "n_scenes": n_scenes, "size": size,
+    extras = {"builder": SYNTH_NAME, "seed": seed, "n_scenes": n_scenes, "size": size,
               "per_level": per_level, "n_objects": list(n_objects), "condition": condition,
               "realiser": realiser.name, "levels": list(LEVELS)}
-    bench = _rows_to_benchmark(rows, "compass-synth", out, "foilbench procedural world", extras)
-    write_benchmark(bench, out, copy_images=False)
-    return bench
+    return _rows_to_benchmark(rows, SYNTH_NAME, out, "foilbench procedural world", extras)
 
 
-def find_image(images_dir: Path, graph: SceneGraph) -> str | None:
-    """The image file of ``graph`` under ``images_dir``: its ``image`` field, else
-    ``<image_id>`` with a common suffix (Visual Genome names images ``<image_id>.jpg``)."""
-    names = [graph.image] if graph.image else [graph.image_id + s for s in IMAGE_SUFFIXES]
-    for name in names:
-        if (images_dir / name).is_file():
-            return name
-    return None
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/compass-synth``; ``cfg`` takes the other arguments of
+    :func:`build_compass_benchmark`."""
+    return [build_compass_benchmark(Path(out_dir) / SYNTH_NAME, seed=seed, size=size,
+                                    progress=progress, **cfg)]
 
 
 def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
@@ -102,30 +111,43 @@ def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
                           realiser: Realiser | None = None) -> tuple[Benchmark, dict]:
     """A COMPASS-style benchmark from a VG scene-graph file and its images.
 
-    Replacement pools are every object name, attribute and predicate of the whole file.
-    Returns the benchmark and a report ``{"graphs", "used", "missing_image"}``."""
+    ``scene_graphs`` may be VG's ``scene_graphs.json``, ``objects.json`` or
+    ``relationships.json`` (:mod:`foilbench.construct.compass_vg` says what each yields);
+    ``images_dir`` a folder of ``<image_id>.jpg`` or the release root holding ``VG_100K/`` and
+    ``VG_100K_2/``. Replacement pools are every object name (all of each object's names),
+    attribute and predicate of the whole file. Returns the benchmark and a report
+    ``{"graphs", "used", "missing_image", "layout", "levels", "lines", "hint", **skip_counts}``
+    (``lines``: what the CLI prints about the file)."""
     realiser = realiser or TemplateRealiser()
     images = Path(images_dir)
     if not images.is_dir():
         raise FoilbenchError(f"images folder not found: {images}")
-    graphs = read_scene_graphs(scene_graphs)
-    pools = PrimitivePools.from_graphs(graphs)
-    chosen = graphs if limit is None else graphs[:limit]
+    vg = read_vg_file(scene_graphs)
+    pools = PrimitivePools.from_graphs(vg.graphs)
+    chosen = vg.graphs if limit is None else vg.graphs[:limit]
+    index = ImageIndex(images)
     pairs, missing = [], []
     for g in chosen:
-        rel = find_image(images, g)
+        rel = index.find(g)
         (pairs.append((g, rel)) if rel is not None else missing.append(g.image_id))
     if not pairs:
-        raise FoilbenchError(f"none of the {len(chosen)} scene graphs has an image in {images} "
+        where = " or ".join(str(f) for f in index.folders)
+        raise FoilbenchError(f"none of the {len(chosen)} scene graphs has an image in {where} "
                              f"(looked for <image_id>{'/'.join(IMAGE_SUFFIXES)}, "
                              f"e.g. {chosen[0].image_id}.jpg)" if chosen else
                              f"{scene_graphs}: no scene graphs")
     rows = compass_rows(pairs, pools, seed=seed, realiser=realiser, per_level=per_level)
+    counts = skip_counts(chosen)
+    totals = {k: v for k, v in counts.items() if k != "dangling_by_image"}
     extras = {"builder": "compass-vg", "seed": seed, "per_level": per_level,
               "realiser": realiser.name, "scene_graphs": str(scene_graphs),
-              "missing_image": len(missing)}
+              "layout": vg.layout, "levels": levels_yielded(chosen),
+              "missing_image": len(missing), **totals}
     bench = _rows_to_benchmark(rows, "compass-vg", images, f"scene graphs {scene_graphs}", extras)
     write_benchmark(bench, out_dir)
     write_scene_graphs([g for g, _ in pairs], Path(out_dir) / SCENE_GRAPHS_FILE)
-    report = {"graphs": len(chosen), "used": len(pairs), "missing_image": len(missing)}
+    report = {"graphs": len(chosen), "used": len(pairs), "missing_image": len(missing),
+              "layout": vg.layout, "levels": levels_yielded(chosen),
+              "lines": describe(vg, chosen), "hint": index.hint() if missing else None,
+              **counts}
     return bench, report

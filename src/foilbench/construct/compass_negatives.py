@@ -1,10 +1,16 @@
 """COMPASS hard negatives: replace one primitive with one of the same type that is absent.
 
-Rule (COMPASS, negative construction): the replacement must appear nowhere in the image's
-scene graph, so the negative is false of the image rather than merely different.
+Rule (COMPASS §3.2, Hard Negatives Generation): "We randomly sample a replacement that does
+not already appear in the image's entire scene graph", so the negative is false of the image
+rather than merely different. "Entire" is read literally: the replacement is none of the
+graph's words (``SceneGraph.vocabulary``): every name of every object (VG lists several,
+``["mug", "cup"]``: replacing "mug" by "cup" would give a true caption), every attribute,
+every predicate, and the predicates of relations the reader had to skip. The paper is silent
+on words shared between kinds (an attribute "orange" and an object "orange"); excluding them
+across kinds only removes candidates.
 
-* object: a name from the pool that no object of the graph has;
-* attribute: an attribute word that no object of the graph has, of the same kind (colour for
+* object: a name from the pool that the graph does not state;
+* attribute: an attribute word the graph does not state, of the same kind (colour for
   colour) when the pool knows kinds and one is left;
 * relation: in an open-world graph (human annotations, e.g. Visual Genome), a predicate that
   appears nowhere in the graph. A closed-world graph (the procedural world) lists every true
@@ -40,9 +46,10 @@ class PrimitivePools:
 
     @classmethod
     def from_graphs(cls, graphs: Iterable[SceneGraph]) -> PrimitivePools:
-        """Pools of a whole dataset (every word seen anywhere); kinds unknown."""
+        """Pools of a whole dataset (every word seen anywhere, every name of every object);
+        kinds unknown."""
         graphs = list(graphs)
-        objects = sorted({o.name for g in graphs for o in g.objects})
+        objects = sorted({n for g in graphs for n in g.names()})
         attrs = sorted({a for g in graphs for a in g.attribute_words()})
         preds = sorted({p for g in graphs for p in g.predicates()})
         return cls(tuple(objects), dict.fromkeys(attrs, "attribute"), {p: p for p in preds})
@@ -67,11 +74,10 @@ def replacement_tiers(graph: SceneGraph, spec: CaptionSpec, index: int,
                       pools: PrimitivePools) -> list[list[str]]:
     """Valid replacement values for primitive ``index``, preferred tier first."""
     prim = spec.primitives[index]
+    present = graph.vocabulary()
     if prim.kind == "object":
-        present = graph.names()
         return [[n for n in pools.objects if n not in present]]
     if prim.kind == "attribute":
-        present = graph.attribute_words()
         absent = [a for a in pools.attribute_groups if a not in present]
         return _tiered(absent, pools.attribute_groups, prim.value)
     assert prim.target_id is not None
@@ -81,7 +87,6 @@ def replacement_tiers(graph: SceneGraph, spec: CaptionSpec, index: int,
         absent = [p for p in groups if p != prim.value
                   and _false_for_every_pair(graph, subject, p, target, groups)]
     else:
-        present = graph.predicates()
         absent = [p for p in groups if p not in present]
     return _tiered(absent, groups, prim.value)
 
@@ -123,16 +128,14 @@ def choose_perturbation(graph: SceneGraph, spec: CaptionSpec, index: int, pools:
 def primitive_present(graph: SceneGraph, spec: CaptionSpec, p: Perturbation) -> bool:
     """Whether the replacement of ``p`` is present in ``graph`` under the rule above (used by
     tests and audits: a valid negative always gives False)."""
-    if p.kind == "object":
-        return p.new in graph.names()
-    if p.kind == "attribute":
-        return p.new in graph.attribute_words()
+    if p.kind in ("object", "attribute"):
+        return p.new in graph.vocabulary()
     prim = spec.primitives[p.index]
     assert prim.target_id is not None
     if graph.closed_world:
         triple = (spec.name_of(prim.object_id), p.new, spec.name_of(prim.target_id))
         return triple in graph.name_triples()
-    return p.new in graph.predicates()
+    return p.new in graph.vocabulary()
 
 
 def skill_targets(graph: SceneGraph, spec: CaptionSpec, kind: str, pools: PrimitivePools,

@@ -5,6 +5,21 @@ Visual Genome (Krishna et al., 2017) ``scene_graphs.json`` is a list of images, 
 "relationships": [{"relationship_id", "subject_id", "predicate", "object_id"}]}``. The reader
 also accepts ``"name"`` for ``"names"`` and nested ``"subject"``/``"object"`` dicts (the
 ``relationships.json`` layout), lower-cases and strips words, and keeps unknown keys out.
+Which VG files can be read, and what each can yield, is :mod:`foilbench.construct.compass_vg`.
+
+Real VG records are not clean, and the reader follows the VG authors' own reader
+(``visual_genome/local.py``, ``parse_graph_local``) rather than refusing a whole file:
+
+* a relationship whose subject or object is not among the image's objects is skipped and
+  counted ("Skip this relationship if we don't have the subject and object in the object_map
+  for this scene graph. Some data is missing in this way."); its predicate is kept in
+  ``SceneGraph.mentioned`` so it is never used as a replacement for that image;
+* an empty (blank) name, attribute or predicate is skipped and counted; an object left without
+  any name is skipped (relations to it then dangle);
+* an object may have several names (``"names": ["mug", "cup"]``): the first is the one
+  captions use, the others are kept in ``SGObject.other_names``.
+
+Counts of what was skipped go to ``SceneGraph.extras["skipped"]`` (only non-zero counts).
 
 A graph may declare ``closed_world``: every true relation among its predicate vocabulary is
 listed (the world's graphs do; human-annotated VG graphs do not). COMPASS's hard negatives use
@@ -13,13 +28,16 @@ it to decide whether an unlisted relation is false (see ``compass_negatives``).
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from foilbench.errors import FoilbenchError
+from foilbench.jsonio import write_json
+
+MENTIONED_KEY = "mentioned_words"  # foilbench's own key: words of skipped record parts
 
 
 class SceneGraphError(FoilbenchError, ValueError):
@@ -32,6 +50,11 @@ class SGObject:
     name: str
     attributes: tuple[str, ...] = ()
     box: tuple[float, float, float, float] | None = None  # x, y, w, h (pixels), when known
+    other_names: tuple[str, ...] = ()  # VG ``names[1:]``: true of the object, never replaced in
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        return (self.name, *self.other_names)
 
 
 @dataclass(frozen=True)
@@ -50,6 +73,9 @@ class SceneGraph:
     image: str | None = None  # image file name, when the source names it
     closed_world: bool = False
     extras: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # Words the source record states about the image that the graph could not keep (the
+    # predicate of a dangling relation): part of "the image's entire scene graph".
+    mentioned: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         ids = [o.object_id for o in self.objects]
@@ -71,13 +97,19 @@ class SceneGraph:
         raise KeyError(object_id)
 
     def names(self) -> set[str]:
-        return {o.name for o in self.objects}
+        """Every name of every object (all of VG's ``names``, not only the first)."""
+        return {n for o in self.objects for n in o.all_names}
 
     def attribute_words(self) -> set[str]:
         return {a for o in self.objects for a in o.attributes}
 
     def predicates(self) -> set[str]:
         return {r.predicate for r in self.relationships}
+
+    def vocabulary(self) -> set[str]:
+        """Every word the image's scene graph states: all names, attributes, predicates, and
+        the mentioned words of skipped relations (COMPASS's "entire scene graph")."""
+        return self.names() | self.attribute_words() | self.predicates() | set(self.mentioned)
 
     def name_triples(self) -> set[tuple[str, str, str]]:
         """(subject name, predicate, object name): what a caption can say about a relation."""
@@ -87,64 +119,121 @@ class SceneGraph:
 
 
 def _word(value: Any, where: str) -> str:
+    """A normalised non-empty word; blank strings are the caller's to skip (see ``_words``)."""
     if not isinstance(value, str) or not value.strip():
         raise SceneGraphError(f"{where}: expected a non-empty string, got {value!r}")
     return " ".join(value.strip().lower().split())
 
 
-def _object_from_dict(d: dict, where: str) -> SGObject:
-    if "object_id" not in d:
+def _words(values: Any, where: str, skipped: Counter, counter: str) -> list[str]:
+    """Normalised words of a list, blank strings skipped and counted under ``counter``;
+    anything but a list of strings is an error naming ``where``."""
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise SceneGraphError(f"{where}: expected a list of strings, got {values!r}")
+    out = []
+    for v in values:
+        if isinstance(v, str) and not v.strip():
+            skipped[counter] += 1
+            continue
+        out.append(_word(v, where))
+    return list(dict.fromkeys(out))
+
+
+def _object_from_dict(d: dict, where: str, skipped: Counter) -> SGObject | None:
+    """One object, or None when every name it has is blank (the caller counts it)."""
+    if not isinstance(d, dict) or "object_id" not in d:
         raise SceneGraphError(f"{where}: object without 'object_id'")
-    names = d.get("names") or ([d["name"]] if "name" in d else [])
+    oid = int(d["object_id"])
+    if "names" in d:
+        raw = d["names"]
+    elif "name" in d:
+        raw = [d["name"]]
+    else:
+        raise SceneGraphError(f"{where}: object {oid} has no 'names'")
+    names = _words(raw, f"{where} object {oid} names", skipped, "empty_names")
     if not names:
-        raise SceneGraphError(f"{where}: object {d['object_id']} has no 'names'")
-    attrs = tuple(dict.fromkeys(_word(a, f"{where} attributes") for a in d.get("attributes") or []))
+        if raw:  # names given, all blank: skip the object, not the file
+            return None
+        raise SceneGraphError(f"{where}: object {oid} has no 'names'")
+    attrs = tuple(_words(d.get("attributes"), f"{where} object {oid} attributes", skipped,
+                         "empty_attributes"))
     box = None
     if all(k in d for k in ("x", "y", "w", "h")):
         box = (float(d["x"]), float(d["y"]), float(d["w"]), float(d["h"]))
-    return SGObject(int(d["object_id"]), _word(names[0], f"{where} names"), attrs, box)
+    return SGObject(oid, names[0], attrs, box, tuple(names[1:]))
 
 
-def _relation_from_dict(d: dict, k: int, where: str) -> SGRelation:
-    def end(key: str) -> int:
-        if f"{key}_id" in d:
-            return int(d[f"{key}_id"])
-        if isinstance(d.get(key), dict) and "object_id" in d[key]:
-            return int(d[key]["object_id"])
-        raise SceneGraphError(f"{where}: relationship {k} has no {key}_id")
+def _merge_names(a: SGObject, b: SGObject) -> SGObject:
+    """``a`` with ``b``'s names and attributes added (one object seen twice in a record)."""
+    extra = tuple(n for n in b.all_names if n not in a.all_names)
+    attrs = tuple(dict.fromkeys(a.attributes + b.attributes))
+    return replace(a, other_names=a.other_names + extra, attributes=attrs)
 
-    if "predicate" not in d:
-        raise SceneGraphError(f"{where}: relationship {k} has no 'predicate'")
-    return SGRelation(int(d.get("relationship_id", k)), end("subject"),
-                      _word(d["predicate"], f"{where} predicate"), end("object"))
+
+def _endpoint(rel: dict, key: str, k: int, where: str) -> tuple[int, dict | None]:
+    """(object id, nested object dict or None) of a relationship's subject or object."""
+    if f"{key}_id" in rel:
+        return int(rel[f"{key}_id"]), None
+    sub = rel.get(key)
+    if isinstance(sub, dict) and "object_id" in sub:
+        return int(sub["object_id"]), sub
+    raise SceneGraphError(f"{where}: relationship {k} has no {key}_id")
 
 
 def scene_graph_from_dict(d: dict) -> SceneGraph:
-    """One VG image record -> SceneGraph (clear errors naming the image and field)."""
+    """One VG image record -> SceneGraph (clear errors naming the image and field; dangling
+    relations and blank words skipped and counted, see the module docstring)."""
     if not isinstance(d, dict) or "image_id" not in d:
         raise SceneGraphError(f"scene graph record without 'image_id': {str(d)[:80]}")
     where = f"image {d['image_id']}"
-    objects = tuple(_object_from_dict(o, where) for o in d.get("objects") or [])
-    rels = tuple(_relation_from_dict(r, k, where) for k, r in enumerate(d.get("relationships") or []))
-    # Nested relationships.json layout: endpoint objects may appear only inside relations.
-    present = {o.object_id for o in objects}
-    extra = []
-    for r in d.get("relationships") or []:
-        for key in ("subject", "object"):
-            sub = r.get(key)
-            if isinstance(sub, dict) and int(sub.get("object_id", -1)) not in present:
-                extra.append(_object_from_dict(sub, where))
-                present.add(int(sub["object_id"]))
+    skipped: Counter = Counter()
+    raw_objects = d.get("objects") or []
+    listed = [_object_from_dict(o, where, skipped) for o in raw_objects]
+    unnamed = {int(r["object_id"]) for r, o in zip(raw_objects, listed, strict=True) if o is None}
+    kept = [o for o in listed if o is not None]
+    ids = [o.object_id for o in kept]
+    if len(set(ids)) != len(ids):
+        raise SceneGraphError(f"{where}: duplicate object ids {sorted(ids)}")
+    objects: dict[int, SGObject] = {o.object_id: o for o in kept}
+    rels: list[SGRelation] = []
+    mentioned: set[str] = set(d.get(MENTIONED_KEY) or [])
+    for k, r in enumerate(d.get("relationships") or []):
+        if not isinstance(r, dict) or "predicate" not in r:
+            raise SceneGraphError(f"{where}: relationship {k} has no 'predicate'")
+        ends = [_endpoint(r, key, k, where) for key in ("subject", "object")]
+        for oid, nested in ends:  # relationships.json: endpoint objects live in the relation
+            if nested is not None and ("names" in nested or "name" in nested):
+                obj = _object_from_dict(nested, where, skipped)
+                if obj is None:
+                    unnamed.add(oid)
+                else:
+                    objects[oid] = _merge_names(objects[oid], obj) if oid in objects else obj
+        if isinstance(r["predicate"], str) and not r["predicate"].strip():
+            skipped["empty_predicates"] += 1
+            continue
+        predicate = _word(r["predicate"], f"{where} relationship {k} predicate")
+        (s, _), (o, _) = ends
+        if s not in objects or o not in objects:
+            skipped["dangling_relations"] += 1
+            mentioned.add(predicate)
+            continue
+        rels.append(SGRelation(int(r.get("relationship_id", k)), s, predicate, o))
+    if unnamed - objects.keys():
+        skipped["unnamed_objects"] = len(unnamed - objects.keys())
     image = d.get("image") or d.get("file_name")
-    return SceneGraph(str(d["image_id"]), objects + tuple(extra), rels, image,
-                      bool(d.get("closed_world", False)))
+    return SceneGraph(str(d["image_id"]), tuple(objects.values()), tuple(rels), image,
+                      bool(d.get("closed_world", False)),
+                      extras={"skipped": dict(skipped)} if skipped else {},
+                      mentioned=frozenset(mentioned))
 
 
 def scene_graph_to_dict(g: SceneGraph) -> dict:
-    """SceneGraph -> VG record (``names`` as a one-element list, as VG writes it)."""
+    """SceneGraph -> VG record (``names`` as a list, the caption's name first)."""
     objects = []
     for o in g.objects:
-        rec: dict[str, Any] = {"object_id": o.object_id, "names": [o.name],
+        rec: dict[str, Any] = {"object_id": o.object_id, "names": list(o.all_names),
                                "attributes": list(o.attributes)}
         if o.box is not None:
             rec.update(zip(("x", "y", "w", "h"), o.box, strict=True))
@@ -160,28 +249,22 @@ def scene_graph_to_dict(g: SceneGraph) -> dict:
         out["image"] = g.image
     if g.closed_world:
         out["closed_world"] = True
+    if g.mentioned:
+        out[MENTIONED_KEY] = sorted(g.mentioned)
     return out
 
 
 def read_scene_graphs(path: str | Path) -> list[SceneGraph]:
-    """Read a VG ``scene_graphs.json`` (a list of records, or one record)."""
-    p = Path(path)
-    if not p.is_file():
-        raise SceneGraphError(f"scene-graph file not found: {p}")
-    try:
-        data = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise SceneGraphError(f"{p}: not valid JSON ({e})") from None
-    records = data if isinstance(data, list) else [data]
-    return [scene_graph_from_dict(r) for r in records]
+    """Read a VG ``scene_graphs.json`` (a list of records, or one record); VG's
+    ``objects.json`` and ``relationships.json`` are read too, other VG files are refused by
+    name (see :func:`foilbench.construct.compass_vg.read_vg_file` for what each yields)."""
+    from foilbench.construct.compass_vg import read_vg_file
+
+    return read_vg_file(path).graphs
 
 
 def write_scene_graphs(graphs: Iterable[SceneGraph], path: str | Path) -> Path:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    records = [scene_graph_to_dict(g) for g in graphs]
-    p.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
-    return p
+    return write_json(path, [scene_graph_to_dict(g) for g in graphs], indent=1)
 
 
 def scene_graph_from_world(scene, image: str | None = None) -> SceneGraph:

@@ -2,7 +2,8 @@
 
 Parts (each a foilbench benchmark folder under the suite directory):
 
-- ``world-pairs``: CompoSET-style single-edit pairs (:func:`foilbench.world.pairs.build_pairs`);
+- ``world-pairs``: CompoSET-style single-edit pairs
+  (:func:`foilbench.construct.pairs.build_pairs`);
 - ``autocomp-swap`` / ``autocomp-confusion``: Auto-Comp concepts in both conditions
   (:func:`foilbench.construct.autocomp_bench.build_autocomp`);
 - ``autocomp-n1``: Auto-Comp's N = 1 baselines (Table 14: Vary Color, Vary Object), the same
@@ -10,10 +11,10 @@ Parts (each a foilbench benchmark folder under the suite directory):
 - ``compass-synth``: COMPASS scene-graph captions
   (:func:`foilbench.construct.compass_build.build_compass_benchmark`).
 
-It lives in ``construct`` because it composes the world's pair builder with the construct
-layer's Auto-Comp and COMPASS builders. Builders are named by lazy ``"module:function"``
-targets (the project's registry pattern), so importing this module stays cheap; a part whose
-module is not installed (a plugin part) is skipped with a note. The cache lives in ``$FOILBENCH_HOME/suite/<version>-<seed>``
+Every part follows one builder contract (:class:`Part`): it renders, the suite writes. Builders
+are named by lazy ``"module:function"`` targets (the project's registry pattern), so importing
+this module stays cheap; a part whose module is not installed (a plugin part) is skipped with a
+note. The cache lives in ``$FOILBENCH_HOME/suite/<version>-<seed>``
 (default ``~/.cache/foilbench``), where ``<version>`` is the package version plus a
 fingerprint of the source files that shape the suite, so a changed renderer never serves a
 stale cache. Same seed and version give byte-identical files.
@@ -23,16 +24,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from foilbench import __version__
 from foilbench.data.format import Benchmark, load_benchmark, write_benchmark
+from foilbench.jsonio import write_json
+from foilbench.paths import suite_dir
 from foilbench.registry import load_target
 
 DEFAULT_SEED = 0
@@ -42,51 +43,30 @@ SUITE_FILE = "suite.json"
 
 @dataclass(frozen=True)
 class Part:
-    """One builder of the suite: ``build(out_dir, seed, size, progress, **config)`` returns the
-    benchmark folders it wrote (relative names)."""
+    """One builder of the suite. ``target`` names a function with the builder contract
+
+        build(out_dir, *, seed, size, progress, **config) -> list[Benchmark]
+
+    It renders its files (images, masks, scene graphs) in folders of its own under
+    ``out_dir`` and returns its benchmarks; the suite writes each one to
+    ``out_dir / benchmark.name``. ``defaults`` are the part's ``config`` in the suite."""
 
     name: str
-    target: str  # "module:function" of the underlying builder
-    run: Callable[..., list[str]]
+    target: str  # "module:function" with the builder contract
     defaults: dict = field(default_factory=dict)
 
 
-def _run_pairs(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
-    fn(out / "world-pairs", seed=seed, size=size, progress=progress, **cfg)
-    return ["world-pairs"]
-
-
-def _run_autocomp(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
-    benches = fn(out / "autocomp-swap", seed=seed, size=size, progress=progress, **cfg)
-    write_benchmark(benches["swap"], out / "autocomp-swap", copy_images=False)
-    write_benchmark(benches["confusion"], out / "autocomp-confusion")
-    return ["autocomp-swap", "autocomp-confusion"]
-
-
-def _run_autocomp_n1(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
-    bench = fn(out / "autocomp-n1", seed=seed, size=size, progress=progress, **cfg)
-    write_benchmark(bench, out / "autocomp-n1", copy_images=False)
-    return ["autocomp-n1"]
-
-
-def _run_compass(fn, out: Path, seed: int, size: int, progress: bool, **cfg) -> list[str]:
-    fn(out / "compass-synth", seed=seed, size=size, **cfg)
-    return ["compass-synth"]
-
-
 PARTS: tuple[Part, ...] = (
-    Part("pairs", "foilbench.world.pairs:build_pairs", _run_pairs,
-         {"n_scenes": 80, "foils_per_scene": 16}),
-    Part("autocomp", "foilbench.construct.autocomp_bench:build_autocomp", _run_autocomp,
+    Part("pairs", "foilbench.construct.pairs:build", {"n_scenes": 80, "foils_per_scene": 16}),
+    Part("autocomp", "foilbench.construct.autocomp_bench:build",
          {"n_concepts": 16, "ns": (2, 3)}),
-    Part("autocomp-n1", "foilbench.construct.autocomp_n1:build_autocomp_n1", _run_autocomp_n1,
-         {"n_concepts": 16}),
-    Part("compass", "foilbench.construct.compass_build:build_compass_benchmark", _run_compass,
-         {"n_scenes": 40}),
+    Part("autocomp-n1", "foilbench.construct.autocomp_n1:build", {"n_concepts": 16}),
+    Part("compass", "foilbench.construct.compass_build:build", {"n_scenes": 40}),
 )
 
 # Source files whose changes change the suite's bytes (fingerprinted into the cache name).
 _FINGERPRINT_PACKAGES = ("foilbench.world", "foilbench.construct", "foilbench.data")
+_FINGERPRINT_MODULES = ("hashing.py", "jsonio.py")  # scene ids and the JSON files written
 
 
 def code_fingerprint() -> str:
@@ -98,6 +78,9 @@ def code_fingerprint() -> str:
         for path in sorted(folder.glob("*.py")):
             h.update(path.name.encode())
             h.update(path.read_bytes())
+    for name in _FINGERPRINT_MODULES:
+        h.update(name.encode())
+        h.update((root / name).read_bytes())
     return h.hexdigest()[:10]
 
 
@@ -106,8 +89,7 @@ def suite_version() -> str:
 
 
 def cache_dir(seed: int = DEFAULT_SEED) -> Path:
-    home = Path(os.environ.get("FOILBENCH_HOME") or Path.home() / ".cache" / "foilbench")
-    return home / "suite" / f"{suite_version()}-{seed}"
+    return suite_dir() / f"{suite_version()}-{seed}"
 
 
 def _note(msg: str) -> None:
@@ -141,13 +123,14 @@ def build_suite(out_dir: str | Path, seed: int = DEFAULT_SEED, size: int = DEFAU
             _note(f"skipping {part.name}: {skipped[part.name]}")
             continue
         cfg = {**part.defaults, **config.get(part.name, {})}
-        folders += part.run(fn, out, seed, size, progress, **cfg)
+        for bench in fn(out, seed=seed, size=size, progress=progress, **cfg):
+            write_benchmark(bench, out / bench.name)  # copies images only from another root
+            folders.append(bench.name)
     index = {"version": suite_version(), "seed": seed, "size": size,
              "benchmarks": folders, "skipped": skipped,
              "config": {p.name: {**p.defaults, **config.get(p.name, {})} for p in PARTS
                         if parts is None or p.name in parts}}
-    (out / SUITE_FILE).write_text(json.dumps(index, indent=2, sort_keys=True, default=list)
-                                  + "\n")
+    write_json(out / SUITE_FILE, index, default=list)
     return index
 
 

@@ -18,8 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from foilbench.data.kinds import KINDS, METADATA_COLUMNS, KindSpec
+from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.errors import BenchmarkError
+from foilbench.hashing import sha256_bytes, sha256_file, sha256_text
+from foilbench.jsonio import write_json
+from foilbench.kinds import KINDS, ItemKind, kind_of
 
 MANIFEST_FILE = "manifest.json"
 ITEMS_FILE = "items.parquet"
@@ -98,6 +101,9 @@ class Benchmark:
     items: pd.DataFrame
     root: Path
     dropped: Dropped | None = None
+    # image ref -> where a loader derives it from (embedded bytes, a crop) while the file is
+    # not written yet; validation checks the source (see data/loaders/sources.py)
+    image_sources: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -108,8 +114,14 @@ class Benchmark:
         return self.manifest.kind
 
     @property
-    def spec(self) -> KindSpec:
-        return KINDS[self.manifest.kind]
+    def item_kind(self) -> ItemKind:
+        """The kind object: columns, layout, outcomes, margins, API questions."""
+        return kind_of(self.manifest.kind)
+
+    @property
+    def spec(self) -> ItemKind:
+        """The kind object (older name of :attr:`item_kind`)."""
+        return self.item_kind
 
     def __len__(self) -> int:
         return len(self.items)
@@ -146,9 +158,14 @@ class Benchmark:
         return self.items[[c for c in self.items.columns if c not in payload]]
 
     def compute_checksum(self, include_images: bool = True) -> str:
-        """sha256 over the canonical items table and, optionally, every image file's bytes."""
+        """sha256 over the canonical items table, the scoring unit when the manifest names one
+        (it changes every metric: see :mod:`foilbench.scoring.aggregate`) and, optionally,
+        every image file's bytes."""
         h = hashlib.sha256()
         h.update(canonical_table_bytes(self.items))
+        if self.manifest.extras.get("score_unit"):
+            h.update(f"score_unit={self.manifest.extras['score_unit']};chance="
+                     f"{self.manifest.extras.get('unit_chance')}".encode())
         if include_images:
             for rel in sorted(set(self.image_refs())):
                 h.update(rel.encode())
@@ -174,23 +191,7 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
-def normalise_lists(items: pd.DataFrame, spec: KindSpec) -> pd.DataFrame:
+def normalise_lists(items: pd.DataFrame, spec: ItemKind) -> pd.DataFrame:
     """Parquet gives numpy arrays for list columns; make them plain lists of str."""
     items = items.copy()
     for col in (*spec.image_list_columns, *spec.text_list_columns):
@@ -263,5 +264,5 @@ def write_benchmark(bench: Benchmark, out_dir: str | Path, *, copy_images: bool 
     bench.items.to_parquet(out / ITEMS_FILE, index=False)
     manifest = bench.manifest.to_dict()
     manifest["n_items"] = len(bench.items)
-    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_json(out / MANIFEST_FILE, manifest)
     return out

@@ -37,16 +37,20 @@ PUBLISHED: dict[str, str] = {
     "composet": "CompoSET single-edit pairs, 3 caption tiers (pair; Group)",
     "winoground": "Winoground 2x2 (pair; Group)",
     "bivlc": "BiVLC bidirectional pairs (pair; Group)",
-    "whatsup": "What's Up Controlled A/B spatial relations (choice; I2T)",
+    "whatsup": "What's Up Controlled A/B, the paper's 4-caption choice (choice; I2T; Table 8 "
+               "uses whatsup_pairs)",
     "colorswap": "ColorSwap colour-word order pairs (pair; Group)",
-    "mmvp": "MMVP-VLM CLIP-blind image pairs (pair; Group)",
+    "mmvp": "MMVP-VLM CLIP-blind image pairs (pair; Group; the authors' pair accuracy = T2I)",
     "naturalbench": "NaturalBench natural adversarial pairs (image_choice; T2I)",
-    "colorbench": "ColorBench colour robustness (choice; I2T)",
-    "sugarcrepe": "SugarCrepe 7 hard-negative types (choice; I2T)",
-    "sugarcrepe_pp": "SugarCrepe++ two positives vs one negative (choice; I2T)",
+    "colorbench": "ColorBench colour robustness, original vs each recolouring (image_choice; "
+                  "T2I; ?form=i2t for caption choice)",
+    "sugarcrepe": "SugarCrepe 7 hard-negative types (choice; I2T; ?subset=table8 for Table 8's "
+                  "five)",
+    "sugarcrepe_pp": "SugarCrepe++ two positives vs one negative (choice; I2T, one result per "
+                     "instance)",
     "aro": "ARO VG-Relation and VG-Attribution (choice; I2T)",
     "vl_checklist": "VL-CheckList objects/attributes/relations (choice; I2T)",
-    "vsr": "VSR visual spatial reasoning (image_choice; T2I)",
+    "vsr": "VSR visual spatial reasoning, one split (image_choice; T2I)",
 }
 
 
@@ -56,7 +60,8 @@ def loaders() -> Registry:
     for name, description in PUBLISHED.items():
         reg.register(name, f"foilbench.data.loaders.{name}:load", description)
     reg.register("whatsup_pairs", "foilbench.data.loaders.whatsup:load_pairs",
-                 "What's Up as per-axis opposite-image pairs (Group; CompoSET App. E)")
+                 "What's Up image pairs, all six per set (Group; CompoSET Table 8; "
+                 "?pairs=axis: App. E)")
     reg.register("aro_coco_order", "foilbench.data.loaders.aro_order:load_coco",
                  "ARO COCO-Order: Karpathy-test captions vs four POS-based shuffles (needs spaCy)",
                  requires=("spacy",))

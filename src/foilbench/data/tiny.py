@@ -2,7 +2,7 @@
 
 Six scenes (a coloured shape on a grey background); each scene has two single-edit foils that
 change only the shape's colour ("a red circle" vs "a blue circle"), CompoSET-style. Images are
-drawn once into ``$FOILBENCH_DATA_CACHE`` (default ``~/.cache/foilbench/builtin``) with atomic
+drawn once into ``$FOILBENCH_HOME/builtin`` (default ``~/.cache/foilbench/builtin``) with atomic
 writes, so concurrent first runs cannot leave a torn file.
 """
 
@@ -16,6 +16,8 @@ import pandas as pd
 from PIL import Image, ImageDraw
 
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
+from foilbench.kinds import PairKind
+from foilbench.paths import builtin_dir
 
 VERSION = "1"
 SIZE = 64
@@ -33,8 +35,7 @@ SCENES = [
 
 
 def data_cache_root() -> Path:
-    env = os.environ.get("FOILBENCH_DATA_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "foilbench" / "builtin"
+    return builtin_dir()
 
 
 def _draw(shape: str, colour: str) -> Image.Image:
@@ -91,7 +92,7 @@ def tiny_benchmark(on_invalid: str = "raise", check_images: bool = True,
     """The 12-item built-in pair benchmark (drawn on first use)."""
     folder = Path(root) if root is not None else data_cache_root() / f"tiny-builtin-v{VERSION}"
     items = tiny_items(folder)
-    manifest = Manifest(name="tiny-builtin", kind="pair", version=VERSION, license="MIT",
+    manifest = Manifest(name="tiny-builtin", kind=PairKind.name, version=VERSION, license="MIT",
                         source="foilbench.data.tiny (drawn with PIL)",
                         description="12 colour-edit pairs over 6 scenes; a smoke test")
     bench = make_benchmark(manifest, items, folder, on_invalid=on_invalid,

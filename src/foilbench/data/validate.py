@@ -3,6 +3,8 @@
 Checks: required columns for the kind, duplicate or empty item ids, empty captions, list
 columns with fewer than two entries, image paths that are absolute or escape the root,
 missing or unreadable images (optional, since text-only inspection must work without them).
+An image a loader derives (embedded bytes, a crop: ``Benchmark.image_sources``) and has not
+written yet is checked at its source instead of as a file.
 """
 
 from __future__ import annotations
@@ -105,12 +107,31 @@ def validate(bench: Benchmark, *, check_images: bool = True,
             if check_images:
                 if rel not in image_status:
                     image_status[rel] = _image_problem(bench.root, rel, check_readable)
+                    source = (bench.image_sources or {}).get(rel)
+                    if image_status[rel] == "missing_image" and source is not None:
+                        image_status[rel] = _source_problem(source, check_readable)
                 reason = image_status[rel]
                 if reason:
-                    what = "missing" if reason == "missing_image" else "unreadable"
-                    problems.append(Problem(item_id, col, reason,
-                                            f"image {what}: {bench.root / rel}"))
+                    problems.append(Problem(item_id, col, _reason(reason),
+                                            _image_message(bench, rel, reason)))
     return problems
+
+
+def _source_problem(source, check_readable: bool) -> str | None:
+    """A derived image (not written yet) is checked at its source: ``"source:<reason>"``."""
+    reason = source.problem(check_readable)
+    return f"source:{reason}" if reason else None
+
+
+def _reason(status: str) -> str:
+    return status.removeprefix("source:")
+
+
+def _image_message(bench: Benchmark, rel: str, status: str) -> str:
+    if status.startswith("source:"):
+        return bench.image_sources[rel].describe(_reason(status))
+    what = "missing" if status == "missing_image" else "unreadable"
+    return f"image {what}: {bench.root / rel}"
 
 
 def _check_text(problems: list[Problem], item_id: str, col: str, text: object) -> None:

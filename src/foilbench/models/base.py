@@ -1,14 +1,22 @@
-"""What a model adapter must provide.
+"""What a model adapter must provide: one abstract base class per family.
 
-Two families, told apart by ``adapter.family``:
+The engine dispatches on the class (``isinstance``), never on a string:
 
-``"dual"``       dual encoders (CLIP, SigLIP, the embedded models). The engine calls
-                 ``embed_images`` / ``embed_texts`` once per unique input (content-hashed,
-                 batched, cached) and scores with ``pair_scores`` on the embeddings.
-``"pairwise"``   models that only score (image, text) pairs: generative VLMs (caption
-                 log-likelihood, VQAScore) and API models. The engine calls
-                 ``score_pairs(image_refs, texts)`` once per unique (image, text) pair, grouped
-                 by image so an adapter can share the image prefix across that image's captions.
+:class:`DualEncoder`     dual encoders (CLIP, SigLIP, the embedded models). The engine calls
+                         ``embed_images`` / ``embed_texts`` once per unique input
+                         (content-hashed, batched, cached) and scores with ``pair_scores`` on
+                         the embeddings. Torch-backed ones subclass
+                         :class:`foilbench.models.batched.BatchedDualEncoder`.
+:class:`PairwiseScorer`  models that only score (image, text) pairs: generative VLMs (caption
+                         log-likelihood, VQAScore). The engine calls ``score_pairs(images,
+                         texts)`` once per unique (image, text) pair, grouped by image so an
+                         adapter can share the image prefix across that image's captions.
+:class:`ApiChoiceModel`  API models that answer two-option choices (``choose_caption``,
+                         ``choose_image``), run by :mod:`foilbench.scoring.api_protocol`.
+
+Each class keeps a ``family`` string ("dual", "pairwise", "api_choice"), stored with results
+(``ModelInfo.family``). A class that only sets ``family`` without subclassing still works
+through :func:`family_of`, with a DeprecationWarning.
 
 Every adapter has a ``fingerprint``: a string that changes whenever its scores could change
 (weights hash or hub id + revision, preprocessing, dtype, score kind). The embedding cache and
@@ -17,8 +25,10 @@ the results store key on it.
 
 from __future__ import annotations
 
+import warnings
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image
@@ -28,37 +38,87 @@ from PIL import Image
 class ModelInfo:
     spec: str  # what the user typed, e.g. "openclip:ViT-B-32:laion2b_s34b_b79k"
     fingerprint: str
-    family: str  # "dual" or "pairwise"
+    family: str  # "dual", "pairwise" or "api_choice"
     score_kind: str  # "cosine", "logit", "loglik", "p_yes", "api_choice"
     extras: dict[str, Any] | None = None
 
 
-@runtime_checkable
-class DualEncoder(Protocol):
-    family: str  # == "dual"
+class ModelAdapter(ABC):
+    """Anything the engine can evaluate: it has ``info`` (a :class:`ModelInfo`)."""
 
-    @property
-    def info(self) -> ModelInfo: ...
+    family: ClassVar[str]
+    info: ModelInfo  # a property in most adapters
 
+
+class DualEncoder(ModelAdapter):
+    """Embeds images and texts separately; scores pairs of embeddings."""
+
+    family = "dual"
+
+    @abstractmethod
     def embed_images(self, images: list[Image.Image]) -> np.ndarray:
         """(n, d) float32 embeddings of RGB PIL images."""
 
+    @abstractmethod
     def embed_texts(self, texts: list[str]) -> np.ndarray:
         """(n, d) float32 embeddings."""
 
+    @abstractmethod
     def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
         """Elementwise score of row k of image_emb with row k of text_emb, shape (n,)."""
 
 
-@runtime_checkable
-class PairwiseScorer(Protocol):
-    family: str  # == "pairwise"
+class PairwiseScorer(ModelAdapter):
+    """Scores (image, caption) pairs directly (generative VLMs)."""
 
-    @property
-    def info(self) -> ModelInfo: ...
+    family = "pairwise"
 
+    @abstractmethod
     def score_pairs(self, images: list[Image.Image], texts: list[list[str]]) -> list[np.ndarray]:
         """For image k, the scores of each caption in texts[k] (a float array per image)."""
+
+
+class ApiChoiceModel(ModelAdapter):
+    """Answers two-option questions: the index (0 or 1) of the chosen option, or None when the
+    answer could not be parsed."""
+
+    family = "api_choice"
+
+    @abstractmethod
+    def choose_caption(self, image: Image.Image, captions: list[str]) -> int | None:
+        """Which of the two captions fits ``image``."""
+
+    @abstractmethod
+    def choose_image(self, images: list[Image.Image], caption: str) -> int | None:
+        """Which of the two images fits ``caption``."""
+
+
+FAMILIES: tuple[type[ModelAdapter], ...] = (DualEncoder, PairwiseScorer, ApiChoiceModel)
+
+
+def family_of(adapter: Any) -> type[ModelAdapter]:
+    """The family base class ``adapter`` belongs to.
+
+    Adapters subclass one of :data:`FAMILIES`. An object that only sets the old ``family``
+    string ("dual", "pairwise", "api_choice") is accepted with a DeprecationWarning; anything
+    else raises a :class:`~foilbench.errors.ModelError`.
+    """
+    from foilbench.errors import ModelError
+
+    for family in FAMILIES:
+        if isinstance(adapter, family):
+            return family
+    legacy = getattr(adapter, "family", None)
+    by_name = {f.family: f for f in FAMILIES}
+    if isinstance(legacy, str) and legacy in by_name:
+        base = by_name[legacy]
+        warnings.warn(f"{type(adapter).__name__} sets family = {legacy!r} without subclassing "
+                      f"foilbench.models.base.{base.__name__}; subclass it (the family string "
+                      "alone is deprecated)", DeprecationWarning, stacklevel=3)
+        return base
+    raise ModelError(f"adapter {type(adapter).__name__} has family {legacy!r}; expected "
+                     "'dual', 'pairwise' or 'api_choice' (subclass DualEncoder, PairwiseScorer "
+                     "or ApiChoiceModel from foilbench.models.base)")
 
 
 def cosine_pair_scores(image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:

@@ -17,7 +17,8 @@ import numpy as np
 from PIL import Image
 
 from foilbench.errors import ModelError
-from foilbench.models.base import ModelInfo, cosine_pair_scores
+from foilbench.models.base import ModelInfo
+from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.embedded_preprocess import (
     PREPROCESS_VERSION,
     arrays_to_tensor,
@@ -65,10 +66,10 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class EmbeddedDualEncoder:
-    """Dual-encoder adapter (``family="dual"``) over one saved embedded model."""
+class EmbeddedDualEncoder(BatchedDualEncoder):
+    """Dual-encoder adapter over one saved embedded model (cosine scores)."""
 
-    family = "dual"
+    features_normalised = True  # DualEncoderNet.encode_* end with an L2 normalisation
 
     def __init__(self, weights: Path, spec: str | None = None, device: str = "auto",
                  dtype: str = "float32", batch_size: int = 256) -> None:
@@ -95,11 +96,12 @@ class EmbeddedDualEncoder:
         self.net.load_state_dict(load_file(str(weights)))
         self.net.to(device=self.device, dtype=self._torch_dtype).eval()
         self.batch_size = batch_size
+        self.embed_dim = self.net.cfg.embed_dim
         self.text_stats = EncodeStats()
         self._torch = torch
         fingerprint = f"{config['name']}:sha256={file_sha256(weights)}:{PREPROCESS_VERSION}:{dtype}"
         self._info = ModelInfo(spec=spec or config["name"], fingerprint=fingerprint,
-                               family="dual", score_kind="cosine",
+                               family=self.family, score_kind="cosine",
                                extras={"weights": str(weights), "recipe": config.get("recipe"),
                                        "image_size": self.net.cfg.image_size})
 
@@ -107,31 +109,17 @@ class EmbeddedDualEncoder:
     def info(self) -> ModelInfo:
         return self._info
 
-    def _run(self, encode, batches) -> np.ndarray:
-        torch = self._torch
-        out = []
-        with torch.inference_mode():
-            for x in batches:
-                x = x.to(self.device)
-                if x.is_floating_point():
-                    x = x.to(self._torch_dtype)
-                out.append(encode(x).float().cpu().numpy())
-        d = self.net.cfg.embed_dim
-        return np.concatenate(out) if out else np.zeros((0, d), np.float32)
-
-    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+    def image_features(self, images: list[Image.Image], offset: int):
         size = self.net.cfg.image_size
-        pixels = [image_to_array(im, size, name=f"image {k}") for k, im in enumerate(images)]
-        batches = (arrays_to_tensor(np.stack(pixels[k:k + self.batch_size]))
-                   for k in range(0, len(pixels), self.batch_size))
-        return self._run(self.net.encode_images, batches).astype(np.float32)
+        pixels = [image_to_array(im, size, name=f"image {offset + k}")
+                  for k, im in enumerate(images)]
+        x = arrays_to_tensor(np.stack(pixels)).to(self.device).to(self._torch_dtype)
+        return self.net.encode_images(x)
 
-    def embed_texts(self, texts: list[str]) -> np.ndarray:
+    def text_features(self, texts: list[str], offset: int):
         ids, stats = self.tokenizer.encode(list(texts))
         self._count(stats)
-        batches = (self._torch.from_numpy(ids[k:k + self.batch_size])
-                   for k in range(0, len(ids), self.batch_size))
-        return self._run(self.net.encode_texts, batches).astype(np.float32)
+        return self.net.encode_texts(self._torch.from_numpy(ids).to(self.device))
 
     def _count(self, stats: EncodeStats) -> None:
         total = self.text_stats
@@ -140,9 +128,6 @@ class EmbeddedDualEncoder:
         total.n_truncated += stats.n_truncated
         for word, n in stats.unknown_words.items():
             total.unknown_words[word] = total.unknown_words.get(word, 0) + n
-
-    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
-        return cosine_pair_scores(image_emb, text_emb)
 
     def stats(self) -> dict:
         """Words this adapter could not represent so far ([UNK]) and truncated captions."""

@@ -8,22 +8,21 @@ streaming; hashes are remembered in a small JSON file in the cache folder, keyed
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from foilbench.data.format import sha256_file
 from foilbench.errors import ModelError
+from foilbench.hashing import sha256_file, sha256_text
+from foilbench.jsonio import write_json
+from foilbench.paths import model_state_dir
 
 HASH_CACHE_FILE = "weights_hashes.json"
 
 
 def cache_root() -> Path:
-    """The foilbench cache folder: ``$FOILBENCH_CACHE_DIR`` or ``~/.cache/foilbench``."""
-    env = os.environ.get("FOILBENCH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "foilbench"
+    """Where weight hashes and API answers are kept (:func:`foilbench.paths.model_state_dir`)."""
+    return model_state_dir()
 
 
 def require_file(path: str | Path, what: str = "weights file") -> Path:
@@ -52,10 +51,7 @@ def file_sha256(path: str | Path, cache_dir: Path | None = None) -> str:
     digest = sha256_file(p)
     table[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
     try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
-        tmp.replace(cache_file)
+        write_json(cache_file, table, indent=1)
     except OSError:
         pass  # a read-only cache only costs a re-hash next time
     return digest
@@ -64,4 +60,4 @@ def file_sha256(path: str | Path, cache_dir: Path | None = None) -> str:
 def make_fingerprint(scheme: str, parts: dict[str, Any]) -> str:
     """``scheme-sha256:...`` over the canonical JSON of ``parts``."""
     blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
-    return f"{scheme}-sha256:{hashlib.sha256(blob.encode()).hexdigest()}"
+    return f"{scheme}-sha256:{sha256_text(blob)}"

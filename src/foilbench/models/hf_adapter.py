@@ -13,15 +13,14 @@ text tower pools the last position), CLIP pads to the longest text in the batch.
 
 from __future__ import annotations
 
-import numpy as np
 from PIL import Image
 
 from foilbench.errors import ModelError
-from foilbench.models.base import ModelInfo, cosine_pair_scores, to_rgb
+from foilbench.models.base import ModelInfo, to_rgb
+from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.hf_loading import load_error, resolve_source, source_identity
-from foilbench.models.score_heads import logit_pair_scores
 from foilbench.models.spec_options import int_option, split_options
 
 OPTIONS = {"score": ("cosine", "logit", "sigmoid"), "batch": None}
@@ -38,8 +37,9 @@ def _features(output):
     return output if hasattr(output, "dim") else output.pooler_output
 
 
-class HFDualEncoder:
-    family = "dual"
+class HFDualEncoder(BatchedDualEncoder):
+    """A transformers dual encoder; batching, normalisation and the score head come from
+    :class:`~foilbench.models.batched.BatchedDualEncoder`."""
 
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
                  score: str | None = None, batch_size: int = 32) -> None:
@@ -78,52 +78,26 @@ class HFDualEncoder:
             "score": self.score,
         }
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("hf", parts),
-                               family="dual", score_kind=self.score,
+                               family=self.family, score_kind=self.score,
                                extras={k: parts[k] for k in parts if k != "image_processor"})
 
     @property
     def info(self) -> ModelInfo:
         return self._info
 
-    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
-        import torch
+    def image_features(self, images: list[Image.Image], offset: int):
+        chunk = [to_rgb(im, name=getattr(im, "filename", "") or f"image #{offset + k}")
+                 for k, im in enumerate(images)]
+        enc = self.image_processor(images=chunk, return_tensors="pt")
+        # every processor output goes in: SigLIP 2 adds pixel_attention_mask, spatial_shapes
+        kwargs = {k: v.to(self.device, self.torch_dtype) if v.is_floating_point()
+                  else v.to(self.device) for k, v in enc.items()}
+        return _features(self.model.get_image_features(**kwargs))
 
-        out = []
-        for start in range(0, len(images), self.batch_size):
-            chunk = [to_rgb(im, name=getattr(im, "filename", "") or f"image #{start + k}")
-                     for k, im in enumerate(images[start:start + self.batch_size])]
-            enc = self.image_processor(images=chunk, return_tensors="pt")
-            # every processor output goes in: SigLIP 2 adds pixel_attention_mask, spatial_shapes
-            kwargs = {k: v.to(self.device, self.torch_dtype) if v.is_floating_point()
-                      else v.to(self.device) for k, v in enc.items()}
-            with torch.no_grad():
-                feats = _features(self.model.get_image_features(**kwargs))
-            out.append(_normalised(feats))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-
-    def embed_texts(self, texts: list[str]) -> np.ndarray:
-        import torch
-
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            enc = self.tokenizer(list(texts[start:start + self.batch_size]),
-                                 padding=self.text_padding, truncation=True, return_tensors="pt")
-            kwargs = {"input_ids": enc["input_ids"].to(self.device)}
-            if "attention_mask" in enc and not self.is_sigmoid_model:
-                kwargs["attention_mask"] = enc["attention_mask"].to(self.device)
-            with torch.no_grad():
-                feats = _features(self.model.get_text_features(**kwargs))
-            out.append(_normalised(feats))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-
-    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
-        if self.score == "cosine":
-            return cosine_pair_scores(image_emb, text_emb)
-        return logit_pair_scores(image_emb, text_emb, self.logit_scale, self.logit_bias,
-                                 sigmoid=self.score == "sigmoid")
-
-
-def _normalised(feats) -> np.ndarray:
-    import torch
-
-    return torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy().astype(np.float32)
+    def text_features(self, texts: list[str], offset: int):
+        enc = self.tokenizer(list(texts), padding=self.text_padding, truncation=True,
+                             return_tensors="pt")
+        kwargs = {"input_ids": enc["input_ids"].to(self.device)}
+        if "attention_mask" in enc and not self.is_sigmoid_model:
+            kwargs["attention_mask"] = enc["attention_mask"].to(self.device)
+        return _features(self.model.get_text_features(**kwargs))

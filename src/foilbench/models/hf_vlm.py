@@ -29,7 +29,7 @@ import numpy as np
 from PIL import Image
 
 from foilbench.errors import ModelError
-from foilbench.models.base import ModelInfo, to_rgb
+from foilbench.models.base import ModelInfo, PairwiseScorer, to_rgb
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.hf_loading import load_error, resolve_source, source_identity
@@ -41,6 +41,9 @@ from foilbench.models.vlm_templates import (
     LOGLIK_PROMPT,
     TEMPLATES,
     VQA_QUESTION,
+    answer_token,
+    continuation_ids,
+    separator,
     template_for,
 )
 
@@ -80,8 +83,8 @@ def _load(source: str, target: str, dtype):
     return config, model, processor
 
 
-class HFVLMScorer:
-    family = "pairwise"
+class HFVLMScorer(PairwiseScorer):
+    """Caption log-likelihood or VQAScore of a transformers VLM (see the module docstring)."""
 
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
                  score: str = "loglik", norm: str | None = None, yes: str = "raw",
@@ -109,6 +112,7 @@ class HFVLMScorer:
             "question": VQA_QUESTION if score == "vqascore" else None,
             "score": score,
             "yes": yes if score == "vqascore" else None,
+            "answer_ids": [self.yes_id, self.no_id] if score == "vqascore" else None,
             "dtype": dtype,
         }
         self._info = self._make_info(spec)
@@ -118,7 +122,7 @@ class HFVLMScorer:
         parts = {**self._identity, "norm": self.norm if loglik else None}
         extras = {**parts, "norm_source": self.norm_source if loglik else None}
         return ModelInfo(spec=spec, fingerprint=make_fingerprint("hf-vlm", parts),
-                         family="pairwise", score_kind="loglik" if loglik else "p_yes",
+                         family=self.family, score_kind="loglik" if loglik else "p_yes",
                          extras=extras)
 
     def with_default_norm(self, norm: str, source: str) -> HFVLMScorer:
@@ -141,10 +145,13 @@ class HFVLMScorer:
         return self._info
 
     def _answer_ids(self) -> tuple[int, int]:
-        yes, no = self.backend.tokenize("Yes"), self.backend.tokenize("No")
-        if self.score == "vqascore" and (not yes or not no or yes[0] == no[0]):
+        """The first token of "Yes" / "No" as this tokenizer writes the answer after the
+        question and the template's turn marker (vlm_templates.answer_token)."""
+        context = VQA_QUESTION.format(caption="x") + self.template.tail
+        yes, no = (answer_token(self.backend.tokenize, context, w) for w in ("Yes", "No"))
+        if self.score == "vqascore" and (yes is None or no is None or yes == no):
             raise ModelError("this tokenizer has no distinct 'Yes'/'No' tokens; VQAScore needs them")
-        return (yes[0] if yes else -1), (no[0] if no else -1)
+        return (-1 if yes is None else yes), (-1 if no is None else no)
 
     def _prefix_text(self) -> str:
         head = self.template.head.format(image=getattr(self.backend, "image_token", ""))
@@ -154,11 +161,14 @@ class HFVLMScorer:
         return head + prompt + self.template.tail
 
     def _continuation(self, caption: str) -> list[int]:
+        """The candidate's ids, tokenised in context after the prefix; a space before a
+        caption only where the prefix does not end in whitespace (vlm_templates)."""
+        prefix = self._prefix_text()
         if self.score == "vqascore":
             text = VQA_QUESTION.format(caption=caption) + self.template.tail
         else:
-            text = " " + caption
-        ids = self.backend.tokenize(text)
+            text = separator(prefix) + caption
+        ids = continuation_ids(self.backend.tokenize, prefix, text) if caption.strip() else []
         if not ids:
             raise ModelError(f"caption {caption!r} tokenises to nothing; cannot score it")
         return ids

@@ -13,24 +13,38 @@ activation has no parameters, so nothing in the weights reveals it. Rules here:
   architecture with a GELU tag) uses the GELU architecture, with a warning;
 - for local weights the user states it by naming ``ARCH-quickgelu`` (or ``"quick_gelu": true``
   in a JSON config); a weights file whose name says "openai" on a GELU architecture warns;
+- a tag that says nothing about the activation on an architecture whose own config is QuickGELU
+  (``roberta-ViT-B-32:laion2b_s12b_b32k``, the one such listed pair in open_clip 3.x) is built
+  as open_clip builds it, with the architecture's QuickGELU: no open_clip tag says
+  ``quick_gelu: false``, so silence is not evidence of GELU (open_clip itself still warns);
 - the activation is part of the fingerprint, so results from the two never mix.
+
+Image modes. open_clip's eval transform (``open_clip.transform.image_transform``) resizes and
+crops the image *in its own mode* and only then calls ``convert("RGB")``
+(``MaybeConvertMode``): a palette image is resized with nearest neighbour (PIL resizes "P"
+images so), an RGBA image is resized with premultiplied alpha and then loses its alpha channel
+(fully transparent areas become black, not white). 8-bit images therefore go to that transform
+untouched, so an open_clip model sees exactly what open_clip's own users feed it. The one
+departure, a decision: 16-bit and float images (``I;16``, ``I``, ``F``) are scaled to 8 bits
+first (:func:`foilbench.models.base.to_rgb`), because open_clip's plain ``convert`` clips every
+value above 255 to white.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import pickle  # only for its exception type: weights load with weights_only=True
 import warnings
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 from foilbench.errors import ModelError
-from foilbench.models.base import ModelInfo, cosine_pair_scores, to_rgb
+from foilbench.models.base import ModelInfo, to_rgb
+from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import file_sha256, make_fingerprint, require_file
-from foilbench.models.score_heads import logit_pair_scores
 from foilbench.models.spec_options import int_option, split_options
 
 log = logging.getLogger(__name__)
@@ -55,7 +69,8 @@ def _quickgelu_for_tag(arch: str, tag: str) -> tuple[str, bool, str | None]:
         tags = open_clip.list_pretrained_tags_by_model(arch)
         raise ModelError(f"open_clip architecture {arch!r} has no pretrained tag {tag!r}; known "
                          f"tags: {', '.join(tags) or '(none)'}. For local weights give a path.")
-    want, have = bool(tag_cfg.get("quick_gelu", False)), bool(cfg.get("quick_gelu", False))
+    stated = tag_cfg.get("quick_gelu")  # None: the tag does not say
+    want, have = bool(stated), bool(cfg.get("quick_gelu", False))
     if want == have:
         return arch, False, None
     if want:
@@ -65,6 +80,8 @@ def _quickgelu_for_tag(arch: str, tag: str) -> tuple[str, bool, str | None]:
     if base != arch and open_clip.get_model_config(base) is not None:
         return base, False, (f"pretrained tag {tag!r} was trained with GELU but {arch!r} uses "
                              f"QuickGELU: building {base!r} instead")
+    if stated is None:  # the architecture's own config is QuickGELU; build it as open_clip does
+        return arch, False, None
     raise ModelError(f"pretrained tag {tag!r} uses GELU but {arch!r} forces QuickGELU and no GELU "
                      "variant exists; name the GELU architecture")
 
@@ -129,10 +146,9 @@ def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenCl
                            force_quick_gelu=force_qg, device=device, dtype=dtype, **kwargs)
 
 
-class OpenClipAdapter:
-    """A dual encoder over an open_clip model; embeddings are L2-normalised float32."""
-
-    family = "dual"
+class OpenClipAdapter(BatchedDualEncoder):
+    """A dual encoder over an open_clip model; embeddings are L2-normalised float32 (batching,
+    normalisation and the score head: :class:`~foilbench.models.batched.BatchedDualEncoder`)."""
 
     def __init__(self, spec: str, arch: str, weights: Path | None, source: dict,
                  device: str = "auto", dtype: str = "float32", score: str = "cosine",
@@ -187,7 +203,7 @@ class OpenClipAdapter:
             "score": self._score_kind(),
         }
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("openclip", parts),
-                               family="dual", score_kind=self._score_kind(), extras=parts)
+                               family=self.family, score_kind=self._score_kind(), extras=parts)
 
     def _score_kind(self) -> str:
         return "cosine" if self.score == "cosine" else "logit"
@@ -196,34 +212,15 @@ class OpenClipAdapter:
     def info(self) -> ModelInfo:
         return self._info
 
-    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+    def image_features(self, images: list[Image.Image], offset: int):
         import torch
 
-        out = []
-        for start in range(0, len(images), self.batch_size):
-            chunk = images[start:start + self.batch_size]
-            pixels = torch.stack([self.preprocess(_named_rgb(im, start + k))
-                                  for k, im in enumerate(chunk)])
-            with torch.no_grad():
-                emb = self.model.encode_image(pixels.to(self.device, self.torch_dtype))
-            out.append(_normalised(emb))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+        pixels = torch.stack([self.preprocess(_named_rgb(im, offset + k))
+                              for k, im in enumerate(images)])
+        return self.model.encode_image(pixels.to(self.device, self.torch_dtype))
 
-    def embed_texts(self, texts: list[str]) -> np.ndarray:
-        import torch
-
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            tokens = self.tokenizer(list(texts[start:start + self.batch_size]))
-            with torch.no_grad():
-                emb = self.model.encode_text(tokens.to(self.device))
-            out.append(_normalised(emb))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-
-    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
-        if self.score == "cosine":
-            return cosine_pair_scores(image_emb, text_emb)
-        return logit_pair_scores(image_emb, text_emb, self.logit_scale, self.logit_bias)
+    def text_features(self, texts: list[str], offset: int):
+        return self.model.encode_text(self.tokenizer(list(texts)).to(self.device))
 
 
 def _downloaded_weights(arch: str, source: dict) -> Path | None:
@@ -243,13 +240,16 @@ def _downloaded_weights(arch: str, source: dict) -> Path | None:
     return Path(path) if path and Path(path).is_file() else None
 
 
+_WIDE_MODES = ("I;16", "I;16B", "I;16L", "I", "F")
+_MAX_PIXELS = inspect.signature(to_rgb).parameters["max_pixels"].default
+
+
 def _named_rgb(image: Image.Image, index: int) -> Image.Image:
+    """The image as open_clip's transform should receive it (see the module docstring): 8-bit
+    modes untouched (the transform converts after resize and crop), 16-bit/float scaled to
+    8-bit RGB; images over the pixel limit are refused by name."""
     name = getattr(image, "filename", "") or f"image #{index}"
-    return to_rgb(image, name=name)
+    if image.mode in _WIDE_MODES or image.width * image.height > _MAX_PIXELS:
+        return to_rgb(image, name=name)
+    return image
 
-
-def _normalised(emb) -> np.ndarray:
-    import torch
-
-    emb = torch.nn.functional.normalize(emb.float(), dim=-1)
-    return emb.cpu().numpy().astype(np.float32)

@@ -4,7 +4,9 @@ Exact names (the embedded models) and schemes (``openclip:...``, ``hf:...``, ``h
 ``api:...``) each map to a ``"module:factory"`` target. A name factory is called as
 ``factory(device=..., dtype=...)``; a scheme factory as ``factory(rest, device=..., dtype=...)``
 where ``rest`` is the text after the first colon. Plugins add names via the
-``foilbench.models`` entry-point group.
+``foilbench.models`` entry-point group and schemes via ``foilbench.model_schemes`` (an entry
+``myscheme = "pkg.module:from_spec"`` makes ``myscheme:...`` resolve to ``from_spec(rest,
+device=..., dtype=...)``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def model_names() -> Registry:
 
 @lru_cache(maxsize=1)
 def model_schemes() -> Registry:
-    reg = Registry("model scheme")
+    reg = Registry("model scheme", "foilbench.model_schemes")
     reg.register("openclip", "foilbench.models.openclip_adapter:from_spec",
                  "open_clip: openclip:ARCH:PRETRAINED|/path/weights.pt, openclip:hf-hub:ID, "
                  "openclip:/path/config.json[:weights]", requires=("open_clip", "torchvision"))

@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from foilbench.errors import ModelError
-from foilbench.models.base import ModelInfo, cosine_pair_scores
+from foilbench.models.base import DualEncoder, ModelInfo, cosine_pair_scores
 from foilbench.models.device import DTYPES, select_device
 
 THUMB = 16
@@ -31,8 +31,8 @@ def _bucket(token: str) -> int:
     )
 
 
-class TinyRandomEncoder:
-    family = "dual"
+class TinyRandomEncoder(DualEncoder):
+    """Random projections of thumbnails and hashed word counts (see the module docstring)."""
 
     def __init__(self, dim: int = 64, seed: int = 0, spec: str = "tiny-random",
                  device: str = "cpu") -> None:
@@ -43,7 +43,7 @@ class TinyRandomEncoder:
         self.text_proj = rng.standard_normal((TEXT_BUCKETS, dim)).astype(np.float32)
         digest = hashlib.sha256(self.image_proj.tobytes() + self.text_proj.tobytes()).hexdigest()
         self._info = ModelInfo(spec=spec, fingerprint=f"tiny-random:v1:d{dim}:s{seed}:{digest[:16]}",
-                               family="dual", score_kind="cosine",
+                               family=self.family, score_kind="cosine",
                                extras={"note": "random features; near chance by design"})
 
     @property

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from foilbench.kinds import kind_of
 from foilbench.report import sections
 from foilbench.report.html import page
 from foilbench.store.db import ResultsStore
@@ -14,11 +16,15 @@ from foilbench.store.db import ResultsStore
 
 @dataclass
 class RunData:
-    """Everything the report needs about one run."""
+    """Everything the report needs about one run. ``compass`` (the run's COMPASS tables) and
+    ``blind`` (its benchmark's blind audit) are what the runner stored; None when it stored
+    none (not applicable, or a store written before schema 2)."""
 
     run: dict
     metrics: pd.DataFrame
     items: pd.DataFrame
+    compass: dict[str, Any] | None = None
+    blind: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -29,8 +35,17 @@ def load_runs(db_path: str | Path, run_ids: list[str]) -> list[RunData]:
     with ResultsStore(db_path, read_only=True) as store:
         if not run_ids:
             run_ids = store.list_runs()["run_id"].tolist()
-        return [RunData(store.get_run(r), store.load_metrics(r), store.load_item_results(r))
-                for r in run_ids]
+        return [_load_run(store, r) for r in run_ids]
+
+
+def _load_run(store: ResultsStore, run_id: str) -> RunData:
+    run = store.get_run(run_id)
+    blind = None
+    if kind_of(run["benchmark_kind"]).has_caption_candidates and isinstance(run.get("benchmark_checksum"), str):
+        blind = store.load_blind_reference(run["benchmark_checksum"],
+                                           n_items=int(run["n_items"]))
+    return RunData(run, store.load_metrics(run_id), store.load_item_results(run_id),
+                   compass=store.load_compass(run_id), blind=blind)
 
 
 def render_report(runs: list[RunData]) -> str:

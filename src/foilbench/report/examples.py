@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image, ImageFilter
 
+from foilbench.kinds import kind_of
 from foilbench.report.html import esc, png_data_uri
 
 THUMB = 170
@@ -96,12 +97,19 @@ def choice_card(row: pd.Series, root: Path) -> str:
             f"<div>R@1 {_verdict(row.get('r1'))}</div></div>")
 
 
+def card_for(kind: str):
+    """The card renderer for a kind's items (None: the kind has no card)."""
+    spec = kind_of(kind)
+    if spec.is_edit_pair:
+        return pair_card
+    if spec.has_caption_candidates:
+        return choice_card
+    return None
+
+
 def examples_html(items: pd.DataFrame, kind: str, root: Path, n: int = 8) -> str:
-    picked = pick_examples(items, n)
-    if kind == "pair":
-        cards = [pair_card(r, root) for _, r in picked.iterrows()]
-    elif kind == "choice":
-        cards = [choice_card(r, root) for _, r in picked.iterrows()]
-    else:
+    card = card_for(kind)
+    if card is None:
         return ""
+    cards = [card(r, root) for _, r in pick_examples(items, n).iterrows()]
     return '<div class="items">' + "".join(cards) + "</div>"

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from foilbench.kinds import kind_of
 from foilbench.report import figures
 from foilbench.report.examples import examples_html
 from foilbench.report.html import Raw, esc, figure_img, fmt_pct, section, table
@@ -65,7 +66,7 @@ def edit_tier_heatmap(runs) -> str:
     imgs = []
     for r in runs:
         it = r.items
-        if r.run["benchmark_kind"] != "pair" or not {"edit_type", "tier"} <= set(it.columns):
+        if not kind_of(r.run["benchmark_kind"]).is_edit_pair or not {"edit_type", "tier"} <= set(it.columns):
             continue
         grid = it.pivot_table(index="edit_type", columns="tier", values="group", aggfunc="mean")
         order = [t for t in ("short", "medium", "long") if t in grid.columns]
@@ -81,7 +82,7 @@ def margins(runs) -> str:
 
     series = {}
     for r in runs:
-        if r.run["benchmark_kind"] != "pair" or r.items.empty:
+        if not kind_of(r.run["benchmark_kind"]).is_edit_pair or r.items.empty:
             continue
         m = pair_margins(np.stack(r.items["scores"].to_numpy()).reshape(-1, 2, 2))
         series[f"I2T · {r.label}"] = m["i2t"]
@@ -120,46 +121,54 @@ def swap_confusion(runs) -> str:
 
 
 def compass(runs) -> str:
-    from foilbench.analysis.compass import compass_tables
-
+    """The COMPASS tables the runner stored with each run (nothing is recomputed here)."""
     parts = []
     for r in runs:
         if "role" not in r.items.columns or "level" not in r.items.columns:
             continue
-        tables = compass_tables(r.items)
-        for name in ("gap", "table3"):
-            df = tables.get(name)
-            if isinstance(df, pd.DataFrame) and not df.empty:
+        if r.compass is None:
+            parts.append(f"<p class='note'>{esc(r.label)}: no COMPASS tables stored with this "
+                         "run (written before schema 2 or without the runner); run it again "
+                         "with `foilbench run`.</p>")
+            continue
+        for name, key in (("gap", "gap"), ("table3", "skill_load")):
+            df = _records(r.compass.get(key))
+            if not df.empty:
                 parts.append(f"<h3>{esc(name)} — {esc(r.label)}</h3>" + _frame(df))
     if not parts:
         return ""
     return section("COMPASS: integration gap and skill load", "".join(parts), "compass")
 
 
-def blind_audit(runs) -> str:
-    from foilbench.audit.blind import blind_audit_captions
-    from foilbench.audit.scorers import CHEAP_SCORERS
+def _records(rows) -> pd.DataFrame:
+    """A stored list of records as a frame, JSON nulls back to NaN."""
+    df = pd.DataFrame.from_records(rows or [])
+    return df.where(df.notna(), np.nan)
 
+
+def blind_audit(runs) -> str:
+    """The blind audit the runner stored per benchmark checksum (nothing is recomputed)."""
     parts, seen = [], set()
     for r in runs:
-        it, key = r.items, r.run["benchmark_checksum"]
-        if r.run["benchmark_kind"] != "choice" or key in seen or "captions" not in it.columns:
+        key = r.run["benchmark_checksum"]
+        if not kind_of(r.run["benchmark_kind"]).has_caption_candidates or key in seen:
             continue
         seen.add(key)
-        types = it["edit_type"] if "edit_type" in it.columns else pd.Series(["all"] * len(it))
-        clusters = it["scene_id"] if "scene_id" in it.columns else it["item_id"]
-        try:
-            audit = blind_audit_captions([list(c) for c in it["captions"]], types.to_numpy(),
-                                         clusters.astype(str).to_numpy(), CHEAP_SCORERS)
-        except ValueError as e:  # too few clusters for cross-fitting
-            parts.append(f"<p class='note'>{esc(r.run['benchmark_name'])}: {esc(e)}</p>")
+        name = esc(r.run["benchmark_name"])
+        if r.blind is None:
+            parts.append(f"<p class='note'>{name}: no blind audit stored for this benchmark "
+                         "(computed by `foilbench run`; `foilbench audit blind` prints one)."
+                         "</p>")
             continue
-        rows = [[name, "(all)" if t is None else t, fmt_pct(st["accuracy"]),
+        if r.blind["audit"] is None:
+            parts.append(f"<p class='note'>{name}: {esc(r.blind['note'] or 'no audit')}</p>")
+            continue
+        rows = [[scorer, "(all)" if t is None else t, fmt_pct(st["accuracy"]),
                  f"[{fmt_pct(st['ci_low'])}, {fmt_pct(st['ci_high'])}]", fmt_pct(st["chance"]),
                  st["n"]]
-                for name, res in audit["scorers"].items()
+                for scorer, res in r.blind["audit"]["scorers"].items()
                 for t, st in [(None, res["overall"]), *res["by_type"].items()]]
-        parts.append(f"<h3>{esc(r.run['benchmark_name'])}</h3>"
+        parts.append(f"<h3>{name}</h3>"
                      + table(["scorer", "edit type", "accuracy %", "95% CI", "chance %", "n"],
                              rows))
     if not parts:

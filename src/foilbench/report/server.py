@@ -95,7 +95,7 @@ def model_page(db_path: Path, fp: str) -> str:
 
 
 def items_page(db_path: Path, run: str, q: dict[str, str]) -> str:
-    from foilbench.report.examples import choice_card, pair_card
+    from foilbench.report.examples import card_for, choice_card
 
     with ResultsStore(db_path, read_only=True) as store:
         info = store.get_run(run)
@@ -108,7 +108,7 @@ def items_page(db_path: Path, run: str, q: dict[str, str]) -> str:
     page_no = max(0, int(q.get("page", "0") or 0))
     chunk = items.iloc[page_no * PAGE_SIZE:(page_no + 1) * PAGE_SIZE]
     root = Path(info["benchmark_root"])
-    card = pair_card if info["benchmark_kind"] == "pair" else choice_card
+    card = card_for(info["benchmark_kind"]) or choice_card
     cards = "".join(card(r, root) for _, r in chunk.iterrows())
     nav = (f'<p>{len(items)} items · page {page_no + 1} · '
            f'<a href="/items?run={quote(info["run_id"])}&page={page_no + 1}">next</a> · '

@@ -5,6 +5,9 @@ of the kept instances, with their images and masks, validated on write and read 
 it: ``qc_report.json`` and ``qc_report.md`` (discard rates per phase, per edit type and per
 criterion, overall, with Wilson intervals and CompoSET's 22.4% for reference) and
 ``qc_decisions.parquet`` (the full decision log, undos included, so the review is auditable).
+A benchmark built by ``foilbench construct`` keeps its construction record (log, provenance,
+survival; :mod:`foilbench.review.construction`), and its ``qc_status`` column reads
+``accepted`` for every exported item.
 
 An unfinished review is refused unless ``allow_pending`` is set; then pending instances are
 left out like discarded ones, counted as pending, and the manifest is marked partial.
@@ -21,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from foilbench.data.format import load_benchmark, make_benchmark, write_benchmark
+from foilbench.review.construction import construction_summary, copy_construction_files
 from foilbench.review.report_md import render_markdown
 from foilbench.review.rubric import PAPER_DISCARD_RATE, PAPER_REFERENCE, PHASES
 from foilbench.review.state import ReviewSession
@@ -48,6 +52,7 @@ def qc_report(session: ReviewSession) -> dict:
         **{k: summary[k] for k in ("progress", "pending", "phases", "by_edit_type",
                                    "overall")},
         "kept_instances": snap.kept_keys(),
+        "construction": construction_summary(bench),
     }
 
 
@@ -84,6 +89,8 @@ def export_review(session: ReviewSession, out_dir: str | Path, *,
     item_ids = {i for inst in units.instances if inst.key in kept for i in inst.item_ids}
     items = bench.items[bench.items["item_id"].astype(str).isin(item_ids)].reset_index(
         drop=True)
+    if "qc_status" in items.columns:  # construction pipelines write "pending"
+        items["qc_status"] = "accepted"
     if items.empty:
         raise ReviewError("no instance was kept, so there is no benchmark to export")
     extras = dict(bench.manifest.extras)
@@ -103,6 +110,7 @@ def export_review(session: ReviewSession, out_dir: str | Path, *,
     write_benchmark(accepted, out)
     _copy_masks(items, units.mask_column, bench.root, out)
     load_benchmark(out)  # read back: the export must be a valid benchmark
+    report["construction_files"] = copy_construction_files(bench.root, out)
     report["n_items"] = len(items)
     report["out"] = str(out.resolve())
     (out / REPORT_JSON).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from foilbench.review.construction import construction_markdown
 from foilbench.review.rubric import PHASES
 
 
@@ -38,6 +39,8 @@ def render_markdown(report: dict) -> str:
         "Rates are rejects over decided units with Wilson 95% intervals in brackets; a reject "
         "may name several criteria, so criterion rates can sum above the phase rate.",
         "",
+        *construction_markdown(report.get("construction"), report.get("construction_files", []),
+                               overall["instances"], overall["kept"]),
         "## Phases",
         "",
         _table(["phase", "units", "accepted", "rejected", "invalidated", "pending",

@@ -131,7 +131,7 @@ def _tier_order(tier: str) -> int:
 
 def build_units(bench: Benchmark) -> ReviewUnits:
     """Group a validated pair benchmark into review scenes and instances (see module doc)."""
-    if bench.kind != "pair":
+    if not bench.item_kind.is_edit_pair:
         raise ReviewError(f"{bench.root}: the review app needs a pair benchmark (base and foil "
                           f"images); this one is of kind {bench.kind!r}")
     items = bench.items

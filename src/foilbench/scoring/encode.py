@@ -18,8 +18,8 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
-from foilbench.data.format import sha256_file, sha256_text
 from foilbench.errors import BenchmarkError, ModelError
+from foilbench.hashing import sha256_file, sha256_text
 from foilbench.models.base import to_rgb
 
 

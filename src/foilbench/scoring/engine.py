@@ -1,21 +1,22 @@
 """Evaluate one model on one benchmark: unique inputs once, vectorised scoring, strict ``>``.
 
-Dual encoders (``family == "dual"``): every unique image (sha256 of the file) and every unique
-text (sha256 of UTF-8) is embedded once, in batches, through the cache; then all item slots
-(see :mod:`foilbench.scoring.layout`) are scored in one vectorised ``adapter.pair_scores`` call
-per chunk on the gathered embeddings. Pairwise scorers (``family == "pairwise"``): each unique
-(image, text) pair is scored once, grouped by image. ``family == "api_choice"`` is delegated to
+The adapter's family (:func:`foilbench.models.base.family_of`, by class) picks the path.
+Dual encoders: every unique image (sha256 of the file) and every unique text (sha256 of UTF-8)
+is embedded once, in batches, through the cache; then all item slots (laid out by the
+benchmark's kind, :mod:`foilbench.kinds`) are scored in one vectorised ``adapter.pair_scores``
+call per chunk on the gathered embeddings. Pairwise scorers: each unique (image, text) pair is
+scored once, grouped by image. API choice models are delegated to
 :mod:`foilbench.scoring.api_protocol`.
 
-Outcomes, ties and per-item chance follow :mod:`foilbench.scoring.protocols` (CompoSET Eq. 1-3
-for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)); choice items that list their
-true negatives also get ``r1_valid`` (:mod:`foilbench.scoring.valid`). A log-likelihood scorer
-takes the normalisation the benchmark's paper states (:mod:`foilbench.scoring.norms`).
+Outcomes, ties and per-item chance come from the benchmark's kind (:mod:`foilbench.kinds`:
+CompoSET Eq. 1-3 for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)); the kind may
+add a metric its item table enables (choice items that list their true negatives also get
+``r1_valid``, :mod:`foilbench.kinds.valid`). A log-likelihood scorer takes the normalisation
+the benchmark's paper states (:mod:`foilbench.scoring.norms`).
 """
 
 from __future__ import annotations
 
-import importlib
 import time
 from typing import Any
 
@@ -23,7 +24,10 @@ import numpy as np
 
 from foilbench.data.format import Benchmark
 from foilbench.errors import ModelError
-from foilbench.scoring import norms, valid
+from foilbench.kinds import ItemKind, kind_of
+from foilbench.models.base import ApiChoiceModel, DualEncoder, family_of
+from foilbench.models.batched import forward_batch_size
+from foilbench.scoring import api_protocol, norms
 from foilbench.scoring.encode import (
     Cache,
     Timer,
@@ -34,14 +38,6 @@ from foilbench.scoring.encode import (
 )
 from foilbench.scoring.layout import SlotLayout, build_layout
 from foilbench.scoring.pairwise import score_unique_pairs
-from foilbench.scoring.protocols import (
-    choice_chance,
-    choice_outcomes,
-    choice_ties,
-    pair_chance,
-    pair_outcomes,
-    pair_ties,
-)
 from foilbench.scoring.result import EvalResult
 
 SCORE_CHUNK = 65_536  # slots scored per pair_scores call (bounds memory on huge benchmarks)
@@ -56,13 +52,9 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
     ``None`` disables caching. ``result.stats`` records how many inputs were actually encoded,
     cache hits, and the seconds spent in model forward calls versus in total.
     """
-    family = getattr(adapter, "family", None)
-    if family == "api_choice":
-        api = importlib.import_module("foilbench.scoring.api_protocol")
-        return api.evaluate(adapter, benchmark, progress=progress)
-    if family not in ("dual", "pairwise"):
-        raise ModelError(f"adapter {type(adapter).__name__} has family {family!r}; "
-                         "expected 'dual', 'pairwise' or 'api_choice'")
+    family = family_of(adapter)
+    if family is ApiChoiceModel:
+        return api_protocol.evaluate(adapter, benchmark, progress=progress)
     if len(benchmark) == 0:
         raise ModelError(f"benchmark {benchmark.name!r} has no items to evaluate")
     adapter = norms.for_benchmark(adapter, benchmark)
@@ -75,10 +67,10 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
     image_hashes = hash_images(benchmark.root, images, timer)
     text_hashes = hash_texts(texts, timer)
     name = adapter.info.spec
-    if family == "dual":
+    if family is DualEncoder:
         flat, counts = _dual_scores(adapter, benchmark, layout, image_hashes, text_hashes,
-                                    cache=cache, batch_size=batch_size, timer=timer,
-                                    progress=progress, name=name)
+                                    cache=cache, batch_size=forward_batch_size(adapter, batch_size),
+                                    timer=timer, progress=progress, name=name)
     else:
         flat, counts = score_unique_pairs(
             adapter, benchmark, layout, image_hashes, text_hashes, cache=cache,
@@ -88,8 +80,8 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         raise ModelError(f"model {name!r} returned {int(np.isnan(flat).sum())} NaN score(s) on "
                          f"{benchmark.name!r}; check the dtype (try --dtype float32)")
     matrix = layout.to_matrix(flat)
-    outcomes, ties, chance = item_outcomes(benchmark.kind, matrix, layout.n_slots)
-    valid.add_valid_metric(benchmark, matrix, layout.n_slots, outcomes, ties, chance)
+    outcomes, ties, chance = benchmark.item_kind.item_outcomes(
+        benchmark.items, matrix, layout.n_slots, where=benchmark.name)
     total = time.perf_counter() - t_start
     stats = {
         "images_unique": len(set(image_hashes)),
@@ -110,16 +102,9 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
                       outcomes=outcomes, ties=ties, chance=chance, stats=stats)
 
 
-def item_outcomes(kind: str, matrix: np.ndarray, n_slots: np.ndarray):
+def item_outcomes(kind: str | ItemKind, matrix: np.ndarray, n_slots: np.ndarray):
     """(outcomes, ties, chance) per metric from the padded score matrix; outcomes as 0/1."""
-    n = len(matrix)
-    if kind == "pair":
-        sims = matrix.reshape(n, 2, 2)  # slot 2c + i -> [c, i]
-        out = pair_outcomes(sims)
-        return ({m: v.astype(np.float64) for m, v in out.items()}, pair_ties(sims),
-                pair_chance(n))
-    r1 = choice_outcomes(matrix).astype(np.float64)
-    return {"r1": r1}, {"r1": choice_ties(matrix)}, {"r1": choice_chance(n_slots)}
+    return kind_of(kind).outcomes(matrix, n_slots)
 
 
 def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: list[str],

@@ -19,12 +19,12 @@ itself) and falls back to Wilson; the row's ``ci_method`` says which method prod
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
-from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, cluster_bootstrap_ci
 from foilbench.stats.intervals import wald_ci, wilson_ci
 
@@ -81,11 +81,17 @@ def summarise(outcomes: np.ndarray, *, chance: np.ndarray | None = None,
     }
 
 
-def default_breakdown_columns(table: pd.DataFrame, cluster_col: str = CLUSTER_COLUMN) -> list[str]:
-    """The standard metadata columns present with at least two distinct values (a single-valued
-    column repeats the overall row). The cluster column is excluded: a per-scene breakdown has
-    one cluster per group."""
-    return [c for c in METADATA_COLUMNS
+def default_breakdown_columns(table: pd.DataFrame, candidates: Sequence[str],
+                              cluster_col: str = CLUSTER_COLUMN) -> list[str]:
+    """Those of ``candidates`` (the caller's metadata columns: stats knows no data schema)
+    present with at least two distinct values (a single-valued column repeats the overall row).
+    The cluster column is excluded: a per-scene breakdown has one cluster per group.
+
+    >>> t = pd.DataFrame({"tier": ["short", "long"], "scene_id": ["a", "b"], "n": [1, 1]})
+    >>> default_breakdown_columns(t, ["scene_id", "tier", "n", "absent"])
+    ['tier']
+    """
+    return [c for c in candidates
             if c in table.columns and c != cluster_col and table[c].map(group_label).nunique() > 1]
 
 
@@ -98,20 +104,26 @@ def group_label(value: object) -> str:
     return str(value)
 
 
-def metric_table(table: pd.DataFrame, *, by: list[str] | None = None, method: str = "auto",
+def metric_table(table: pd.DataFrame, *, by: Sequence[str] | None = None,
+                 candidates: Sequence[str] | None = None, method: str = "auto",
                  cluster_col: str | None = CLUSTER_COLUMN, n_boot: int = DEFAULT_N_BOOT,
                  seed: int = DEFAULT_SEED, level: float = 0.95) -> pd.DataFrame:
     """Overall rows (``group_by == ""``) then one row per (column, value), for every metric.
 
-    ``by=None`` uses :func:`default_breakdown_columns`; any column of ``table`` may be named.
+    ``by`` names the breakdown columns (any column of ``table``); ``by=None`` takes those of
+    ``candidates`` that vary (:func:`default_breakdown_columns`; callers pass the data schema's
+    metadata columns), and one of the two must be given.
     """
+    if by is None and candidates is None:
+        raise ValueError("metric_table needs by= (breakdown columns) or candidates= (the "
+                         "metadata columns to break down by when they vary)")
     missing = [c for c in (by or []) if c not in table.columns]
     if missing:
         raise ValueError(f"breakdown column(s) {', '.join(missing)} not in the results "
                          f"(have: {', '.join(map(str, table.columns))})")
     has_clusters = cluster_col is not None and cluster_col in table.columns \
         and table[cluster_col].notna().all()
-    columns = default_breakdown_columns(table) if by is None else list(by)
+    columns = default_breakdown_columns(table, candidates) if by is None else list(by)
     rows = []
     for metric, part in table.groupby("metric", sort=False):
         groups = [("", "", part)]

@@ -1,6 +1,6 @@
 """Persistent caches keyed by (model fingerprint, content hash), safe against interruption.
 
-Layout under the cache root (default ``~/.cache/foilbench/embeddings``, or ``$FOILBENCH_CACHE``)::
+Layout under the cache root (default ``~/.cache/foilbench/embeddings``; see ``paths.py``)::
 
     <root>/<sanitised-fingerprint>-<sha256(fingerprint)[:16]>/
         fingerprint.txt              the full fingerprint (for humans)
@@ -20,29 +20,27 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from hashlib import sha256
 from pathlib import Path
 
 import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
-ENV_VAR = "FOILBENCH_CACHE"
+from foilbench.hashing import sha256_text
+from foilbench.paths import embeddings_dir
+
 _DIGEST_BYTES = 32
 
 
 def default_cache_root() -> Path:
-    """``$FOILBENCH_CACHE`` if set, else ``~/.cache/foilbench/embeddings``."""
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "foilbench" / "embeddings"
+    """``$FOILBENCH_HOME/embeddings`` (:func:`foilbench.paths.embeddings_dir`)."""
+    return embeddings_dir()
 
 
 def fingerprint_dirname(fingerprint: str) -> str:
     """A file-system-safe, collision-free folder name for a fingerprint."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", fingerprint).strip("._")[:60] or "model"
-    return f"{safe}-{sha256(fingerprint.encode()).hexdigest()[:16]}"
+    return f"{safe}-{sha256_text(fingerprint)[:16]}"
 
 
 def _digest_bytes(hexes: list[str]) -> np.ndarray:

@@ -18,6 +18,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from foilbench import __version__
 from foilbench.errors import FoilbenchError
 from foilbench.scoring.result import EvalResult
 from foilbench.store.schema import DDL, SCHEMA_VERSION
@@ -56,8 +57,10 @@ def _clean(value: Any) -> Any:
     return str(value)
 
 
-def to_json(value: Any) -> str:
-    return json.dumps(_clean(value), sort_keys=True, ensure_ascii=False)
+def to_json(value: Any, *, sort_keys: bool = True) -> str:
+    """JSON text of ``value`` (cleaned as above); ``sort_keys=False`` keeps dict order, e.g.
+    the column order of table records."""
+    return json.dumps(_clean(value), sort_keys=sort_keys, ensure_ascii=False)
 
 
 class ResultsStore:
@@ -93,8 +96,9 @@ class ResultsStore:
 
     # --- writing ----------------------------------------------------------------------------
     def write_run(self, result: EvalResult, metrics: pd.DataFrame, provenance: dict[str, Any],
-                  *, batch_id: str | None = None) -> str:
-        """Store one run atomically and return its id."""
+                  *, batch_id: str | None = None, compass: dict[str, Any] | None = None) -> str:
+        """Store one run atomically and return its id; ``compass`` (the run's COMPASS tables,
+        JSON-able) goes into ``compass_tables`` in the same transaction."""
         run_id = uuid.uuid4().hex[:16]
         run_row = self._run_row(run_id, batch_id or new_batch_id(), result, provenance)
         items = self._item_frame(run_id, result)
@@ -106,6 +110,9 @@ class ResultsStore:
             self._insert_frame("item_results", items)
             self._insert_frame("item_outcomes", outcomes)
             self._insert_metrics(metric_rows)
+            if compass is not None:
+                self.con.execute("INSERT INTO compass_tables VALUES (?, ?)",
+                                 [run_id, to_json(compass, sort_keys=False)])
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
@@ -172,7 +179,53 @@ class ResultsStore:
                 "ci_high", "ci_method", "chance", "ties"]
         self._insert_frame("metrics", frame[cols])
 
+    def write_blind_reference(self, checksum: str, audit_key: str, *, benchmark_name: str,
+                              n_items: int, reference: dict[str, Any],
+                              audit: dict[str, Any] | None, note: str | None = None) -> None:
+        """Store (or replace) the blind audit of one benchmark; see ``store/schema.py``."""
+        created = datetime.now(timezone.utc).replace(tzinfo=None)
+        self.con.execute(
+            "INSERT OR REPLACE INTO blind_reference VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [checksum, audit_key, created, __version__, benchmark_name, n_items,
+             to_json(reference), None if audit is None else to_json(audit), note])
+
     # --- reading ----------------------------------------------------------------------------
+    def has_table(self, name: str) -> bool:
+        """Whether ``name`` exists (a read-only store written by an older schema may lack it)."""
+        return self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                                [name]).fetchone()[0] > 0
+
+    def load_compass(self, run: str) -> dict[str, Any] | None:
+        """The stored COMPASS tables of a run (records keep their column order), or None (not
+        a COMPASS run, or stored before schema 2, or written without the runner)."""
+        run_id = self.resolve_run_id(run)
+        if not self.has_table("compass_tables"):
+            return None
+        hit = self.con.execute("SELECT tables FROM compass_tables WHERE run_id = ?",
+                               [run_id]).fetchone()
+        return json.loads(hit[0]) if hit else None
+
+    def load_blind_reference(self, checksum: str, *, audit_key: str | None = None,
+                             n_items: int | None = None) -> dict[str, Any] | None:
+        """The newest stored blind audit of a benchmark checksum (narrowed by ``audit_key``
+        and/or ``n_items`` when given) as ``{reference, audit, note, audit_key, n_items,
+        benchmark_name, created, package_version}``, or None."""
+        if not self.has_table("blind_reference"):
+            return None
+        sql, args = "SELECT * FROM blind_reference WHERE benchmark_checksum = ?", [checksum]
+        if audit_key is not None:
+            sql, args = sql + " AND audit_key = ?", [*args, audit_key]
+        if n_items is not None:
+            sql, args = sql + " AND n_items = ?", [*args, n_items]
+        frame = self.con.execute(sql + " ORDER BY created DESC LIMIT 1", args).df()
+        if frame.empty:
+            return None
+        row = frame.iloc[0].to_dict()
+        for col in ("reference", "audit"):
+            row[col] = json.loads(row[col]) if isinstance(row[col], str) else None
+        row["note"] = row["note"] if isinstance(row["note"], str) else None
+        return row
+
     def list_runs(self) -> pd.DataFrame:
         return self.con.execute(
             "SELECT run_id, batch_id, created, model_spec, benchmark_name, n_items, partial "

@@ -12,9 +12,21 @@ item_results   one row per (run, item), ``item_index`` keeping benchmark order: 
 item_outcomes  one row per (run, item, metric): outcome in [0, 1] (1 = correct under strict >;
                API models average two order-swapped asks, so 0.5 occurs), tie, chance.
 metrics        aggregated metrics: overall (group_by = '') and per metadata column value.
+compass_tables (schema 2) the COMPASS integration-gap and skill-load tables of a run on a
+               COMPASS-style benchmark, as JSON, written in the run's transaction.
+blind_reference (schema 2) the blind text-only audit of a benchmark (cheap cross-fitted
+               scorers, overall and per edit type) and the reference row ``run`` prints,
+               computed once per (benchmark checksum, audit key) and reused; ``audit_key``
+               hashes the audit settings and its exact inputs, so a partial run of the same
+               benchmark gets its own row. ``audit`` is null and ``note`` says why when the
+               benchmark is too small to cross-fit.
+sweep_cells    the cells of each ``foilbench sweep`` (see :mod:`foilbench.store.sweeps`).
+
+A store written by schema 1 opens unchanged: the schema-2 tables are created when it is next
+opened for writing, and readers treat a missing table as empty.
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 DDL = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -71,5 +83,21 @@ DDL = [
         ci_method VARCHAR,
         chance DOUBLE,
         ties INTEGER
+    )""",
+    """CREATE TABLE IF NOT EXISTS compass_tables (
+        run_id VARCHAR PRIMARY KEY,
+        tables JSON
+    )""",
+    """CREATE TABLE IF NOT EXISTS blind_reference (
+        benchmark_checksum VARCHAR,
+        audit_key VARCHAR,
+        created TIMESTAMP,
+        package_version VARCHAR,
+        benchmark_name VARCHAR,
+        n_items INTEGER,
+        reference JSON,
+        audit JSON,
+        note VARCHAR,
+        PRIMARY KEY (benchmark_checksum, audit_key)
     )""",
 ]

@@ -10,7 +10,6 @@ loaded without pickle) plus ``.json`` so the three models reuse one rendering.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +17,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from foilbench.hashing import sha256_text
+from foilbench.jsonio import write_json
 from foilbench.models.embedded_preprocess import PREPROCESS_VERSION, image_to_array
 from foilbench.train.hard_negatives import confusion_negative, swap_negative
 from foilbench.train.mentions import Mention, mention_text, sample_mentions
@@ -38,7 +39,7 @@ class DataConfig:
     def key(self, world: str) -> str:
         text = json.dumps([DATA_VERSION, PREPROCESS_VERSION, world, self.n_scenes, self.seed,
                            self.image_size, self.render_size, self.max_objects])
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return sha256_text(text)[:16]
 
 
 @dataclass
@@ -115,8 +116,8 @@ def save_training_data(data: TrainingData, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path.with_suffix(".npz"), pixels=data.pixels, positive=data.positive,
              swap=data.swap, confusion=data.confusion)
-    path.with_suffix(".json").write_text(json.dumps(
-        {"texts": data.texts, "kinds": data.kinds, "stats": data.stats}))
+    write_json(path.with_suffix(".json"),
+               {"texts": data.texts, "kinds": data.kinds, "stats": data.stats}, indent=None)
 
 
 def load_training_data(path: Path) -> TrainingData:

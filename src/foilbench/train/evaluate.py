@@ -96,7 +96,7 @@ def scorecard(adapter, benchmarks, progress: bool = False) -> dict:
     out = {}
     for bench in benchmarks:
         result = evaluate(adapter, bench, cache=None, progress=progress)
-        if bench.kind == "pair":
+        if bench.item_kind.is_edit_pair:
             out[bench.name] = pair_scorecard(result)
         else:
             out[bench.name] = choice_scorecard(result)

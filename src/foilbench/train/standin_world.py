@@ -7,11 +7,10 @@ contract, so everything downstream is exercised; the shipped weights never use i
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 from PIL import Image, ImageDraw
 
+from foilbench.hashing import sha256_text
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.vocab import COLORS, CONDITIONS
 
@@ -57,7 +56,7 @@ def describe_scene(scene: Scene) -> str:
 
 def scene_signature(scene: Scene) -> str:
     text = repr([(o.category, o.color, round(o.x, 3), round(o.y, 3)) for o in scene.objects])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return sha256_text(text)[:16]
 
 
 def benchmark_scene_signatures() -> set[str]:

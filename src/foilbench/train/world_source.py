@@ -17,7 +17,7 @@ import numpy as np
 
 from foilbench.errors import FoilbenchError
 
-# Spawn key of the training seed stream; the benchmark uses its own (world.pair_plan).
+# Spawn key of the training seed stream; the benchmark uses its own (construct.pair_plan).
 TRAIN_STREAM = 0x7A1_2EED
 
 
@@ -39,7 +39,7 @@ _WORLDS = {
         "render": "foilbench.world.render:render",
         "describe_scene": "foilbench.world.captions:describe_scene",
         "scene_signature": "foilbench.world.sample:scene_signature",
-        "benchmark_signatures": "foilbench.world.pair_plan:benchmark_scene_signatures",
+        "benchmark_signatures": "foilbench.construct.pair_plan:benchmark_scene_signatures",
     },
     "standin": {
         name: f"foilbench.train.standin_world:{name}"

@@ -48,7 +48,6 @@ def describe_scene(scene: Scene, max_tokens: int = MAX_TOKENS) -> str:
     """A whole-scene caption, objects left to right, within ``max_tokens`` (rightmost dropped).
 
     >>> from foilbench.world.scene import Obj, Scene
-from foilbench.world.token_budget import token_count
     >>> describe_scene(Scene((Obj("cube", "red", x=0.2), Obj("cube", "red", x=0.5),
     ...                       Obj("box", "blue", material="wood", x=0.8))))
     'two red cubes and a blue wooden box on a white background'

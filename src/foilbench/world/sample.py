@@ -11,13 +11,13 @@ same objects in the Minimal and the Contextual condition.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, replace
 
 import numpy as np
 
+from foilbench.hashing import sha256_text
 from foilbench.world.layout import (
     DECOR_BAND,
     GROUND_Y,
@@ -225,7 +225,7 @@ def scene_signature(scene_or_objects) -> str:
     payload = [asdict(o) for o in objects]
     for d in payload:
         d["x"], d["y"] = round(d["x"], 4), round(d["y"], 4)
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return sha256_text(json.dumps(payload, sort_keys=True))
 
 
 def scene_with_id(scene: Scene, prefix: str = "sc-") -> Scene:

@@ -2,14 +2,17 @@
 
 Options: ``concurrency=N`` (calls in flight; see :mod:`.api_common`). One request is a system
 prompt plus one user turn, with the request's temperature, ``max_tokens`` and seed (sent where
-the provider takes one: OpenAI and Gemini). SugarCrepe §4 samples new concepts at temperature
+the provider takes one: OpenAI and Gemini). The request's images (``TextRequest.images``) go
+first in the user turn, as PNG image parts of the provider's wire format (the same parts the
+API models of ``foilbench run`` send), then the prompt text; CompoSET's captioning model sees
+the rendered base image this way in steps 3-4. SugarCrepe §4 samples new concepts at temperature
 1.5 (OpenAI's and Gemini's range is [0, 2]); Anthropic accepts at most 1, so a higher
 temperature is clamped to 1 there, with a warning, and the clamped value is what the cache key
 and the request carry.
 
 Replies are cached in ``$FOILBENCH_CACHE_DIR/construct_text_responses.jsonl`` keyed by
-(provider, model, system, prompt, temperature, max_tokens, seed): a repeated request makes no
-HTTP call and costs nothing. A sampled request (temperature > 0) is cached too, so a rerun is
+(provider, model, system, prompt, temperature, max_tokens, seed, image bytes): a repeated
+request makes no HTTP call and costs nothing. A sampled request (temperature > 0) is cached too, so a rerun is
 reproducible; a different seed is a different request.
 """
 
@@ -29,7 +32,8 @@ from foilbench.construct.backends.api_common import (
     parse_api_spec,
 )
 from foilbench.construct.backends.base import TextBackend, TextRequest
-from foilbench.models.api.spend import price_for
+from foilbench.models.api.adapter import png_bytes
+from foilbench.models.api.spend import IMAGE_TOKENS, price_for
 from foilbench.models.api.transport import RetryPolicy, post_json
 from foilbench.models.api.wire import PROVIDERS, auth_headers, build_request, parse_reply
 from foilbench.models.fingerprint import make_fingerprint
@@ -53,6 +57,8 @@ def from_spec(rest: str, **options: Any) -> APITextBackend:
 
 
 class APITextBackend(TextBackend):
+    accepts_images = True
+
     def __init__(self, provider: str, model: str, spec: str, max_concurrency: int = 4,
                  budget: SpendBudget | None = None, policy: RetryPolicy | None = None,
                  cache_dir: str | Path | None = None) -> None:
@@ -86,12 +92,16 @@ class APITextBackend(TextBackend):
 
     def complete(self, request: TextRequest) -> str:
         temperature = self.effective_temperature(request.temperature)
+        pngs = [png_bytes(im, k) for k, im in enumerate(request.images)]
         key = content_key(WIRE_VERSION, self.provider, self.model, request.system,
-                          request.prompt, temperature, request.max_tokens, request.seed)
-        first = self._cost((len(request.prompt) + len(request.system)) // 4, request.max_tokens)
+                          request.prompt, temperature, request.max_tokens, request.seed,
+                          *([pngs] if pngs else []))
+        first = self._cost((len(request.prompt) + len(request.system)) // 4
+                           + IMAGE_TOKENS * len(pngs), request.max_tokens)
+        parts = [*(("image", png) for png in pngs), ("text", request.prompt)]
 
         def send():
-            path, body = build_request(self.provider, self.model, [("text", request.prompt)],
+            path, body = build_request(self.provider, self.model, parts,
                                        request.max_tokens, system=request.system,
                                        temperature=temperature, seed=request.seed)
             url = PROVIDERS[self.provider].base_url() + path

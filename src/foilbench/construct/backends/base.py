@@ -14,7 +14,6 @@ ignore, so one pipeline runs against a provider, a local model or the procedural
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import json
 from abc import ABC, abstractmethod
@@ -24,6 +23,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image
+
+from foilbench.errors import ModelError
+from foilbench.hashing import sha256_bytes, sha256_text
 
 ROLES = ("text", "image", "edit", "detector", "vqa")
 
@@ -43,9 +45,13 @@ class Backend(ABC):
         """Stable identity: spec and weights hash / model version. Part of every cache key."""
 
     def describe(self) -> dict[str, Any]:
-        """What goes into a construction manifest's provenance."""
-        return {"role": self.role, "fingerprint": self.fingerprint,
-                "class": type(self).__qualname__}
+        """What goes into a construction manifest's provenance (with the spec the user typed,
+        which :func:`~foilbench.construct.backends.registry.resolve_backend` records)."""
+        out = {"role": self.role, "fingerprint": self.fingerprint,
+               "class": type(self).__qualname__}
+        if getattr(self, "spec", None):
+            out["spec"] = self.spec
+        return out
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,10 @@ class TextRequest:
     prompt_id: str = ""
     #: Structured inputs for the ``template`` backend (ignored by LLMs), e.g. a concept.
     task: Any = None
+    #: Images shown with the prompt (CompoSET steps 3-4 caption from the rendered base
+    #: image). Not part of ``==``/hash; ``call_key`` hashes them by their pixels. Send them
+    #: only to a backend whose ``accepts_images`` is true.
+    images: tuple[Image.Image, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,10 @@ class Detection:
 
 class TextBackend(Backend):
     role = "text"
+    #: Whether ``complete`` reads ``TextRequest.images`` (vision-language API models) or
+    #: answers from the structured task (``template``). A pipeline attaches images only
+    #: when this is true; a text-only backend refuses a request carrying them.
+    accepts_images: bool = False
 
     @abstractmethod
     def complete(self, request: TextRequest) -> str:
@@ -128,6 +142,21 @@ class DetectorBackend(Backend):
         """Open-vocabulary detections of ``labels`` scoring at least ``threshold``."""
 
 
+class UnanswerableError(ModelError):
+    """The model's answer names none of the choices, several, or ties between them. An
+    answer, not a failure: the stage engine records it (:class:`Unanswerable`) as a failed
+    check instead of retrying the call."""
+
+    retryable = False
+
+
+@dataclass(frozen=True)
+class Unanswerable:
+    """A VQA call whose answer named no single choice (the reason in words)."""
+
+    reason: str
+
+
 class VQABackend(Backend):
     role = "vqa"
 
@@ -140,10 +169,10 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, Image.Image):
         buf = io.BytesIO()
         value.save(buf, format="PNG")
-        return {"png_sha256": hashlib.sha256(buf.getvalue()).hexdigest()}
+        return {"png_sha256": sha256_bytes(buf.getvalue())}
     if isinstance(value, np.ndarray):
         arr = np.ascontiguousarray(value)
-        return {"array_sha256": hashlib.sha256(arr.tobytes()).hexdigest(),
+        return {"array_sha256": sha256_bytes(arr.tobytes()),
                 "shape": list(arr.shape), "dtype": str(arr.dtype)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
@@ -162,4 +191,4 @@ def call_key(backend: Backend, method: str, *args: Any) -> str:
     payload = {"backend": backend.fingerprint, "method": method,
                "args": [_canonical(a) for a in args]}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_text(text)

@@ -9,6 +9,12 @@ so a model's generation_config defaults do not change the distribution silently)
 the request's seed in a forked RNG (the caller's global torch RNG is untouched). The reply is
 the decoded new tokens, special tokens dropped, stripped.
 
+Context: a request's ``max_tokens`` is cut to what the model's context has left after the
+prompt (``max_position_embeddings`` / ``n_positions``), and a prompt that alone fills the
+context raises :class:`PromptTooLongError` (not retried: the same prompt fails again).
+Images: a causal LM reads text only, so a request with ``images`` is refused
+(``accepts_images`` is false; pipelines then send the prompt alone and say so in their log).
+
 Fingerprint: spec, model class, dtype and the folder identity (:mod:`.local_dir`).
 """
 
@@ -24,6 +30,21 @@ from foilbench.errors import ModelError
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.spec_options import split_options
+
+
+class PromptTooLongError(ModelError):
+    """The prompt alone fills the model's context window."""
+
+    retryable = False
+
+
+def context_length(config: Any) -> int | None:
+    """The model's context window in tokens, when its config states one."""
+    for name in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def from_spec(rest: str, **options: Any) -> HFTextLM:
@@ -49,6 +70,7 @@ class HFTextLM(TextBackend):
         except (OSError, ValueError) as e:
             raise ModelError(f"hf-lm: could not load {folder}: {e}") from None
         self.model = model.to(self.device).eval()
+        self.context = context_length(model.config)
         self.chat = bool(use_chat_template and getattr(self.tokenizer, "chat_template", None))
         self._lock = threading.Lock()
         self._fingerprint = make_fingerprint("hf-lm", {
@@ -82,14 +104,26 @@ class HFTextLM(TextBackend):
     def complete(self, request: TextRequest) -> str:
         import torch
 
+        if request.images:
+            raise ModelError(f"{self.spec}: a text-only language model cannot read the "
+                             f"{len(request.images)} image(s) of this request (prompt "
+                             f"{request.prompt_id or '?'}); use an API model for image input")
         text = self.render_prompt(request)
         # a chat template already writes the special tokens it wants
         enc = self.tokenizer(text, return_tensors="pt", add_special_tokens=not self.chat)
         enc = {k: v.to(self.device) for k, v in enc.items()}
         if enc["input_ids"].shape[1] == 0:
             raise ModelError(f"{self.spec}: the prompt tokenises to nothing")
+        n_prompt = int(enc["input_ids"].shape[1])
+        max_new = request.max_tokens
+        if self.context is not None:
+            if n_prompt >= self.context:
+                raise PromptTooLongError(
+                    f"{self.spec}: the prompt {request.prompt_id or ''} is {n_prompt} tokens, "
+                    f"the model's context is {self.context}; use a model with a longer context")
+            max_new = min(max_new, self.context - n_prompt)
         sample = request.temperature > 0
-        kwargs: dict[str, Any] = {"max_new_tokens": request.max_tokens, "do_sample": sample}
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "do_sample": sample}
         if sample:
             kwargs.update(temperature=float(request.temperature), top_k=0, top_p=1.0)
         else:

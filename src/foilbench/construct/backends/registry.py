@@ -67,10 +67,14 @@ def _extra_entries() -> tuple[tuple[str, str, str, str, tuple[str, ...]], ...]:
 def resolve_backend(role: str, spec: str, **options: Any) -> Backend:
     """Build the backend for ``spec`` in ``role``; unknown specs raise with close matches."""
     reg = backend_registry(role)
-    if spec in reg:
-        return reg.get(spec)("", **options)
     scheme, sep, rest = spec.partition(":")
-    if sep and scheme in reg:
-        return reg.get(scheme)(rest, **options)
-    reg.entry(spec)  # raises UnknownNameError with close matches
-    raise AssertionError("unreachable")
+    if spec in reg:
+        backend = reg.get(spec)("", **options)
+    elif sep and scheme in reg:
+        backend = reg.get(scheme)(rest, **options)
+    else:
+        reg.entry(spec)  # raises UnknownNameError with close matches
+        raise AssertionError("unreachable")
+    if not getattr(backend, "spec", None):
+        backend.spec = spec  # what provenance shows beside the fingerprint
+    return backend

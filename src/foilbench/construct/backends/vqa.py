@@ -37,7 +37,7 @@ from foilbench.construct.backends.api_common import (
     content_key,
     parse_api_spec,
 )
-from foilbench.construct.backends.base import VQABackend
+from foilbench.construct.backends.base import UnanswerableError, VQABackend
 from foilbench.errors import ModelError
 from foilbench.models.api.adapter import png_bytes
 from foilbench.models.api.spend import IMAGE_TOKENS, price_for
@@ -50,10 +50,6 @@ VQA_PROMPT = "{question}\nAnswer the question using a single word or phrase."
 API_PROMPT = ("{question}\nChoose the answer from this list:\n{choices}\n"
               "Reply with the answer only, written exactly as in the list.")
 API_MAX_TOKENS = 32
-
-
-class UnanswerableError(ModelError):
-    """The model's answer names none of the choices, several, or ties between them."""
 
 
 def _norm(text: str) -> str:

@@ -38,6 +38,7 @@ from foilbench.data.loaders.common import (
     require_fields,
     split_spec,
 )
+from foilbench.data.loaders.sources import CropSource
 from foilbench.errors import BenchmarkError
 
 SUBSETS = {"vg_relation": "visual_genome_relation.json",
@@ -46,6 +47,7 @@ EXPECTED = {"vg_relation": 23937, "vg_attribution": 28748}
 FIELDS = ("image_path", "bbox_x", "bbox_y", "bbox_w", "bbox_h", "true_caption",
           "false_caption")
 CROPS_DIRNAME = "_foilbench_crops"
+BOX = ("bbox_x", "bbox_y", "bbox_w", "bbox_h")
 DOWNLOAD_NOTE = ("ARO data: see https://github.com/mertyg/vision-language-models-are-bows "
                  "(dataset_zoo/aro_datasets.py lists the annotation and vgr_vga_images.zip "
                  "links); unzip the images into DIR/images")
@@ -68,7 +70,8 @@ def write_crop(src: Path, dst: Path, rec: dict) -> None:
 
 
 def read_subset(folder: Path, subset: str, crops: Path, write: bool,
-                findings: Findings) -> pd.DataFrame:
+                findings: Findings, sources: dict) -> pd.DataFrame:
+    """One item per test case; ``sources`` receives each crop's source image and box."""
     file = folder / SUBSETS[subset]
     data = read_json(file)
     if not isinstance(data, list):
@@ -80,6 +83,7 @@ def read_subset(folder: Path, subset: str, crops: Path, write: bool,
         src = folder / "images" / str(rec["image_path"])
         if write and not (crops / name).exists() and src.is_file():
             write_crop(src, crops / name, rec)
+        sources[name] = CropSource(src, tuple(float(rec[k]) for k in BOX))
         label = rec.get("relation_name") if subset == "vg_relation" else \
             "_".join(map(str, rec.get("attributes") or []))
         rows.append({"item_id": f"{subset}/{n}", "image": name,
@@ -110,8 +114,9 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         findings.missing_part(f"{folder} lacks "
                               f"{', '.join(SUBSETS[s] for s in wanted if s not in present)}",
                               on_invalid)
-    items = pd.concat([read_subset(folder, s, crops, check_images, findings) for s in present],
-                      ignore_index=True)
+    sources: dict = {}
+    items = pd.concat([read_subset(folder, s, crops, check_images, findings, sources)
+                       for s in present], ignore_index=True)
     name = "aro" if len(wanted) > 1 else f"aro_{wanted[0]}"
     manifest = manifest_for(
         name, "i2t", license="MIT (annotations); images: Visual Genome CC BY 4.0",
@@ -120,4 +125,5 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         extras={"expected_counts": {s: EXPECTED[s] for s in wanted}, "subsets": present})
     return finish(manifest, items, crops, findings, on_invalid=on_invalid,
                   check_images=check_images,
-                  image_hint=f"crops are cut from {folder / 'images'}; {DOWNLOAD_NOTE}")
+                  image_hint=f"crops are cut from {folder / 'images'}; {DOWNLOAD_NOTE}",
+                  sources=sources)

@@ -53,7 +53,9 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     findings = Findings(NAME)
     check_counts(findings, "release", {"instances": len(table)}, {"instances": EXPECTED_TOTAL})
     root = images_root(folder, options)
-    paths = embedded_paths(table, ("image", "negative_image"), root, "test", check_images)
+    sources: dict = {}
+    paths = embedded_paths(table, ("image", "negative_image"), root, "test", check_images,
+                           sources)
     operation = table["type"].astype(str).str.lower()
     category = table["subtype"].astype(str).str.lower()
     items = pd.DataFrame({
@@ -68,4 +70,4 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         description="BiVLC: COCO image + generated negative image, caption + hard negative",
         extras={"expected_total": EXPECTED_TOTAL, "shards": [f.name for f in files]})
     return finish(manifest, items, root, findings, on_invalid=on_invalid,
-                  check_images=check_images, image_hint=DOWNLOAD_NOTE)
+                  check_images=check_images, image_hint=DOWNLOAD_NOTE, sources=sources)

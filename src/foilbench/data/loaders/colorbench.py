@@ -12,11 +12,23 @@ recolourings (``<id>_<k>.<ext>``). Choices are a list or a string ``"(A) red (B)
 Expected counts: not fixed here (the card gives 1,448 instances over all tasks; the robustness
 share was not verified); counts per task are recorded in ``manifest.extras["counts"]``.
 
-foilbench form: kind ``choice``, one item per robustness row: the image and the captions
-``"<question> <option>"`` with the correct option first, scored by I2T R@1 (the negatives are
-texts). The paper's robustness (an original and all its recolourings right) is the AND of the
-items sharing ``instance_id``. ``?tasks=all`` also loads the Perception/Reasoning rows.
-Metadata: ``category`` = task, ``condition`` = original / recolored, ``instance_id``.
+Two foilbench forms (``?form=``):
+
+* ``t2i`` (default), CompoSET Table 8's ("T2I for image-foil-only benchmarks (NaturalBench,
+  ColorBench)"): kind ``image_choice``, one item per recolouring, the original against that
+  recolouring under the same prompt: caption = the original row's ``"<question> <correct
+  option>"`` (``?text=question`` keeps the bare question), images = [original, recolouring],
+  scored by T2I R@1 (chance 1/2). Table 8 does not print its prompt text; this one is ours.
+  ``edit_type`` = the recolouring's file stem.
+* ``i2t``: kind ``choice``, one item per robustness row: the image and the captions
+  ``"<question> <option>"`` with the correct option first, scored by I2T R@1 (the negatives are
+  texts). The paper's robustness (an original and all its recolourings right,
+  ``process_robustness``: ``if ori_bool and False not in list_new_bool``) is the AND of the
+  items sharing ``instance_id``. ``?tasks=all`` also loads the Perception/Reasoning rows.
+
+An original is the stem without ``_`` and a recolouring ``<id>_<k>``, as
+``process_robustness`` splits ``filename``. Metadata: ``category`` = task, ``condition`` =
+original / recolored, ``instance_id``.
 """
 
 from __future__ import annotations
@@ -49,6 +61,8 @@ DOWNLOAD_NOTE = ("huggingface-cli download umd-zhou-lab/ColorBench --repo-type d
                  "--local-dir DIR")
 COLUMNS = ("type", "task", "filename", "choices", "answer", "image")
 OPTION = re.compile(r"\(([A-Z])\)\s*")
+FORMS = ("t2i", "i2t")
+TEXTS = ("answer", "question")
 
 
 def parse_choices(choices: object, where: str) -> dict[str, str]:
@@ -66,8 +80,60 @@ def parse_choices(choices: object, where: str) -> dict[str, str]:
     return options
 
 
+def read_rows(table: pd.DataFrame, paths: list[str], question_col: str,
+              where: str) -> list[dict]:
+    """One record per row: the image path, question, captions (correct option first)."""
+    rows = []
+    for r, rec in enumerate(table.to_dict(orient="records")):
+        here = f"{where}, row filename={rec['filename']!r}"
+        opts = parse_choices(rec["choices"], here)
+        answer = str(rec["answer"]).strip("() ").lower()
+        if answer not in opts:
+            raise BenchmarkError(f"{here}: answer {rec['answer']!r} is not among the choices")
+        question = str(rec[question_col]).strip()
+        captions = [f"{question} {opts[answer]}"] + [f"{question} {t}" for k, t in opts.items()
+                                                     if k != answer]
+        stem = PurePosixPath(str(rec["filename"])).stem
+        rows.append({"item_id": f"{r}:{stem}", "image": paths[r], "captions": captions,
+                     "question": question, "stem": stem, "category": rec["task"],
+                     "condition": "recolored" if "_" in stem else "original",
+                     "instance_id": f"{rec['task']}/{stem.split('_')[0]}"})
+    return rows
+
+
+def t2i_items(rows: list[dict], text: str, findings: Findings) -> pd.DataFrame:
+    """Per instance: the original against each recolouring, under the original's prompt."""
+    by_instance: dict[str, list[dict]] = {}
+    for row in rows:
+        by_instance.setdefault(row["instance_id"], []).append(row)
+    items, lonely = [], 0
+    for instance, group in by_instance.items():
+        originals = [g for g in group if g["condition"] == "original"]
+        recoloured = [g for g in group if g["condition"] == "recolored"]
+        if len(originals) != 1 or not recoloured:
+            lonely += 1
+            continue
+        orig = originals[0]
+        caption = orig["captions"][0] if text == "answer" else orig["question"]
+        for rec in recoloured:
+            if rec["question"] != orig["question"]:
+                findings.warn(f"{instance}: {rec['stem']} asks {rec['question']!r}, the "
+                              f"original {orig['question']!r}; the original's prompt is used")
+            items.append({"item_id": f"{instance}/{rec['stem']}", "caption": caption,
+                          "images": [orig["image"], rec["image"]], "category": orig["category"],
+                          "edit_type": rec["stem"], "condition": "recolored",
+                          "instance_id": instance})
+    if lonely:
+        findings.warn(f"{lonely} instance(s) lack one original or any recolouring; no T2I item")
+    return pd.DataFrame(items)
+
+
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images", "tasks"))
+    folder, options = split_spec(path, allowed=("images", "tasks", "form", "text"))
+    form, text = options.get("form", "t2i"), options.get("text", "answer")
+    if form not in FORMS or text not in TEXTS:
+        raise ValueError(f"{NAME}: form must be one of {', '.join(FORMS)} and text one of "
+                         f"{', '.join(TEXTS)} (got form={form!r}, text={text!r})")
     files = shard_files(folder, "test", NAME)
     table = read_shards(files)
     require_columns(table, COLUMNS, files[0])
@@ -76,35 +142,32 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         raise BenchmarkError(f"{files[0]}: missing column question (or prompt) (have: "
                              f"{', '.join(map(str, table.columns))})")
     findings = Findings(NAME)
-    if options.get("tasks", "robustness") == "robustness":
+    if form == "t2i" or options.get("tasks", "robustness") == "robustness":
         table = table[table["type"].astype(str).str.lower() == "robustness"]
     table = table.reset_index(drop=True)
     root = images_root(folder, options)
-    paths = embedded_paths(table, ("image",), root, "test", check_images)["image"]
-    rows = []
-    for r, rec in enumerate(table.to_dict(orient="records")):
-        where = f"{files[0].name}, row filename={rec['filename']!r}"
-        opts = parse_choices(rec["choices"], where)
-        answer = str(rec["answer"]).strip("() ").lower()
-        if answer not in opts:
-            raise BenchmarkError(f"{where}: answer {rec['answer']!r} is not among the choices")
-        question = str(rec[question_col]).strip()
-        captions = [f"{question} {opts[answer]}"] + [f"{question} {t}" for k, t in opts.items()
-                                                     if k != answer]
-        stem = PurePosixPath(str(rec["filename"])).stem
-        rows.append({"item_id": f"{r}:{stem}", "image": paths[r], "captions": captions,
-                     "category": rec["task"],
-                     "condition": "recolored" if "_" in stem else "original",
-                     "instance_id": f"{rec['task']}/{stem.split('_')[0]}"})
-    items = pd.DataFrame(rows)
-    if items.empty:
+    sources: dict = {}
+    paths = embedded_paths(table, ("image",), root, "test", check_images, sources)["image"]
+    rows = read_rows(table, paths, question_col, files[0].name)
+    if not rows:
         findings.warn("no Robustness rows found")
-    manifest = manifest_for(
-        NAME, "i2t", license="Apache-2.0",
-        source="https://huggingface.co/datasets/umd-zhou-lab/ColorBench",
-        description="ColorBench colour robustness: original and recoloured images, "
-                    "question + answer options as captions",
-        extras={"counts": dict(Counter(items["category"])) if len(items) else {},
-                "question_column": question_col})
+    if form == "t2i":
+        items = t2i_items(rows, text, findings)
+        manifest = manifest_for(
+            NAME, "t2i", license="Apache-2.0",
+            source="https://huggingface.co/datasets/umd-zhou-lab/ColorBench",
+            description="ColorBench colour robustness as T2I: each original against each "
+                        "recolouring under the same prompt (CompoSET Table 8)",
+            extras={"form": form, "text": text, "question_column": question_col})
+    else:
+        items = pd.DataFrame(rows).drop(columns=["question", "stem"], errors="ignore")
+        manifest = manifest_for(
+            NAME, "i2t", license="Apache-2.0",
+            source="https://huggingface.co/datasets/umd-zhou-lab/ColorBench",
+            description="ColorBench colour robustness: original and recoloured images, "
+                        "question + answer options as captions",
+            extras={"form": form, "question_column": question_col})
+        manifest.extras["table8_metric"] = None  # Table 8 scores ColorBench by T2I (form=t2i)
+    manifest.extras["counts"] = dict(Counter(items["category"])) if len(items) else {}
     return finish(manifest, items, root, findings, on_invalid=on_invalid,
-                  check_images=check_images)
+                  check_images=check_images, sources=sources)

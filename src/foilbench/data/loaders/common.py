@@ -14,7 +14,6 @@ Spec options: a loader path may carry ``?key=value&key2=value2`` after the folde
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,16 +24,17 @@ from urllib.parse import parse_qsl
 import pandas as pd
 
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
-from foilbench.data.kinds import KINDS
 from foilbench.errors import BenchmarkError
+from foilbench.kinds import KINDS, ChoiceKind, ImageChoiceKind, PairKind
+from foilbench.paths import env_path
 
 # CompoSET Table 8 scores each benchmark by one protocol: Group for 2x2 benchmarks, T2I for
 # benchmarks that only foil the image, I2T for those that only foil the text.
 # table8_metric -> (foilbench kind, foilbench metric of that kind)
 TABLE8_PROTOCOLS: dict[str, tuple[str, str]] = {
-    "group": ("pair", "group"),
-    "t2i": ("image_choice", "r1"),
-    "i2t": ("choice", "r1"),
+    "group": (PairKind.name, "group"),
+    "t2i": (ImageChoiceKind.name, "r1"),
+    "i2t": (ChoiceKind.name, "r1"),
 }
 
 
@@ -81,8 +81,8 @@ def split_spec(path: str | Path, allowed: Iterable[str] = ()) -> tuple[Path, dic
 
 def image_root(options: Mapping[str, str], env_var: str, default: Path) -> Path:
     """The image folder: ``?images=`` option, else the environment variable, else ``default``."""
-    chosen = options.get("images") or os.environ.get(env_var) or str(default)
-    return Path(chosen).expanduser()
+    chosen = options.get("images")
+    return Path(chosen).expanduser() if chosen else env_path(env_var) or Path(default).expanduser()
 
 
 def require_dir(path: Path, loader: str, what: str) -> Path:
@@ -180,8 +180,10 @@ def missing_files_summary(items: pd.DataFrame, kind: str, root: Path, show: int 
 
 
 def finish(manifest: Manifest, items: pd.DataFrame, root: Path, findings: Findings, *,
-           on_invalid: str, check_images: bool, image_hint: str = "") -> Benchmark:
-    """Record findings in the manifest and validate through the format layer."""
+           on_invalid: str, check_images: bool, image_hint: str = "",
+           sources: dict[str, Any] | None = None) -> Benchmark:
+    """Record findings in the manifest and validate through the format layer. ``sources``:
+    the derived images' origins (:mod:`foilbench.data.loaders.sources`), for inspection."""
     manifest.extras["warnings"] = list(findings.messages)
     if findings.partial:
         manifest.partial = True
@@ -195,6 +197,7 @@ def finish(manifest: Manifest, items: pd.DataFrame, root: Path, findings: Findin
         raise
     if findings.partial:
         bench.manifest.partial = True
+    bench.image_sources = sources or None
     # runs are keyed by this checksum (resumable sweeps); images count only when checked
     bench.manifest.checksum = bench.compute_checksum(include_images=check_images)
     return bench
@@ -208,13 +211,18 @@ def embedded_image_bytes(value: Any) -> bytes | None:
 
 
 def materialise_embedded(table: pd.DataFrame, columns: Iterable[str], out_dir: Path,
-                         stem: str, write: bool) -> dict[str, list[str]]:
+                         stem: str, write: bool, sources: dict[str, Any] | None = None
+                         ) -> dict[str, list[str]]:
     """Image paths (relative to ``out_dir``) for HF-style embedded image columns.
 
     Names are deterministic (``<column>/<stem>_<row>.<ext>``) so text-only inspection
     (``write=False``) gives the same paths an evaluation run writes. Files that already exist
-    are not rewritten, so a second load is cheap.
+    are not rewritten, so a second load is cheap. ``sources`` (when given) receives each
+    path's :class:`~foilbench.data.loaders.sources.EmbeddedImage`, which inspection checks.
     """
+    from foilbench.data.loaders.sources import EmbeddedImage
+
+    shards = table["_shard"].tolist() if "_shard" in table.columns else ["table"] * len(table)
     paths: dict[str, list[str]] = {}
     for col in columns:
         rels = []
@@ -223,6 +231,8 @@ def materialise_embedded(table: pd.DataFrame, columns: Iterable[str], out_dir: P
             ext = ".png" if data is None or data[:4] == b"\x89PNG" else ".jpg"
             rel = f"{col}/{stem}_{row:05d}{ext}"
             rels.append(rel)
+            if sources is not None:
+                sources[rel] = EmbeddedImage(f"{shards[row]}, column {col!r}, row {row}", data)
             target = out_dir / rel
             if write and data is not None and not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)

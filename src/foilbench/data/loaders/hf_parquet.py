@@ -45,6 +45,8 @@ def images_root(folder: Path, options: dict[str, str]) -> Path:
 
 
 def embedded_paths(table: pd.DataFrame, columns: tuple[str, ...], root: Path, stem: str,
-                   check_images: bool) -> dict[str, list[str]]:
-    """Relative paths of the embedded images; written to ``root`` only when evaluating."""
-    return materialise_embedded(table, columns, root, stem, write=check_images)
+                   check_images: bool, sources: dict | None = None) -> dict[str, list[str]]:
+    """Relative paths of the embedded images; written to ``root`` only when evaluating.
+    ``sources`` collects each path's embedded origin (what ``foilbench inspect`` checks)."""
+    return materialise_embedded(table, columns, root, stem, write=check_images,
+                                sources=sources)

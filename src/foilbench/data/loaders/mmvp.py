@@ -13,9 +13,14 @@ the bare statement).
 Expected counts: 9 visual patterns x 15 pairs = 135 pairs (270 images).
 
 foilbench form: kind ``pair`` (base = odd id, foil = the next id), scored by Group (a pair is
-right when both images pick their own statement and both statements their own image; the
-authors' pair accuracy is the I2T half; CompoSET Table 8 uses Group). ``category`` = the
-visual pattern.
+right when both images pick their own statement and both statements their own image), the
+metric of CompoSET Table 8. The authors' pair accuracy is the *T2I* half, not the I2T half:
+``scripts/evaluate_vlm.py`` encodes both images with one statement at a time and takes
+``logits_per_text1.softmax(dim=-1)``, a softmax over the two images for each text; a pair
+counts when ``pred1 == gt1 and pred2 == gt2``, i.e. each statement picks its own image (a
+tie, ``img1_score == 0.5``, goes to image 2 there; here a tie is a failure). The manifest
+labels the metrics so (``extras["metric_labels"]``): ``t2i`` = "MMVP pair accuracy", ``group``
+= Table 8's. ``category`` = the visual pattern.
 """
 
 from __future__ import annotations
@@ -43,6 +48,11 @@ EXPECTED_PAIRS = 135
 PAIRS_PER_PATTERN = 15
 DOWNLOAD_NOTE = "huggingface-cli download MMVP/MMVP_VLM --repo-type dataset --local-dir DIR"
 DEFAULT_PROMPT = "a photo of "
+METRIC_LABELS = {
+    "t2i": "MMVP pair accuracy (the authors' evaluate_vlm.py: each statement picks its image)",
+    "i2t": "I2T (each image picks its statement; not an MMVP-paper number)",
+    "group": "Group (CompoSET Table 8)",
+}
 
 
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
@@ -81,6 +91,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     manifest = manifest_for(
         NAME, "group", license="MIT", source="https://huggingface.co/datasets/MMVP/MMVP_VLM",
         description="MMVP-VLM: CLIP-blind pairs over 9 visual patterns",
-        extras={"prompt": prompt, "expected_pairs": EXPECTED_PAIRS})
+        extras={"prompt": prompt, "expected_pairs": EXPECTED_PAIRS,
+                "metric_labels": METRIC_LABELS, "authors_metric": "t2i"})
     return finish(manifest, items, folder, findings, on_invalid=on_invalid,
                   check_images=check_images)

@@ -7,8 +7,11 @@ pickles and is not read (unsafe format).
 
 Native format: columns ``Index``, ``Image_0``, ``Image_1``, ``Question_0``,
 ``Image_0_Question_0``, ``Image_1_Question_0``, ``Question_1``, ``Image_0_Question_1``,
-``Image_1_Question_1``, ``Question Type`` (yes_no / multiple_choice), ``Source``. Each question
-has one answer per image; by construction the answers differ between the two images.
+``Image_1_Question_1``, the question type (yes_no / multiple_choice), ``Source``. Each question
+has one answer per image; by construction the answers differ between the two images. The type
+column is ``Question_Type`` in the earlier upload and in the authors' ``naturalbench_vqa.py``
+(``SUFFIX_FOR_VQA[item["Question_Type"]]``) and ``Question Type`` in the current one and in
+their ``example.py`` (``item["Question Type"]``); both are read.
 
 Expected counts: 1,900 samples (3,800 questions).
 
@@ -39,14 +42,15 @@ from foilbench.data.loaders.hf_parquet import (
     read_shards,
     shard_files,
 )
+from foilbench.errors import BenchmarkError
 
 NAME = "naturalbench"
 EXPECTED_SAMPLES = 1900
 DOWNLOAD_NOTE = ("huggingface-cli download BaiqiL/NaturalBench --repo-type dataset "
                  "--include 'data/*' --local-dir DIR")
 COLUMNS = ("Index", "Image_0", "Image_1", "Question_0", "Image_0_Question_0",
-           "Image_1_Question_0", "Question_1", "Image_0_Question_1", "Image_1_Question_1",
-           "Question Type")
+           "Image_1_Question_0", "Question_1", "Image_0_Question_1", "Image_1_Question_1")
+TYPE_COLUMNS = ("Question Type", "Question_Type")  # current upload, earlier upload
 
 
 def _yes(answer: object) -> bool | None:
@@ -59,10 +63,15 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     files = shard_files(folder, "train", NAME)
     table = read_shards(files)
     require_columns(table, COLUMNS, files[0])
+    type_col = next((c for c in TYPE_COLUMNS if c in table.columns), None)
+    if type_col is None:
+        raise BenchmarkError(f"{files[0]}: missing column {' or '.join(TYPE_COLUMNS)} (have: "
+                             f"{', '.join(map(str, table.columns))})")
     findings = Findings(NAME)
     check_counts(findings, "release", {"samples": len(table)}, {"samples": EXPECTED_SAMPLES})
     root = images_root(folder, options)
-    paths = embedded_paths(table, ("Image_0", "Image_1"), root, "train", check_images)
+    sources: dict = {}
+    paths = embedded_paths(table, ("Image_0", "Image_1"), root, "train", check_images, sources)
     rows, skipped = [], 0
     for r, rec in enumerate(table.to_dict(orient="records")):
         for q in (0, 1):
@@ -73,11 +82,12 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
             pos, neg = (0, 1) if a0 else (1, 0)
             rows.append({"item_id": f"{rec['Index']}/q{q}", "caption": rec[f"Question_{q}"],
                          "images": [paths[f"Image_{pos}"][r], paths[f"Image_{neg}"][r]],
-                         "category": rec["Question Type"], "source": rec.get("Source")})
+                         "category": rec[type_col], "source": rec.get("Source")})
     manifest = manifest_for(
         NAME, "t2i", license="Apache-2.0",
         source="https://huggingface.co/datasets/BaiqiL/NaturalBench",
         description="NaturalBench yes/no questions as 1-of-2 image choice (T2I)",
-        extras={"expected_samples": EXPECTED_SAMPLES, "skipped_questions": skipped})
+        extras={"expected_samples": EXPECTED_SAMPLES, "skipped_questions": skipped,
+                "question_type_column": type_col})
     return finish(manifest, pd.DataFrame(rows), root, findings, on_invalid=on_invalid,
-                  check_images=check_images)
+                  check_images=check_images, sources=sources)

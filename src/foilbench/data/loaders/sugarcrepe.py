@@ -15,6 +15,13 @@ replace_obj 1652, replace_rel 1406, swap_att 666, swap_obj 245. Other counts are
 not refused: the same format also holds the authors' unrefined candidates, which this loader
 reads too (any ``*.json`` in the folder is one type, named by its file stem).
 
+Type subsets, without ``--allow-partial``: ``?types=replace_obj,swap_att`` names the types to
+read, and ``?subset=table8`` the five replace/swap types CompoSET Table 8 scores (the
+SugarCrepe++ types: replace_att, replace_obj, replace_rel, swap_att, swap_obj; 4,757 items).
+Table 8 does not name the subset; its interval pins it: CLIP B/32's 78.6 [77.4, 79.7] is the
+Wilson interval of n = 4,757 ([77.4, 79.7]), not of all 7,511 items ([77.7, 79.5]).
+Only the named types must be present; their counts are checked against the published ones.
+
 foilbench form: kind ``choice`` (the image, ``[caption, negative_caption]``), scored by I2T R@1,
 the protocol of the paper and of CompoSET Table 8. Item ids are ``<type>/<key>``. Metadata:
 ``edit_type`` (the file stem), ``operation`` (add/replace/swap), ``category``
@@ -59,6 +66,8 @@ EXPECTED_COUNTS: dict[str, int] = {
     "swap_att": 666,
     "swap_obj": 245,
 }
+TABLE8_TYPES = ("replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
+SUBSETS: dict[str, tuple[str, ...] | None] = {"all": None, "table8": TABLE8_TYPES}
 OPERATIONS = ("add", "replace", "swap")
 CATEGORIES = {"att": "attribute", "obj": "object", "rel": "relation"}
 FIELDS = ("filename", "caption", "negative_caption")
@@ -109,35 +118,65 @@ def read_type_file(file: Path) -> pd.DataFrame:
     return table
 
 
+def wanted_types(options: dict[str, str]) -> tuple[str, ...] | None:
+    """The types ``?types=`` or ``?subset=`` names (None: every file in the folder)."""
+    if "types" in options and "subset" in options:
+        raise ValueError(f"{NAME}: give ?types= or ?subset=, not both")
+    if "subset" in options:
+        if options["subset"] not in SUBSETS:
+            raise ValueError(f"{NAME}: unknown subset {options['subset']!r}; known: "
+                             f"{', '.join(SUBSETS)}")
+        return SUBSETS[options["subset"]]
+    if "types" in options:
+        types = tuple(t.strip() for t in options["types"].split(",") if t.strip())
+        if not types:
+            raise ValueError(f"{NAME}: ?types= names no type")
+        return types
+    return None
+
+
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
     """Read a SugarCrepe release folder (see the module docstring for the spec)."""
-    folder, options = split_spec(path, allowed=("images",))
+    folder, options = split_spec(path, allowed=("images", "types", "subset"))
     findings = Findings(NAME)
     files = type_files(folder)
     json_dir = folder if folder.is_dir() else folder.parent
+    wanted = wanted_types(options)
+    if wanted is not None:
+        unknown = [t for t in wanted if t not in {f.stem for f in files}]
+        if unknown:
+            raise BenchmarkError(f"{NAME}: {json_dir} has no "
+                                 f"{', '.join(t + '.json' for t in unknown)} "
+                                 f"(have: {', '.join(f.name for f in files)})")
+        files = [f for f in files if f.stem in wanted]
     for file in files:
         if file.stem.partition("_")[0] not in OPERATIONS:
             findings.warn(f"{file.name}: type {file.stem!r} is not <add|replace|swap>_<part>; "
                           f"operation left as {file.stem.partition('_')[0]!r}")
     present = {f.stem for f in files}
-    if folder.is_dir() and present & set(EXPECTED_COUNTS):
+    if folder.is_dir() and wanted is None and present & set(EXPECTED_COUNTS):
         absent = [t for t in EXPECTED_COUNTS if t not in present]
         if absent:
-            findings.missing_part(f"{json_dir} lacks {', '.join(f'{t}.json' for t in absent)}",
+            findings.missing_part(f"{json_dir} lacks {', '.join(f'{t}.json' for t in absent)} "
+                                  f"(or name the types you mean: ?types=... / ?subset=table8)",
                                   on_invalid)
     items = pd.concat([read_type_file(f) for f in files], ignore_index=True)
     observed = Counter(items["edit_type"])
-    expected = EXPECTED_COUNTS if present & set(EXPECTED_COUNTS) else {}
+    expected = {t: n for t, n in EXPECTED_COUNTS.items()
+                if wanted is None or t in wanted} if present & set(EXPECTED_COUNTS) else {}
     check_counts(findings, "edit_type", dict(observed), expected)
     root = image_root(options, IMAGES_ENV, json_dir)
+    name = NAME if wanted is None else f"{NAME}_{options.get('subset') or '+'.join(wanted)}"
+    subset = options.get("subset", "all") if "types" not in options else "types"
     manifest = manifest_for(
-        NAME, "i2t",
+        name, "i2t",
         version="2023 (commit 0047054)",
         license="MIT (annotations); images: COCO val2017 terms",
         source="https://github.com/RAIVNLab/sugar-crepe (data/*.json)",
         description="SugarCrepe: 7 hard-negative types, 1 image vs positive/negative caption",
-        extras={"files": [f.name for f in files], "expected_counts": EXPECTED_COUNTS,
-                "json_dir": str(json_dir)},
+        extras={"files": [f.name for f in files], "expected_counts": expected,
+                "json_dir": str(json_dir), "types": sorted(present),
+                "subset": subset},
     )
     hint = (f"SugarCrepe images are COCO val2017 files: pass sugarcrepe:{json_dir}?images="
             f"COCO_VAL2017_DIR or set {IMAGES_ENV} (download: {DOWNLOAD_URLS['images']})")

@@ -11,10 +11,18 @@ Expected counts: 4,757 instances; replace_att 788, replace_obj 1652, replace_rel
 swap_att 666, swap_obj 245.
 
 foilbench form: kind ``choice``, two items per instance, ``<type>/<id>/p1`` = [caption,
-negative] and ``<type>/<id>/p2`` = [caption2, negative], scored by I2T R@1. The paper's ITT
-accuracy (both positives above the negative) is the AND of an instance's two items: group the
-per-item outcomes by ``instance_id``. Metadata: ``edit_type``, ``operation``, ``category``,
+negative] and ``<type>/<id>/p2`` = [caption2, negative], each scored by I2T R@1 (the paper's
+"Image-P1-Neg" / "Image-P2-Neg"). Metadata: ``edit_type``, ``operation``, ``category``,
 ``positive`` (p1/p2), ``instance_id``.
+
+Counting (``?unit=``). ``instance`` (default): the manifest's ``score_unit`` is
+``instance_id``, so every metric counts one result per instance, right only when both items
+are (:func:`foilbench.scoring.aggregate.unit_outcomes`): the paper's ITT, "both positives must
+beat the negative", ``s(I, P1) > s(I, N) and s(I, P2) > s(I, N)``, and CompoSET Table 8's
+count: its SugarCrepe++ interval for CLIP B/32, 65.5 [64.1, 66.8], is the Wilson interval of
+n = 4,757 instances ([64.1, 66.8]), not of the 9,514 items ([64.5, 66.5]). The chance of the
+negative falling below both positives is 1/3 (Table 8 prints 50.0 in its chance row).
+``item``: every item counts (two per instance, chance 1/2).
 
 Spec: ``sugarcrepe_pp:DIR?images=COCO_VAL2017_DIR`` (or ``$FOILBENCH_COCO_VAL2017``).
 """
@@ -48,6 +56,8 @@ DOWNLOAD_NOTE = ("SugarCrepe++: the JSON files are at https://github.com/Sri-Har
                  "main/data; images are COCO val2017 "
                  "(http://images.cocodataset.org/zips/val2017.zip)")
 FIELDS = ("id", "filename", "caption", "caption2", "negative_caption")
+UNITS = ("instance", "item")
+ITT_CHANCE = 1 / 3  # P(the negative scores below both positives) under exchangeable scores
 
 
 def read_type(file: Path) -> list[dict]:
@@ -69,7 +79,10 @@ def read_type(file: Path) -> list[dict]:
 
 
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images",))
+    folder, options = split_spec(path, allowed=("images", "unit"))
+    unit = options.get("unit", "instance")
+    if unit not in UNITS:
+        raise ValueError(f"{NAME}: unknown unit={unit!r}; known: {', '.join(UNITS)}")
     require_dir(folder, NAME, "the SugarCrepe++ data folder of <type>.json files")
     findings = Findings(NAME)
     files = sorted(folder.glob("*.json"))
@@ -85,8 +98,13 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     manifest = manifest_for(
         NAME, "i2t", license="MIT (annotations); images: COCO val2017 terms",
         source="https://github.com/Sri-Harsha/scpp (data/*.json)",
-        description="SugarCrepe++: two positives per negative, one choice item per positive",
-        extras={"expected_counts": EXPECTED_COUNTS, "files": [f.name for f in files]})
+        description="SugarCrepe++: two positives per negative, one choice item per positive; "
+                    + ("one result per instance (ITT, CompoSET Table 8)" if unit == "instance"
+                       else "one result per item"),
+        extras={"expected_counts": EXPECTED_COUNTS, "files": [f.name for f in files],
+                "unit": unit,
+                **({"score_unit": "instance_id", "unit_chance": ITT_CHANCE}
+                   if unit == "instance" else {})})
     return finish(manifest, items, image_root(options, IMAGES_ENV, folder), findings,
                   on_invalid=on_invalid, check_images=check_images,
                   image_hint=f"pass ?images=COCO_VAL2017_DIR or set {IMAGES_ENV}")

@@ -18,8 +18,18 @@ T2I R@1 (the image-foil-only protocol of CompoSET Table 8). Captions with only o
 counted in ``manifest.extras["unpaired_captions"]``. Metadata: ``edit_type`` = relation,
 ``category`` = spatial, ``split`` (file stem).
 
-Spec: ``vsr:DIR?images=COCO2017_DIR&split=test`` (``split`` = a file stem, or ``all``; default
-``test``). Images are looked up directly under ``images`` (merge train2017 and val2017).
+Spec: ``vsr:DIR?images=COCO2017_DIR&split=test&variant=random`` (``split`` = a file stem, or
+``all``; default ``test``). Images are looked up directly under ``images`` (merge train2017
+and val2017).
+
+Which split is read. The repository's ``data/splits`` holds two variants with the same file
+names, ``random/{train,dev,test}.jsonl`` and ``zeroshot/{train,dev,test}.jsonl`` (its
+``data/README.md``); the Hub copies are ``cambridgeltl/vsr_random`` and ``vsr_zeroshot``. They
+are never merged: ``?variant=random`` (the default when both are present) or
+``?variant=zeroshot`` picks one, item ids and ``split`` carry it (``random/test/12``), and the
+benchmark is named ``vsr_<variant>``. A folder of split files with no variant folders is read
+as it is (named ``vsr``). Files outside the variant folders (``data_files/*.jsonl``, the
+unsplit raw and validated data) are never read when variant folders exist.
 """
 
 from __future__ import annotations
@@ -47,16 +57,37 @@ EXPECTED_RELATIONS = 66
 DOWNLOAD_NOTE = ("VSR: splits at https://github.com/cambridgeltl/visual-spatial-reasoning/"
                  "tree/master/data; images are COCO 2017 train and val")
 FIELDS = ("image", "caption", "label", "relation")
+VARIANTS = ("random", "zeroshot")
 
 
-def split_files(folder: Path, split: str) -> list[Path]:
+def variant_of(file: Path, folder: Path) -> str | None:
+    """The variant folder a split file sits in (the given folder itself counts)."""
+    parts = (folder.name, *file.relative_to(folder).parts[:-1])
+    return next((p for p in reversed(parts) if p in VARIANTS), None)
+
+
+def split_files(folder: Path, split: str, variant: str | None) -> tuple[list[Path], str | None]:
+    """The files of one split of one variant, and that variant (None: no variant folders)."""
     files = sorted(folder.rglob("*.jsonl"))
+    present = sorted({v for f in files if (v := variant_of(f, folder))})
+    if variant is not None and variant not in present:
+        raise BenchmarkError(f"{NAME}: no {variant}/ split folder under {folder} (have: "
+                             f"{', '.join(present) or 'no variant folders'})")
+    chosen = variant or ("random" if "random" in present else present[0] if present else None)
+    if chosen is not None:
+        files = [f for f in files if variant_of(f, folder) == chosen]
     if split != "all":
         files = [f for f in files if f.stem == split]
     if not files:
         raise BenchmarkError(f"{NAME}: no {split if split != 'all' else '*'}.jsonl under "
-                             f"{folder}")
-    return files
+                             f"{folder}" + (f" ({chosen}/)" if chosen else ""))
+    return files, chosen
+
+
+def split_id(file: Path, folder: Path) -> str:
+    """``random/test`` for ``.../splits/random/test.jsonl``; the stem without a variant."""
+    variant = variant_of(file, folder)
+    return f"{variant}/{file.stem}" if variant else file.stem
 
 
 def choice_items(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -76,9 +107,12 @@ def choice_items(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images", "split"))
+    folder, options = split_spec(path, allowed=("images", "split", "variant"))
     require_dir(folder, NAME, "a folder of VSR *.jsonl split files")
-    files = split_files(folder, options.get("split", "test"))
+    if options.get("variant") not in (None, *VARIANTS):
+        raise ValueError(f"{NAME}: unknown variant {options['variant']!r}; known: "
+                         f"{', '.join(VARIANTS)}")
+    files, variant = split_files(folder, options.get("split", "test"), options.get("variant"))
     findings = Findings(NAME)
     rows = []
     for file in files:
@@ -86,7 +120,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
             require_fields(rec, FIELDS, f"{file}, line {n}")
             rows.append({"image": rec["image"], "caption": rec["caption"],
                          "label": int(rec["label"]), "relation": rec["relation"],
-                         "split": file.stem, "line": n})
+                         "split": split_id(file, folder), "line": n})
     table = pd.DataFrame(rows)
     n_rel = table["relation"].nunique()
     if n_rel > EXPECTED_RELATIONS:
@@ -95,10 +129,12 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     if unpaired:
         findings.warn(f"{unpaired} caption(s) occur with one label only and give no item")
     manifest = manifest_for(
-        NAME, "t2i", license="CC BY 4.0 (annotations); images: COCO terms",
+        f"{NAME}_{variant}" if variant else NAME, "t2i", license="CC BY 4.0 (annotations); images: COCO terms",
         source="https://github.com/cambridgeltl/visual-spatial-reasoning",
-        description="VSR captions as 1-of-K image choice (true image vs false images)",
-        extras={"files": [f.name for f in files], "unpaired_captions": unpaired,
+        description=f"VSR {', '.join(sorted(set(table['split'])))}: captions as 1-of-K image "
+                    f"choice (true image vs false images)",
+        extras={"files": [f.relative_to(folder).as_posix() for f in files],
+                "variant": variant, "unpaired_captions": unpaired,
                 "n_relations": int(n_rel), "rows": len(table)})
     return finish(manifest, items, image_root(options, IMAGES_ENV, folder), findings,
                   on_invalid=on_invalid, check_images=check_images,

@@ -11,16 +11,26 @@ mug_left_of_plate.jpeg", "caption_options": [4 captions, the first true]}``. The
 left_of, right_of, in-front_of, behind (B). Images live in ``controlled_images/`` and
 ``controlled_clevr/`` beside the JSON files (the JSON's leading folders are ignored).
 
-Expected counts: Controlled A 408 images, Controlled B 408 images.
+Expected counts: Controlled A 412 images in 103 sets, Controlled B 408 images in 102 sets; a
+set is the four images of one object pair (A: left_of, right_of, on, under; B: left_of,
+right_of, in-front_of, behind), keyed as the authors' ``Controlled_Images.evaluate_scores``
+keys it (``(name.split('_')[0], name.split('_')[-1][:-5])``, the two objects).
 
 Two foilbench forms:
 
-* ``whatsup:DIR`` -> kind ``choice`` (the image, its 4 captions), scored by I2T R@1 as in the
-  paper and CompoSET Table 8. ``edit_type`` = preposition, ``split`` = A/B.
-* ``whatsup_pairs:DIR`` -> kind ``pair``: per object pair and axis (left/right, on/under,
-  front/behind) the two opposite images and their true captions, scored by Group — the
-  per-axis bidirectional Group of CompoSET App. E. ``edit_type`` = axis. An image whose
-  opposite is absent is warned about and left out.
+* ``whatsup:DIR`` -> kind ``choice`` (the image, its 4 captions), scored by I2T R@1: the What's
+  Up paper's own protocol ("Individual accuracy" in ``evaluate_scores``), not Table 8's.
+  ``edit_type`` = preposition, ``split`` = A/B.
+* ``whatsup_pairs:DIR`` -> kind ``pair``, scored by Group, CompoSET Table 8's What's Up column
+  ("Metric per benchmark: Group for Winoground-style 2x2 (CompoSET, Winoground, BiVLC, What's
+  Up, ColorSwap, MMVP)"). ``?pairs=all`` (default): every one of the six image pairs of each
+  4-image set, each image with its own true caption (``edit_type`` = ``<prep>_vs_<prep>``,
+  ``axis`` = the shared axis or ``cross``): 6 x (103 + 102) = 1,230 items, the n that
+  reproduces Table 8's interval for CLIP B/32 (2.2 [1.5, 3.2]; 410 per-axis pairs would give
+  [1.2, 4.1]). ``?pairs=axis``: only the two opposite pairs per set (left/right, on/under,
+  front/behind), the per-axis bidirectional Group of CompoSET App. E ("Group is full
+  bidirectional Winoground Group ... over the (prep_a, prep_b) pair"); ``edit_type`` = axis.
+  A set with fewer than four images is warned about; its present images still pair.
 
 Option ``?subset=A`` or ``?subset=B`` keeps one subset (default both).
 """
@@ -28,6 +38,7 @@ Option ``?subset=A`` or ``?subset=B`` keeps one subset (default both).
 from __future__ import annotations
 
 from collections import Counter
+from itertools import combinations
 from pathlib import Path, PurePosixPath
 
 import pandas as pd
@@ -49,8 +60,11 @@ SUBSETS = {  # subset -> (annotation file, image folder)
     "A": ("controlled_images_dataset.json", "controlled_images"),
     "B": ("controlled_clevr_dataset.json", "controlled_clevr"),
 }
-EXPECTED = {"A": 408, "B": 408}
+EXPECTED = {"A": 412, "B": 408}
+EXPECTED_SETS = {"A": 103, "B": 102}
 PREPOSITIONS = ("left_of", "right_of", "in-front_of", "behind", "on", "under")
+ORDER = ("left_of", "right_of", "on", "under", "in-front_of", "behind")  # base before foil
+PAIR_MODES = ("all", "axis")
 AXES = {"left_of": ("left_right", 0), "right_of": ("left_right", 1),
         "on": ("on_under", 0), "under": ("on_under", 1),
         "in-front_of": ("front_behind", 0), "behind": ("front_behind", 1)}
@@ -91,11 +105,16 @@ def read_subset(folder: Path, subset: str, findings: Findings) -> pd.DataFrame:
                      "object_2": second})
     check_counts(findings, f"Controlled {subset}", {"images": len(rows)},
                  {"images": EXPECTED[subset]})
+    sets = {(r["object_1"], r["object_2"]) for r in rows if r["edit_type"]}
+    if len(sets) != EXPECTED_SETS[subset]:
+        findings.warn(f"Controlled {subset}: {len(sets)} sets (object pairs), the published "
+                      f"release has {EXPECTED_SETS[subset]}")
     return pd.DataFrame(rows)
 
 
-def read_release(path: str | Path, on_invalid: str) -> tuple[Path, pd.DataFrame, Findings]:
-    folder, options = split_spec(path, allowed=("subset",))
+def read_release(path: str | Path, on_invalid: str, allowed: tuple[str, ...] = ("subset",)
+                 ) -> tuple[Path, pd.DataFrame, Findings, dict[str, str]]:
+    folder, options = split_spec(path, allowed=allowed)
     require_dir(folder, "whatsup", "the folder with controlled_*_dataset.json")
     wanted = options.get("subset", "A,B").upper().split(",")
     unknown = [s for s in wanted if s not in SUBSETS]
@@ -111,7 +130,33 @@ def read_release(path: str | Path, on_invalid: str) -> tuple[Path, pd.DataFrame,
         findings.missing_part(f"{folder} lacks {', '.join(absent)} (or pass ?subset=)",
                               on_invalid)
     items = pd.concat([read_subset(folder, s, findings) for s in present], ignore_index=True)
-    return folder, items, findings
+    return folder, items, findings, options
+
+
+def _pair_row(subset: str, first: str, second: str, base: dict, foil: dict, edit: str,
+              axis: str) -> dict:
+    return {"item_id": f"{subset}/{first}_{second}/{edit}",
+            "image_base": base["image"], "image_foil": foil["image"],
+            "caption_base": base["captions"][0], "caption_foil": foil["captions"][0],
+            "edit_type": edit, "axis": axis, "category": "spatial", "split": subset,
+            "scene_id": f"{subset}/{first}_{second}"}
+
+
+def set_pairs(items: pd.DataFrame, findings: Findings) -> pd.DataFrame:
+    """Per 4-image set: all six image pairs, each image with its own true caption (Table 8)."""
+    rows = []
+    keyed = items.dropna(subset=["edit_type"])
+    for (subset, first, second), group in keyed.groupby(["split", "object_1", "object_2"]):
+        by_prep = {r["edit_type"]: r for r in group.to_dict(orient="records")}
+        if len(by_prep) != 4:
+            findings.warn(f"{subset} {first}/{second}: {len(by_prep)} images in the set, not 4 "
+                          f"({', '.join(sorted(by_prep))})")
+        preps = sorted(by_prep, key=ORDER.index)
+        for a, b in combinations(preps, 2):
+            axis = AXES[a][0] if AXES[a][0] == AXES[b][0] else "cross"
+            rows.append(_pair_row(subset, first, second, by_prep[a], by_prep[b],
+                                  f"{a}_vs_{b}", axis))
+    return pd.DataFrame(rows)
 
 
 def opposite_pairs(items: pd.DataFrame, findings: Findings) -> pd.DataFrame:
@@ -127,12 +172,8 @@ def opposite_pairs(items: pd.DataFrame, findings: Findings) -> pd.DataFrame:
                 findings.warn(f"{subset} {first}/{second}: only {ends[0]} on axis {axis}; "
                               f"no pair item")
                 continue
-            base, foil = by_prep[ends[0]], by_prep[ends[1]]
-            rows.append({"item_id": f"{subset}/{first}_{second}/{axis}",
-                         "image_base": base["image"], "image_foil": foil["image"],
-                         "caption_base": base["captions"][0],
-                         "caption_foil": foil["captions"][0],
-                         "edit_type": axis, "category": "spatial", "split": subset})
+            rows.append(_pair_row(subset, first, second, by_prep[ends[0]], by_prep[ends[1]],
+                                  axis, axis))
     return pd.DataFrame(rows)
 
 
@@ -145,20 +186,32 @@ def _manifest(name: str, metric: str, items: pd.DataFrame, description: str):
 
 
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    """Controlled A/B as 1-of-4 caption choice (I2T R@1)."""
-    folder, items, findings = read_release(path, on_invalid)
+    """Controlled A/B as 1-of-4 caption choice (I2T R@1, the What's Up paper's protocol)."""
+    folder, items, findings, _ = read_release(path, on_invalid)
     manifest = _manifest("whatsup", "i2t", items, "What's Up Controlled A/B, 4 captions")
+    manifest.extras["table8_metric"] = None  # Table 8 scores What's Up as pairs: see below
+    manifest.extras["table8_form"] = "whatsup_pairs:DIR (Group over the 6 image pairs per set)"
     return finish(manifest, items, folder, findings, on_invalid=on_invalid,
                   check_images=check_images, image_hint=DOWNLOAD_NOTE)
 
 
 def load_pairs(path: str | Path, on_invalid: str = "raise",
                check_images: bool = True) -> Benchmark:
-    """Controlled A/B as per-axis opposite-image pairs (Group; CompoSET App. E)."""
-    folder, items, findings = read_release(path, on_invalid)
-    pairs = opposite_pairs(items, findings)
-    manifest = _manifest("whatsup_pairs", "group", items,
-                         "What's Up per-axis bidirectional pairs (CompoSET App. E)")
-    manifest.extras["expected_pairs"] = {s: n // 2 for s, n in EXPECTED.items()}
+    """Controlled A/B as image pairs scored by Group: all six pairs per set (``?pairs=all``,
+    CompoSET Table 8, the default) or the two opposite pairs (``?pairs=axis``, App. E)."""
+    folder, items, findings, options = read_release(path, on_invalid, ("subset", "pairs"))
+    mode = options.get("pairs", "all")
+    if mode not in PAIR_MODES:
+        raise ValueError(f"whatsup_pairs: unknown pairs={mode!r}; known: {', '.join(PAIR_MODES)}")
+    if mode == "all":
+        pairs = set_pairs(items, findings)
+        what = "What's Up image pairs, all six per 4-image set (CompoSET Table 8)"
+    else:
+        pairs = opposite_pairs(items, findings)
+        what = "What's Up per-axis bidirectional pairs (CompoSET App. E)"
+    manifest = _manifest("whatsup_pairs", "group", items, what)
+    per_set = 6 if mode == "all" else 2
+    manifest.extras["pairs"] = mode
+    manifest.extras["expected_pairs"] = {s: n * per_set for s, n in EXPECTED_SETS.items()}
     return finish(manifest, pairs, folder, findings, on_invalid=on_invalid,
                   check_images=check_images, image_hint=DOWNLOAD_NOTE)

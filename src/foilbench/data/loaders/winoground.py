@@ -4,9 +4,17 @@ Source: huggingface.co/datasets/facebook/winoground (gated; research-only licens
 shipped with the data). Not redistributable, so no download helper: accept the terms on the
 Hub and download ``data/examples.jsonl`` and ``data/images.zip`` yourself.
 
-Native format: ``examples.jsonl``, one JSON object per line ``{id, caption_0, caption_1,
-image_0, image_1, tag, secondary_tag, num_main_preds, collapsed_tag}``; ``image_0`` and
-``image_1`` are names without extension of files in ``images/`` (``images/ex_0_img_0.png``).
+Native format, two layouts of the same 400 examples:
+
+* ``examples.jsonl``, one JSON object per line ``{id, caption_0, caption_1, image_0, image_1,
+  tag, secondary_tag, num_main_preds, collapsed_tag}``; ``image_0`` and ``image_1`` are names
+  without extension of files in ``images/`` (``images/ex_0_img_0.png``), from ``images.zip``.
+* the current Hub layout, Parquet shards ``data/test-*.parquet`` with the same fields, where
+  ``image_0`` and ``image_1`` are embedded images (``{"bytes", "path"}``), the form
+  ``load_dataset("facebook/winoground", split="test")`` returns (``example["image_0"]`` is a
+  PIL image there). The embedded images are written once to ``?images=DIR`` (default
+  ``<release>/_foilbench_images``); text-only inspection writes nothing.
+
 Caption ``caption_k`` describes ``image_k``.
 
 Expected counts: 400 examples; tag Object 141, Relation 233, Both 26 (collapsed_tag).
@@ -16,7 +24,8 @@ Group (the paper's group score; CompoSET Table 8). Metadata: ``category`` (colla
 ``edit_type`` (tag), ``secondary_tag``, ``num_main_preds``.
 
 Spec: ``winoground:DIR`` where DIR holds ``examples.jsonl`` (or ``data/examples.jsonl``) and
-the unzipped ``images/`` folder.
+the unzipped ``images/`` folder, or the Parquet shards (``data/test-*.parquet``); the JSON
+lines win when both are present.
 """
 
 from __future__ import annotations
@@ -33,9 +42,17 @@ from foilbench.data.loaders.common import (
     finish,
     manifest_for,
     read_jsonl,
+    require_columns,
     require_dir,
     require_fields,
     split_spec,
+)
+from foilbench.data.loaders.hf_parquet import (
+    IMAGES_DIRNAME,
+    embedded_paths,
+    images_root,
+    read_shards,
+    shard_files,
 )
 from foilbench.errors import BenchmarkError
 
@@ -47,11 +64,12 @@ DOWNLOAD_NOTE = ("Winoground is gated: accept the license at https://huggingface
 FIELDS = ("id", "caption_0", "caption_1", "image_0", "image_1")
 
 
-def find_release_root(folder: Path) -> Path:
+def find_release_root(folder: Path) -> Path | None:
+    """The folder holding ``examples.jsonl``, or None (then the Parquet layout is read)."""
     for root in (folder, folder / "data"):
         if (root / "examples.jsonl").is_file():
             return root
-    raise BenchmarkError(f"{NAME}: no examples.jsonl in {folder} or {folder / 'data'}")
+    return None
 
 
 def image_rel(root: Path, name: str) -> str:
@@ -64,24 +82,49 @@ def image_rel(root: Path, name: str) -> str:
     return f"images/{name}.png"
 
 
-def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, _ = split_spec(path)
-    root = find_release_root(require_dir(folder, NAME, "the Winoground data folder"))
-    file = root / "examples.jsonl"
-    findings = Findings(NAME)
-    rows = []
-    for n, rec in enumerate(read_jsonl(file), 1):
-        require_fields(rec, FIELDS, f"{file}, line {n}")
-        rows.append({
-            "item_id": str(rec["id"]),
-            "image_base": image_rel(root, rec["image_0"]),
-            "image_foil": image_rel(root, rec["image_1"]),
+def _row(rec: dict, image_0: str, image_1: str) -> dict:
+    return {"item_id": str(rec["id"]), "image_base": image_0, "image_foil": image_1,
             "caption_base": rec["caption_0"], "caption_foil": rec["caption_1"],
             "category": rec.get("collapsed_tag"), "edit_type": rec.get("tag"),
             "secondary_tag": rec.get("secondary_tag"),
-            "num_main_preds": rec.get("num_main_preds"),
-        })
-    items = pd.DataFrame(rows)
+            "num_main_preds": rec.get("num_main_preds")}
+
+
+def read_jsonl_layout(root: Path) -> pd.DataFrame:
+    file = root / "examples.jsonl"
+    rows = []
+    for n, rec in enumerate(read_jsonl(file), 1):
+        require_fields(rec, FIELDS, f"{file}, line {n}")
+        rows.append(_row(rec, image_rel(root, rec["image_0"]), image_rel(root, rec["image_1"])))
+    return pd.DataFrame(rows)
+
+
+def read_parquet_layout(folder: Path, root: Path, check_images: bool,
+                        sources: dict) -> pd.DataFrame:
+    """``data/test-*.parquet`` with embedded ``image_0``/``image_1`` (the current Hub form)."""
+    if not any(p for p in folder.rglob("*.parquet") if IMAGES_DIRNAME not in p.parts):
+        raise BenchmarkError(f"{NAME}: no examples.jsonl in {folder} or {folder / 'data'}, and "
+                             f"no Parquet shards (data/test-*.parquet)")
+    files = shard_files(folder, "test", NAME)
+    table = read_shards(files)
+    require_columns(table, FIELDS, files[0])
+    paths = embedded_paths(table, ("image_0", "image_1"), root, "test", check_images, sources)
+    rows = [_row(rec, paths["image_0"][r], paths["image_1"][r])
+            for r, rec in enumerate(table.to_dict(orient="records"))]
+    return pd.DataFrame(rows)
+
+
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    folder, options = split_spec(path, allowed=("images",))
+    root = find_release_root(require_dir(folder, NAME, "the Winoground data folder"))
+    findings = Findings(NAME)
+    sources: dict = {}
+    if root is not None:
+        items, layout = read_jsonl_layout(root), "examples.jsonl + images/"
+    else:
+        root = images_root(folder, options)
+        items = read_parquet_layout(folder, root, check_images, sources)
+        layout = "data/test-*.parquet"
     if len(items) and items["category"].notna().all():
         check_counts(findings, "collapsed_tag", dict(Counter(items["category"])),
                      EXPECTED_COLLAPSED)
@@ -92,7 +135,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
         license="Winoground license agreement (research use only; see the dataset files)",
         source="https://huggingface.co/datasets/facebook/winoground",
         description="Winoground: 2 images x 2 captions with identical words",
-        extras={"expected_total": EXPECTED_TOTAL},
+        extras={"expected_total": EXPECTED_TOTAL, "layout": layout},
     )
     return finish(manifest, items, root, findings, on_invalid=on_invalid,
-                  check_images=check_images)
+                  check_images=check_images, sources=sources)

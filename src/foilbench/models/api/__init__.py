@@ -4,7 +4,7 @@ Spec: ``api:PROVIDER:MODEL[?max_tokens=N]``, e.g. ``api:anthropic:claude-3-5-son
 Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or
 GOOGLE_API_KEY), read at each request, never logged, stored, cached or fingerprinted. Base
 URLs can be redirected with FOILBENCH_{ANTHROPIC,OPENAI,GEMINI}_BASE_URL. Replies are cached
-in ``$FOILBENCH_CACHE_DIR/api_responses.jsonl``; spend is capped by FOILBENCH_API_SPEND_CAP
+in ``$FOILBENCH_HOME/api_responses.jsonl``; spend is capped by FOILBENCH_API_SPEND_CAP
 (USD, default 5). The protocol that turns choices into I2T/T2I/Group is
 :mod:`foilbench.scoring.api_protocol`.
 """

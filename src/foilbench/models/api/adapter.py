@@ -12,7 +12,7 @@ from foilbench.models.api.prompts import CAPTION_CHOICE, IMAGE_CHOICE, parse_cho
 from foilbench.models.api.spend import SpendTracker, cap_from_env, price_for
 from foilbench.models.api.transport import RetryPolicy, post_json
 from foilbench.models.api.wire import PROVIDERS, Reply, auth_headers, build_request, parse_reply
-from foilbench.models.base import ModelInfo, to_rgb
+from foilbench.models.base import ApiChoiceModel, ModelInfo, to_rgb
 from foilbench.models.fingerprint import cache_root, make_fingerprint
 
 log = logging.getLogger(__name__)
@@ -25,11 +25,9 @@ def png_bytes(image: Image.Image, index: int = 0) -> bytes:
     return buf.getvalue()
 
 
-class APIChoiceModel:
+class APIChoiceModel(ApiChoiceModel):
     """``choose_caption`` / ``choose_image`` return 0, 1 (the option's index as given) or None
     (unparseable). Answers are cached on disk; spend is capped; the key is read per request."""
-
-    family = "api_choice"
 
     def __init__(self, provider: str, model: str, spec: str, max_tokens: int = 64,
                  cache_path=None, cap: float | None = None,
@@ -45,7 +43,7 @@ class APIChoiceModel:
         parts = {"provider": provider, "model": model, "max_tokens": max_tokens,
                  "temperature": 0, "caption_prompt": CAPTION_CHOICE, "image_prompt": IMAGE_CHOICE}
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("api", parts),
-                               family="api_choice", score_kind="api_choice", extras=parts)
+                               family=self.family, score_kind="api_choice", extras=parts)
 
     @property
     def info(self) -> ModelInfo:

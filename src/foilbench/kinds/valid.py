@@ -57,22 +57,20 @@ def valid_choice(scores: np.ndarray, n_slots: Sequence[int],
     return outcome, tie, 1.0 / (1.0 + n_false)
 
 
-def add_valid_metric(benchmark, matrix: np.ndarray, n_slots, outcomes: dict, ties: dict,
-                     chance: dict) -> None:
-    """Add ``r1_valid`` in place for a choice benchmark whose items carry ``true_negatives``;
-    any other benchmark is left as it is."""
-    items = benchmark.items
-    if benchmark.kind != "choice" or COLUMN not in items.columns:
-        return
+def valid_outcomes(items, matrix: np.ndarray, n_slots, *, where: str = ""
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(outcome, tie, chance) of ``r1_valid`` when the choice items carry ``true_negatives``,
+    else None; ``where`` (the benchmark's name) prefixes the error for a malformed list."""
+    if COLUMN not in items.columns:
+        return None
     lists = []
     for item_id, value in zip(items["item_id"], items[COLUMN], strict=True):
         try:
             lists.append([int(v) for v in (value if value is not None else [])])
         except (TypeError, ValueError):
-            raise BenchmarkError(f"{benchmark.name}: item {item_id!r}: column {COLUMN!r} must "
+            raise BenchmarkError(f"{where}: item {item_id!r}: column {COLUMN!r} must "
                                  f"be a list of caption indices, got {value!r}") from None
     try:
-        out, tie, ch = valid_choice(matrix, n_slots, lists)
+        return valid_choice(matrix, n_slots, lists)
     except ValueError as e:
-        raise BenchmarkError(f"{benchmark.name}: {e}") from None
-    outcomes[METRIC], ties[METRIC], chance[METRIC] = out, tie, ch
+        raise BenchmarkError(f"{where}: {e}") from None

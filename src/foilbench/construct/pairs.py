@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from foilbench.data.format import Benchmark, Manifest, make_benchmark, write_benchmark
+from foilbench.construct.pair_plan import BENCHMARK_SEED_STREAM, plan_benchmark
+from foilbench.data.format import Benchmark, Manifest, make_benchmark
 from foilbench.world.captions import TIERS, edit_captions
 from foilbench.world.edit_core import Edit
-from foilbench.world.pair_plan import BENCHMARK_SEED_STREAM, plan_benchmark
 from foilbench.world.render import Layers, png_bytes, render_layers
 
 BENCHMARK_NAME = "world-pairs"
@@ -70,7 +70,8 @@ def _rows(scene_id: str, k: int, edit: Edit, paths: dict[str, str]) -> list[dict
 
 def build_pairs(out_dir, seed: int = 0, n_scenes: int = 80, foils_per_scene: int = 16,
                 size: int = 160, progress: bool = True) -> Benchmark:
-    """Render and write the pair benchmark to ``out_dir``; returns the loaded benchmark.
+    """Render the pair benchmark's images and masks under ``out_dir`` and return the
+    benchmark rooted there (the caller writes it: :func:`foilbench.data.format.write_benchmark`).
 
     ``n_scenes`` scenes (alternating Minimal and Contextual, 3 to 6 objects) with
     ``foils_per_scene`` visible single edits each, spread over the edit types; one item per
@@ -122,5 +123,12 @@ def build_pairs(out_dir, seed: int = 0, n_scenes: int = 80, foils_per_scene: int
                 "size": size},
     )
     bench = make_benchmark(manifest, pd.DataFrame(rows), root)
-    write_benchmark(bench, root)
     return bench
+
+
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+          **cfg) -> list[Benchmark]:
+    """The suite-part contract (:mod:`foilbench.construct.suite`): render under
+    ``out_dir/world-pairs``; ``cfg`` takes ``n_scenes`` and ``foils_per_scene``."""
+    return [build_pairs(Path(out_dir) / BENCHMARK_NAME, seed=seed, size=size,
+                        progress=progress, **cfg)]

@@ -1,0 +1,56 @@
+"""The help text of ``foilbench construct``: backends per role, spend, resume, examples."""
+
+GROUP_HELP = """Build a benchmark with a paper's construction pipeline, from any backend.
+
+    \b
+    Pipelines (foilbench construct PIPELINE -h for its roles and examples):
+      composet    CompoSET App. B: same-scene single-edit pairs, 3 caption tiers, QC-ready
+      sugarcrepe  SugarCrepe App. D.2: 7 hard-negative types for your own captions
+      autocomp    Auto-Comp §3: Minimal/Contextual concepts, validated, Swap/Confusion
+      compass     COMPASS §3: scene-graph captions worded by a language model
+
+    \b
+    Backends, one per role (a spec like a model spec; offline ones need no model):
+      --text      template | api:anthropic|openai|gemini:MODEL | hf-lm:DIR
+      --image     world | api:gemini-image|openai-image:MODEL | diffusers:DIR
+      --edit      world | api:gemini-image|openai-image:MODEL | diffusers:DIR
+                  (diffusers: InstructPix2Pix-style or inpainting with the edit mask)
+      --detector  world | hf-det:DIR (OWL-ViT, OWLv2, Grounding DINO) | none
+      --vqa       world | hf-vlm:DIR | api:anthropic|openai|gemini:MODEL
+    API keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+    GEMINI_API_KEY). Spec options follow '?': diffusers:DIR?steps=30&guidance=7.5,
+    hf-det:DIR?nms=0.5, api:openai:gpt-4o?concurrency=8. --device/--dtype apply to
+    local models, --concurrency and --cache-dir to API backends.
+
+    \b
+    Spend: the most calls per backend and their price are printed before anything
+    runs (--dry-run stops there). --max-spend USD caps the whole run, every API
+    backend together and every resume of the same --out counted (default
+    FOILBENCH_API_SPEND_CAP or $5); a run that reaches it stops with what it finished
+    kept, and a rerun with a higher cap goes on.
+
+    \b
+    Resume: each call is stored in OUT/.construct by content hash the moment it
+    finishes. Rerun the same command with the same --out after a crash, Ctrl-C, kill
+    or spend stop: finished calls are neither repeated nor paid again, and a changed
+    backend, prompt version or option redoes only the calls it changes.
+
+    \b
+    OUT is a foilbench benchmark (manifest.json whose extras.construction names every
+    backend fingerprint and prompt version; items.parquet; images) plus
+    construction_log.jsonl (every candidate, every stage, why it was dropped),
+    survival.md/.json (candidates surviving each stage) and construction.json.
+
+    \b
+    Offline, with no model at all:
+      foilbench construct composet --text template --image world --edit world --out cs
+      foilbench construct autocomp --out ac
+      foilbench construct sugarcrepe captions.json --images imgs --out sc
+      foilbench construct compass --out cp
+    With models:
+      foilbench construct composet --text api:anthropic:claude-sonnet-4-5 \\
+          --image api:gemini-image:gemini-2.5-flash-image \\
+          --edit api:openai-image:gpt-image-1 --detector hf-det:./owlv2 \\
+          --max-spend 20 --out cs
+    Then: foilbench inspect OUT; foilbench review OUT (pairs); foilbench run --benchmark OUT.
+    """

@@ -1,0 +1,88 @@
+"""The options ``foilbench run`` and ``foilbench sweep`` share, defined once.
+
+:func:`evaluation_options` adds them to a command; :func:`settings_from` turns the parsed
+values into a :class:`foilbench.runner.RunSettings` (removing them from the keyword dict), so
+a command body only handles its own options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from foilbench.models.device import DTYPES
+from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, MIN_N_BOOT, RunSettings
+from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
+from foilbench.stats.breakdown import CI_METHODS
+
+SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
+                   "allow_partial", "cache_dir", "no_cache", "quiet")
+
+
+def evaluation_options(*, specs_required: bool,
+                       out_help: str) -> Callable[[Callable], Callable]:
+    """Decorator adding --model, --benchmark, --out and the settings options.
+
+    ``specs_required`` makes --model and --benchmark mandatory (sweep); otherwise they default
+    to the embedded models and suite (run). ``out_help`` says what else --out holds.
+    """
+    model_default = " Default: the three embedded models." if not specs_required else ""
+    bench_default = " Default: the embedded synth suite." if not specs_required else ""
+    options = [
+        click.option("--model", "models", multiple=True, required=specs_required,
+                     metavar="SPEC",
+                     help="Model to evaluate (repeatable): a name from `foilbench models` "
+                          "(tiny-random, foilbench-plain, ...) or SCHEME:REST, e.g. "
+                          "openclip:ViT-B-32:/path/weights.pt or hf:/local/clip_dir."
+                          + model_default),
+        click.option("--benchmark", "benchmarks", multiple=True, required=specs_required,
+                     metavar="SPEC",
+                     help="Benchmark (repeatable): a suite or registered name (see `foilbench "
+                          "benchmarks`), a foilbench-format folder, or LOADER:PATH such as "
+                          "sugarcrepe:/data/sc?images=/data/val2017." + bench_default),
+        click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
+                     type=click.Path(file_okay=False),
+                     help=f"Folder for the results database ({DB_FILE}) and {out_help}."),
+        click.option("--device", default="auto", show_default=True,
+                     help="auto, cpu, cuda, cuda:N or mps."),
+        click.option("--dtype", default="float32", show_default=True,
+                     type=click.Choice(DTYPES)),
+        click.option("--batch-size", default=64, show_default=True,
+                     type=click.IntRange(min=1), help="Unique inputs per forward pass."),
+        click.option("--n-boot", default=DEFAULT_N_BOOT, show_default=True,
+                     type=click.IntRange(min=MIN_N_BOOT),
+                     help="Bootstrap resamples for the scene-clustered intervals."),
+        click.option("--seed", default=DEFAULT_SEED, show_default=True, type=int,
+                     help="Bootstrap seed."),
+        click.option("--ci-method", default="auto", show_default=True,
+                     type=click.Choice(CI_METHODS),
+                     help="auto = scene-clustered bootstrap when items carry scene_id, "
+                          "else Wilson."),
+        click.option("--allow-partial", is_flag=True,
+                     help="Drop invalid items (reported with counts) instead of refusing the "
+                          "benchmark; the run is marked partial (dagger) everywhere."),
+        click.option("--cache", "cache_dir", default=None, type=click.Path(file_okay=False),
+                     help="Embedding cache folder, shared by all benchmarks (default "
+                          "$FOILBENCH_CACHE or ~/.cache/foilbench/embeddings)."),
+        click.option("--no-cache", is_flag=True,
+                     help="Do not read or write the embedding cache."),
+        click.option("--quiet", is_flag=True, help="No progress bars."),
+    ]
+
+    def decorate(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def settings_from(params: dict[str, Any]) -> RunSettings:
+    """Pop the shared settings options out of ``params`` into a :class:`RunSettings`."""
+    p = {name: params.pop(name) for name in SETTING_OPTIONS}
+    return RunSettings(device=p["device"], dtype=p["dtype"], batch_size=p["batch_size"],
+                       n_boot=p["n_boot"], seed=p["seed"], ci_method=p["ci_method"],
+                       allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
+                       use_cache=not p["no_cache"], progress=not p["quiet"])

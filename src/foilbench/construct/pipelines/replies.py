@@ -1,0 +1,77 @@
+"""Reading language-model replies: JSON inside prose or code fences, checked field by field.
+
+Prompts ask for JSON. Models wrap it in ```json fences or add a sentence before it, so the
+first balanced JSON object or array in the reply is taken. A reply that holds none, or lacks a
+required field, raises :class:`ReplyError`; the stage drops the candidate with that reason
+(a reply is never guessed at).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from foilbench.errors import FoilbenchError
+
+
+class ReplyError(FoilbenchError, ValueError):
+    """A reply could not be read as the prompt asked."""
+
+
+def _balanced(text: str, start: int) -> str | None:
+    opener = text[start]
+    closer = "}" if opener == "{" else "]"
+    depth, in_str, escape = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_str:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == opener:
+            depth += 1
+        elif ch == closer:
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return None
+
+
+def parse_json(text: str) -> Any:
+    """The first JSON object or array in ``text`` (see the module docstring)."""
+    for start, ch in enumerate(text):
+        if ch in "{[":
+            chunk = _balanced(text, start)
+            if chunk is None:
+                continue
+            try:
+                return json.loads(chunk)
+            except json.JSONDecodeError:
+                continue
+    raise ReplyError(f"no JSON object or array in the reply: {text[:120]!r}")
+
+
+def require(obj: Any, fields: dict[str, type | tuple[type, ...]], where: str) -> dict:
+    """``obj`` as a dict holding each field with the given type(s)."""
+    if not isinstance(obj, dict):
+        raise ReplyError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    for name, kind in fields.items():
+        if name not in obj:
+            raise ReplyError(f"{where}: missing field {name!r}")
+        if not isinstance(obj[name], kind):
+            raise ReplyError(f"{where}: field {name!r} should be {kind}, got "
+                             f"{type(obj[name]).__name__}")
+    return obj
+
+
+def clean_sentence(text: str) -> str:
+    """One line of text: whitespace collapsed, surrounding quotes removed."""
+    text = " ".join(str(text).split())
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text

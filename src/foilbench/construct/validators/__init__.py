@@ -1,0 +1,1 @@
+"""Construction validators: checks a pipeline runs on generated images before human QC."""

@@ -1,0 +1,86 @@
+"""One cell = one model on one benchmark: computed by :func:`evaluate_cell` (no writing, so
+it can run anywhere, e.g. on a worker) and stored by :func:`write_cell` (on the one process
+that owns the results store).
+
+A cell's COMPASS tables (integration gap and skill load, :mod:`foilbench.analysis.compass`)
+are computed with it when the benchmark is COMPASS-style, and stored with the run, so the
+report reads them instead of recomputing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from foilbench.analysis.compass import compass_tables, markdown_table
+from foilbench.data.format import Benchmark
+from foilbench.evaluation import Evaluation, RunRecord, evaluate_run, run_config_hash, store_run
+from foilbench.runner.settings import RunSettings
+from foilbench.runner.setup import ensure_checksum
+from foilbench.scoring.result import EvalResult
+
+
+@dataclass
+class CellResult:
+    """A computed, unstored cell: the evaluation and its COMPASS tables (None if not
+    COMPASS-style)."""
+
+    evaluation: Evaluation
+    compass: dict[str, Any] | None
+
+    @property
+    def result(self) -> EvalResult:
+        return self.evaluation.result
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        return self.evaluation.metrics
+
+
+@dataclass
+class CellRecord(RunRecord):
+    """A stored cell: :class:`evaluation.RunRecord` plus its COMPASS tables."""
+
+    compass: dict[str, Any] | None = None
+
+
+def evaluate_cell(adapter: Any, bench: Benchmark, settings: RunSettings | None = None, *,
+                  cache: Any = None, revision: str | None = None) -> CellResult:
+    """Evaluate ``adapter`` on ``bench`` with ``settings``; touches no results store (the
+    embedding cache, when given, is the only side effect)."""
+    settings = settings or RunSettings()
+    evaluation = evaluate_run(adapter, bench, cache=cache, batch_size=settings.batch_size,
+                              progress=settings.progress, revision=revision,
+                              **settings.scoring())
+    return CellResult(evaluation, compass_summary(evaluation.result))
+
+
+def write_cell(store: Any, cell: CellResult, *, batch_id: str | None = None) -> CellRecord:
+    """Store one computed cell (run, items, outcomes, metrics, COMPASS tables) atomically."""
+    rec = store_run(store, cell.evaluation, batch_id=batch_id, compass=cell.compass)
+    return CellRecord(rec.run_id, rec.result, rec.metrics, rec.provenance, cell.compass)
+
+
+def finished_run(store: Any, adapter: Any, bench: Benchmark,
+                 settings: RunSettings) -> str | None:
+    """The stored run of this (model fingerprint, benchmark checksum, scoring settings), if
+    one finished before; a resumed sweep reuses it instead of recomputing."""
+    return store.find_run(adapter.info.fingerprint, ensure_checksum(bench),
+                          run_config_hash(**settings.scoring()))
+
+
+def compass_summary(result: EvalResult) -> dict[str, Any] | None:
+    """COMPASS integration gap and skill-load tables of a COMPASS-style result, else None."""
+    items = result.benchmark.items
+    if "role" not in items.columns or "r1" not in result.outcomes:
+        return None
+    tables = compass_tables(items.assign(r1=result.outcomes["r1"]))
+    by_level = tables["gap"][tables["gap"]["N"].astype(str) == "all"]
+    return {"gap": tables["gap"].to_dict(orient="records"),
+            "gap_by_level_markdown": markdown_table(by_level),
+            "skill_load": tables["table3"].reset_index().to_dict(orient="records"),
+            "gap_markdown": tables["gap_markdown"],
+            "skill_load_markdown": tables["table3_markdown"],
+            "dropped_incomplete": tables["dropped_incomplete"]}

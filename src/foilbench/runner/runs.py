@@ -1,0 +1,104 @@
+"""``run``: every model on every benchmark, one stored run per pair, plus ``summary.json``.
+
+The sequence (the CLI's ``foilbench run`` is a thin wrapper): load models first (a bad spec
+or device fails before any benchmark is built) -> resolve benchmarks -> per cell
+:func:`~foilbench.runner.cell.evaluate_cell` then :func:`~foilbench.runner.cell.write_cell`
+-> reference rows per benchmark (blind baseline from the store when already computed) ->
+``OUT/<batch_id>/summary.json`` -> the HTML report (optional).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foilbench.models.registry import EMBEDDED_DEFAULTS
+from foilbench.provenance import collect_provenance, git_revision
+from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
+from foilbench.runner.log import Log, to_logging
+from foilbench.runner.reference import benchmark_reference
+from foilbench.runner.settings import (
+    DB_FILE,
+    DEFAULT_OUT,
+    DEFAULT_SUITE,
+    RunSettings,
+    make_settings,
+)
+from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.runner.summary import build_summary
+from foilbench.store.db import ResultsStore, new_batch_id, to_json
+
+
+@dataclass
+class RunOutcome:
+    """What one :func:`run` did: the stored runs, where things were written, the summary."""
+
+    batch_id: str
+    db_path: Path
+    summary_path: Path
+    summary: dict[str, Any]
+    records: list[CellRecord]
+    reference: dict[str, dict[str, Any]]
+    report_path: Path | None = None
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [r.run_id for r in self.records]
+
+
+def run(models: str | Iterable[str] | None = None,
+        benchmarks: str | Iterable[str] | None = None, out: str | Path = DEFAULT_OUT, *,
+        settings: RunSettings | None = None, report: bool = True, log: Log | None = None,
+        **options: Any) -> RunOutcome:
+    """Evaluate every model on every benchmark; store each run in ``OUT/foilbench.duckdb``.
+
+    ``models`` and ``benchmarks`` are the specs ``foilbench run`` takes (default: the
+    embedded models and the ``synth`` suite). Settings come from ``settings``
+    (:class:`RunSettings`) with keyword ``options`` overriding it, e.g.
+    ``run(["tiny-random"], ["tiny-builtin"], "/tmp/fb", n_boot=200, progress=False,
+    report=False)``. Progress and warnings go to ``log(level, message)`` (default: the
+    ``foilbench.runner`` logger). Writes ``OUT/<batch_id>/summary.json`` (and ``report.html``
+    when ``report``) and returns a :class:`RunOutcome`.
+    """
+    settings = make_settings(settings, options)
+    log = log or to_logging
+    model_specs = spec_list(models, "models")
+    if not model_specs:
+        model_specs = list(EMBEDDED_DEFAULTS)
+        log("info", f"default models: the embedded {', '.join(model_specs)}")
+    loaded = load_models(model_specs, settings)
+    bench_specs = spec_list(benchmarks, "benchmarks")
+    if not bench_specs:
+        bench_specs = [DEFAULT_SUITE]
+        log("info", f"default benchmarks: the embedded {DEFAULT_SUITE!r} suite")
+    benches = load_benchmarks(bench_specs, settings, log)
+
+    out_dir = Path(out)
+    batch_id = new_batch_id()
+    batch_dir = out_dir / batch_id
+    batch_dir.mkdir(parents=True, exist_ok=True)
+    db_path = out_dir / DB_FILE
+    cache = open_cache(settings)
+    revision = git_revision()
+    records: list[CellRecord] = []
+    with ResultsStore(db_path) as store:
+        for spec, adapter in loaded:
+            for bench in benches:
+                log("info", f"evaluating {spec} on {bench.name} ({len(bench)} items)")
+                cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision)
+                records.append(write_cell(store, cell, batch_id=batch_id))
+        reference = {b.name: benchmark_reference(b, records, store, log) for b in benches}
+    provenance = collect_provenance(seed=settings.seed, n_boot=settings.n_boot,
+                                    ci_method=settings.ci_method, revision=revision)
+    summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
+                            records=records, reference=reference)
+    summary_path = batch_dir / "summary.json"
+    summary_path.write_text(to_json(summary) + "\n")
+    outcome = RunOutcome(batch_id, db_path, summary_path, summary, records, reference)
+    if report:
+        from foilbench.report import write_report
+
+        outcome.report_path = write_report(db_path, outcome.run_ids, batch_dir / "report.html")
+    return outcome

@@ -1,0 +1,83 @@
+"""The settings of one ``run`` or ``sweep``, shared by the CLI and the Python API.
+
+One frozen object instead of twelve loose arguments: the CLI builds it from its options
+(:mod:`foilbench.cli.options`), a Python caller passes keywords, and a scheduler can ship it
+to workers unchanged. Only ``seed``, ``n_boot`` and ``ci_method`` change the stored numbers
+(:meth:`RunSettings.scoring`); they are also the resume key of a sweep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from foilbench.errors import FoilbenchError
+from foilbench.models.device import DTYPES
+from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
+from foilbench.stats.breakdown import CI_METHODS
+
+DB_FILE = "foilbench.duckdb"
+DEFAULT_OUT = "foilbench-runs"
+DEFAULT_SUITE = "synth"
+MIN_N_BOOT = 100
+
+
+class RunnerError(FoilbenchError):
+    """Bad settings or arguments given to the runner (the message names the setting)."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to evaluate: device and batching, interval settings, validation, cache, display.
+
+    ``allow_partial`` drops invalid items (the run is marked partial) instead of refusing a
+    benchmark; ``use_cache=False`` neither reads nor writes the embedding cache, whose folder
+    is ``cache_dir`` (default: the environment's, see :class:`store.cache.EmbeddingCache`).
+    """
+
+    device: str = "auto"
+    dtype: str = "float32"
+    batch_size: int = 64
+    n_boot: int = DEFAULT_N_BOOT
+    seed: int = DEFAULT_SEED
+    ci_method: str = "auto"
+    allow_partial: bool = False
+    cache_dir: str | Path | None = None
+    use_cache: bool = True
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise RunnerError(f"dtype {self.dtype!r}: choose one of {', '.join(DTYPES)}")
+        if self.ci_method not in CI_METHODS:
+            raise RunnerError(f"ci_method {self.ci_method!r}: choose one of "
+                              f"{', '.join(CI_METHODS)}")
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise RunnerError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
+        if not isinstance(self.n_boot, int) or self.n_boot < MIN_N_BOOT:
+            raise RunnerError(f"n_boot must be an integer >= {MIN_N_BOOT}, got {self.n_boot!r}")
+        if not isinstance(self.seed, int):
+            raise RunnerError(f"seed must be an integer, got {self.seed!r}")
+
+    @property
+    def on_invalid(self) -> str:
+        """What benchmark validation does with an invalid item: ``"drop"`` or ``"raise"``."""
+        return "drop" if self.allow_partial else "raise"
+
+    def scoring(self) -> dict[str, Any]:
+        """The settings that change the stored numbers (and key a finished run)."""
+        return {"seed": self.seed, "n_boot": self.n_boot, "ci_method": self.ci_method}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+
+
+def make_settings(settings: RunSettings | None, options: dict[str, Any]) -> RunSettings:
+    """``settings`` with ``options`` (keyword overrides) applied; unknown names are errors."""
+    base = settings or RunSettings()
+    unknown = sorted(set(options) - set(RunSettings.__dataclass_fields__))
+    if unknown:
+        raise RunnerError(f"unknown run setting(s): {', '.join(unknown)} (known: "
+                          f"{', '.join(RunSettings.__dataclass_fields__)})")
+    return RunSettings(**{**asdict(base), **options}) if options else base

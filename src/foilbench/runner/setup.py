@@ -1,0 +1,62 @@
+"""Setup shared by ``run`` and ``sweep``: models, benchmarks and the embedding cache.
+
+Each step resolves user-typed specs through the registries and reports what it did through
+the caller's ``log`` (a dropped item is a warning, never silent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from foilbench.data.format import Benchmark
+from foilbench.data.registry import resolve_benchmarks
+from foilbench.data.validate import format_problems
+from foilbench.models.registry import resolve_model
+from foilbench.runner.log import Log
+from foilbench.runner.settings import RunnerError, RunSettings
+from foilbench.store.cache import EmbeddingCache
+
+
+def spec_list(specs: str | Iterable[str] | None, what: str) -> list[str]:
+    """A list of spec strings (a lone string is one spec, not its characters)."""
+    if specs is None:
+        return []
+    if isinstance(specs, str):
+        return [specs]
+    out = list(specs)
+    bad = [s for s in out if not isinstance(s, str)]
+    if bad:
+        raise RunnerError(f"{what} must be spec strings, got {bad[0]!r}")
+    return out
+
+
+def load_models(specs: Sequence[str], settings: RunSettings) -> list[tuple[str, Any]]:
+    """``(spec, adapter)`` per spec, on the settings' device and dtype."""
+    return [(spec, resolve_model(spec, device=settings.device, dtype=settings.dtype))
+            for spec in specs]
+
+
+def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log) -> list[Benchmark]:
+    """Every benchmark the specs name (a suite names several), validated and with a checksum
+    (computed when the manifest has none: it keys resume and the stored blind audit); dropped
+    items (with ``allow_partial``) are logged as a warning with their counts and reasons."""
+    benches = [b for spec in specs
+               for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid)]
+    for bench in benches:
+        ensure_checksum(bench)
+        if bench.dropped:
+            log("warning", f"{bench.name}: dropped {bench.dropped.n} invalid item(s); results "
+                           f"are PARTIAL.\n{format_problems(bench.dropped.problems)}")
+    return benches
+
+
+def open_cache(settings: RunSettings) -> EmbeddingCache | None:
+    return EmbeddingCache(settings.cache_dir) if settings.use_cache else None
+
+
+def ensure_checksum(bench: Benchmark) -> str:
+    """The benchmark's checksum, computed (and kept on its manifest) when it has none."""
+    if not bench.manifest.checksum:
+        bench.manifest.checksum = bench.compute_checksum()
+    return bench.manifest.checksum

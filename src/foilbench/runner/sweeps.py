@@ -1,0 +1,138 @@
+"""``sweep``: models x benchmarks in one Table-8 matrix, resumable.
+
+Each cell is computed by the same :func:`~foilbench.runner.cell.evaluate_cell` /
+:func:`~foilbench.runner.cell.write_cell` pair as ``run``; a sweep adds the resume check (a
+stored run with the same model fingerprint, benchmark checksum and scoring settings is reused,
+not recomputed), one embedding cache shared by all benchmarks, the blind audit of each
+``choice`` benchmark (stored once per checksum, for the report), and the matrix
+(:mod:`foilbench.analysis.matrix`) written to the store (``sweep_cells``) and as CSV, Markdown
+and LaTeX under ``OUT/sweep-<id>/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from foilbench.analysis import matrix
+from foilbench.errors import FoilbenchError
+from foilbench.provenance import git_revision
+from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
+from foilbench.runner.log import Log, to_logging
+from foilbench.runner.reference import try_blind_reference
+from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
+from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.store.db import ResultsStore, new_batch_id
+from foilbench.store.sweeps import write_sweep
+
+
+@dataclass
+class SweepOutcome:
+    """What one :func:`sweep` did. ``cells`` has :data:`matrix.CELL_COLUMNS` plus ``reused``;
+    a failed cell is named in ``failures`` and absent from ``cells``."""
+
+    sweep_id: str
+    db_path: Path
+    models: list[str]
+    benchmarks: list[str]
+    cells: pd.DataFrame
+    paths: list[Path]
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def reused(self) -> int:
+        return int(self.cells["reused"].sum())
+
+    @property
+    def computed(self) -> int:
+        return len(self.cells) - self.reused
+
+    def markdown(self) -> str:
+        return matrix.to_markdown(self.cells.drop(columns=["reused"]), self.models,
+                                  self.benchmarks)
+
+
+def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
+                settings: RunSettings, batch_id: str, log: Log,
+                failures: list[str]) -> pd.DataFrame:
+    """Evaluate or reuse every (model, benchmark); one matrix row per pair.
+
+    A pair whose evaluation raises a :class:`FoilbenchError` is named in ``failures`` and left
+    out (its cell prints as a dash); the others still run and are stored.
+    """
+    revision = git_revision()
+    rows: list[dict] = []
+    for spec, adapter in loaded:
+        for bench in benches:
+            run_id = finished_run(store, adapter, bench, settings)
+            reused = run_id is not None
+            if reused:
+                log("info", f"skip {spec} x {bench.name}: finished run {run_id}")
+                metrics = store.load_metrics(run_id)
+            else:
+                log("info", f"evaluating {spec} on {bench.name} ({len(bench)} items)")
+                try:
+                    cell = evaluate_cell(adapter, bench, settings, cache=cache,
+                                         revision=revision)
+                except FoilbenchError as e:  # one failed cell must not lose the others
+                    log("error", f"{spec} x {bench.name}: {e}")
+                    failures.append(f"{spec} x {bench.name}")
+                    continue
+                record = write_cell(store, cell, batch_id=batch_id)
+                run_id, metrics = record.run_id, record.metrics
+            rows.append({"model": spec, "benchmark": bench.name,
+                         **matrix.cell_from_metrics(metrics, bench.manifest.primary_metric),
+                         "partial": bool(bench.manifest.partial), "run_id": run_id,
+                         "reused": reused})
+    return pd.DataFrame(rows, columns=[*matrix.CELL_COLUMNS, "reused"])
+
+
+def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
+                  benchmarks: list[str]) -> list[Path]:
+    """``matrix.csv``, ``matrix.md`` and ``matrix.tex`` of the cells under ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    forms = {"matrix.csv": matrix.to_csv(cells),
+             "matrix.md": matrix.to_markdown(cells, models, benchmarks),
+             "matrix.tex": matrix.to_latex(cells, models, benchmarks)}
+    paths = []
+    for name, text in forms.items():
+        (out_dir / name).write_text(text)
+        paths.append(out_dir / name)
+    return paths
+
+
+def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
+          out: str | Path = DEFAULT_OUT, *, db: str | Path | None = None,
+          settings: RunSettings | None = None, log: Log | None = None,
+          **options: Any) -> SweepOutcome:
+    """Every model on every benchmark, reusing finished runs in ``db`` (default
+    ``OUT/foilbench.duckdb``); the matrix goes to the store and ``OUT/sweep-<id>/``.
+
+    Settings as in :func:`foilbench.runner.run`. A failed cell does not stop the others; it is
+    listed in :attr:`SweepOutcome.failures` (the CLI then exits non-zero).
+    """
+    settings = make_settings(settings, options)
+    log = log or to_logging
+    model_specs, bench_specs = spec_list(models, "models"), spec_list(benchmarks, "benchmarks")
+    if not model_specs or not bench_specs:
+        raise RunnerError("a sweep needs at least one model and one benchmark")
+    benches = load_benchmarks(bench_specs, settings, log)
+    loaded = load_models(model_specs, settings)
+    out_dir = Path(out)
+    db_path = Path(db) if db else out_dir / DB_FILE
+    sweep_id = new_batch_id()
+    failures: list[str] = []
+    with ResultsStore(db_path) as store:
+        cells = sweep_cells(loaded, benches, store, cache=open_cache(settings),
+                            settings=settings, batch_id=sweep_id, log=log, failures=failures)
+        write_sweep(store.con, sweep_id, cells)
+        for bench in benches:  # stored once per benchmark checksum, for the report
+            try_blind_reference(bench, store, log)
+    names = [b.name for b in benches]
+    paths = write_outputs(cells.drop(columns=["reused"]), out_dir / f"sweep-{sweep_id}",
+                          model_specs, names)
+    return SweepOutcome(sweep_id, db_path, model_specs, names, cells, paths, failures)

@@ -1,0 +1,238 @@
+"""The construction stage engine: call cache, retries, spend cap, concurrency, log accounting,
+prompts and reply parsing."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from foilbench.construct.backends.base import (
+    Detection,
+    EditResult,
+    TextBackend,
+    TextRequest,
+    VQABackend,
+)
+from foilbench.construct.pipelines.budget import Budget
+from foilbench.construct.pipelines.cache import CallCache
+from foilbench.construct.pipelines.engine import CallResult, Context, Failure
+from foilbench.construct.pipelines.log import AccountingError, Candidate, account, read_log
+from foilbench.construct.pipelines.prompts import load_prompt, parse_prompt, prompt_names
+from foilbench.construct.pipelines.replies import ReplyError, parse_json
+from foilbench.errors import FoilbenchError
+from foilbench.models.api.spend import SpendCapError
+
+
+class Echo(TextBackend):
+    """Replies with the prompt; ``fail`` prompts always raise; records concurrency."""
+
+    def __init__(self, cost: float = 0.0, concurrency: int = 1, fail: str = "") -> None:
+        self.cost_per_call_usd, self.max_concurrency, self.fail = cost, concurrency, fail
+        self.calls, self.active, self.peak = 0, 0, 0
+        self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self) -> str:
+        return "echo:1"
+
+    def complete(self, request):
+        with self._lock:
+            self.calls += 1
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+        try:
+            threading.Event().wait(0.01)
+            if self.fail and self.fail in request.prompt:
+                raise RuntimeError("backend down")
+            return request.prompt.upper()
+        finally:
+            with self._lock:
+                self.active -= 1
+
+
+def _jobs(prompts):
+    return [(f"j{k}", (TextRequest(p),)) for k, p in enumerate(prompts)]
+
+
+def test_cache_roundtrip_every_result_type_and_torn_line(tmp_path):
+    cache = CallCache(tmp_path)
+    img = Image.new("RGB", (6, 4), (10, 20, 30))
+    img.info["foilbench.world_scene"] = '{"x": 1}'
+    mask = np.zeros((4, 6), bool)
+    mask[1, 2] = True
+    cache.put("t", "hello")
+    cache.put("i", img)
+    cache.put("e", EditResult(img, mask))
+    cache.put("d", [Detection("cube", 0.9, (1.0, 2.0, 3.0, 4.0))])
+    with open(cache.path, "a") as f:
+        f.write('{"key": "torn", "type": "te')  # a write cut by a kill
+    again = CallCache(tmp_path)
+    assert again.torn_lines == 1 and "torn" not in again and len(again) == 4
+    assert again.get("t") == "hello"
+    got = again.get("i")
+    assert np.array_equal(np.asarray(got), np.asarray(img))
+    assert got.info["foilbench.world_scene"] == '{"x": 1}'
+    edit = again.get("e")
+    assert np.array_equal(edit.mask, mask) and edit.image.size == (6, 4)
+    assert again.get("d") == [Detection("cube", 0.9, (1.0, 2.0, 3.0, 4.0))]
+
+
+def test_rerun_answers_from_cache_and_identical_jobs_run_once(tmp_path):
+    backend = Echo()
+    ctx = Context(tmp_path, {"text": backend}, progress=False)
+    first = ctx.call_many("s", "text", _jobs(["a", "b", "a"]))
+    assert backend.calls == 2 and first["j0"].value == "A" and not first["j0"].cached
+    ctx2 = Context(tmp_path, {"text": backend}, progress=False)
+    second = ctx2.call_many("s", "text", _jobs(["a", "b"]))
+    assert backend.calls == 2 and all(r.cached for r in second.values())
+    assert ctx2.stats["s"]["cached"] == 2
+
+
+def test_failed_call_is_retried_then_reported_not_cached(tmp_path):
+    backend = Echo(fail="bad")
+    ctx = Context(tmp_path, {"text": backend}, retries=2, backoff_s=0, progress=False)
+    out = ctx.call_many("s", "text", _jobs(["ok", "bad"]))
+    assert isinstance(out["j0"], CallResult)
+    assert isinstance(out["j1"], Failure) and out["j1"].attempts == 3
+    assert "backend down" in out["j1"].error
+    assert ctx.stats["s"]["retried"] == 2 and ctx.stats["s"]["failed"] == 1
+    assert out["j1"].key not in ctx.cache
+
+
+class SameEveryTime(FoilbenchError):
+    retryable = False  # e.g. a prompt longer than a local model's context
+
+
+class Deterministic(Echo):
+    def complete(self, request):
+        self.calls += 1
+        raise SameEveryTime("the prompt is 900 tokens, the model's context is 512")
+
+
+def test_an_error_that_repeats_is_not_retried(tmp_path):
+    backend = Deterministic()
+    ctx = Context(tmp_path, {"text": backend}, retries=2, backoff_s=0, progress=False)
+    out = ctx.call_many("s", "text", _jobs(["long"]))["j0"]
+    assert isinstance(out, Failure) and out.attempts == 1 and backend.calls == 1
+    assert "context is 512" in out.error and ctx.stats["s"]["failed"] == 1
+
+
+def test_unanswerable_vqa_is_an_answer_stored_once(tmp_path):
+    from foilbench.construct.backends.base import Unanswerable, UnanswerableError
+
+    class Tie(VQABackend):
+        calls = 0
+        fingerprint = "tie:1"
+
+        def answer(self, image, question, choices):
+            Tie.calls += 1
+            raise UnanswerableError("the top choices tie")
+
+    job = [("q", (Image.new("RGB", (4, 4)), "What colour?", ["red", "blue"]))]
+    ctx = Context(tmp_path, {"vqa": Tie()}, retries=2, backoff_s=0, progress=False)
+    got = ctx.call_many("s", "vqa", job)["q"]
+    assert got.value == Unanswerable("the top choices tie") and Tie.calls == 1
+    again = Context(tmp_path, {"vqa": Tie()}, progress=False).call_many("s", "vqa", job)["q"]
+    assert again.cached and again.value == got.value and Tie.calls == 1
+
+
+def test_spend_cap_stops_the_run_and_a_higher_cap_resumes(tmp_path):
+    backend = Echo(cost=0.4)
+    ctx = Context(tmp_path, {"text": backend}, budget=Budget(1.0), progress=False)
+    with pytest.raises(SpendCapError, match="spend cap"):
+        ctx.call_many("s", "text", _jobs(["a", "b", "c"]))
+    assert backend.calls == 2  # the third call would pass $1.00
+    ctx2 = Context(tmp_path, {"text": backend}, budget=Budget(5.0), progress=False)
+    ctx2.call_many("s", "text", _jobs(["a", "b", "c"]))
+    assert backend.calls == 3 and ctx2.budget.spent == pytest.approx(0.4)
+    # the cap is for the folder: a rerun with the first cap cannot spend it again
+    ctx3 = Context(tmp_path, {"text": backend}, budget=Budget(1.5), progress=False)
+    assert ctx3.budget.prior == pytest.approx(1.2)
+    with pytest.raises(SpendCapError, match=r"\$1.2000 of it by earlier runs"):
+        ctx3.call_many("s", "text", _jobs(["d"]))
+    assert backend.calls == 3
+
+
+def test_estimate_is_calls_times_price():
+    est = Budget.estimate({"text": 10, "image": 0}, {"text": Echo(cost=0.25)})
+    assert est.calls == {"text": 10} and est.total_usd == pytest.approx(2.5)
+    assert "at most" in est.lines()[0]
+
+
+def test_concurrency_is_bounded_by_the_backend(tmp_path):
+    backend = Echo(concurrency=3)
+    ctx = Context(tmp_path, {"text": backend}, progress=False)
+    out = ctx.call_many("s", "text", _jobs([f"p{k}" for k in range(12)]))
+    assert [out[f"j{k}"].value for k in range(12)] == [f"P{k}" for k in range(12)]
+    assert 1 < backend.peak <= 3
+
+
+class BadVQA(VQABackend):
+    fingerprint = "bad-vqa"
+
+    def answer(self, image, question, choices):
+        return "purple"
+
+
+def test_reply_outside_the_choices_is_a_failure(tmp_path):
+    ctx = Context(tmp_path, {"vqa": BadVQA()}, retries=0, progress=False)
+    img = Image.new("RGB", (4, 4))
+    out = ctx.call_many("s", "vqa", [("q", (img, "What color is the cube?", ["red", "blue"]))])
+    assert isinstance(out["q"], Failure) and "not a valid reply" in out["q"].error
+
+
+def test_stage_must_account_for_every_candidate(tmp_path):
+    ctx = Context(tmp_path, {}, progress=False)
+    a, b, c = (Candidate(x, "thing") for x in "abc")
+    for cand in (a, b, c):
+        ctx.log.created(cand)
+    with ctx.log.stage("check", [a, b, c]) as st:
+        st.passed(a)
+        st.drop(b, "too small")
+        st.expand(c, [Candidate("c1", "part"), Candidate("c2", "part")])
+    assert [x.id for x in st.children] == ["c1", "c2"]
+    with pytest.raises(AccountingError, match="neither passed nor dropped"):
+        with ctx.log.stage("leaky", st.children):
+            pass
+    ctx.log.keep_all([a])
+    ctx.close()
+    acct = account(read_log(tmp_path / "construction_log.jsonl"))
+    assert acct["kinds"]["thing"] == {"created": 3, "kept": 1, "dropped": 1, "expanded": 1}
+    assert any("c1: no outcome" in p for p in acct["problems"])
+    assert ctx.log.rows[0].to_dict()["dropped_by_reason"] == {"too small": 1}
+
+
+def test_every_packaged_prompt_parses_and_names_itself():
+    names = prompt_names()
+    assert {"composet.foils", "sugarcrepe.swap", "autocomp.contextual",
+            "compass.realise"} <= set(names)
+    for name in names:
+        p = load_prompt(name)
+        assert p.id == f"{name}@{p.version}" and p.user and p.source
+    assert load_prompt("sugarcrepe.new_concept").temperature == 1.5
+    with pytest.raises(FoilbenchError, match="no value for placeholder"):
+        load_prompt("sugarcrepe.locate").render(caption="x")
+    with pytest.raises(FoilbenchError, match="missing header"):
+        parse_prompt("version: 1\n[user]\nhi")
+
+
+def test_reply_json_is_found_in_prose_and_fences():
+    assert parse_json('Sure!\n```json\n{"a": [1, "}"]}\n```') == {"a": [1, "}"]}
+    assert parse_json("[1, 2] trailing") == [1, 2]
+    with pytest.raises(ReplyError, match="no JSON"):
+        parse_json("no structure here")
+
+
+def test_call_key_hashes_request_images_by_their_pixels():
+    from foilbench.construct.backends.base import call_key
+
+    backend = Echo()
+    red, blue = (Image.new("RGB", (4, 4), c) for c in ((255, 0, 0), (0, 0, 255)))
+    key = call_key(backend, "complete", TextRequest("p", images=(red,)))
+    assert key == call_key(backend, "complete", TextRequest("p", images=(red.copy(),)))
+    assert key != call_key(backend, "complete", TextRequest("p", images=(blue,)))
+    assert key != call_key(backend, "complete", TextRequest("p"))
+    assert TextRequest("p", images=(red,)) == TextRequest("p")  # images stay out of ==
