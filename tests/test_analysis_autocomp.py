@@ -13,7 +13,7 @@ from foilbench.analysis.autocomp import (
     minimal_contextual_delta,
     swap_confusion_gap,
 )
-from foilbench.negatives import Concept, confusion_negatives
+from foilbench.negatives import Concept, confusion_negatives, true_negatives
 
 RED_CUBE_BLUE_SPHERE = Concept("color", ("cube", "sphere"), ("red", "blue"))
 
@@ -84,3 +84,29 @@ def test_swap_confusion_gap_and_minimal_contextual_delta():
     df = concept_frame(0.8, 0.8, "condition", "minimal", "contextual")
     delta = minimal_contextual_delta(df, n_boot=2000).iloc[0]
     assert delta["ci_low"] < 0 < delta["ci_high"]
+
+
+def test_every_semantic_equivalent_is_a_paraphrase():
+    """Relational chains that state the concept's facts (converses normalised) are
+    paraphrases, not swaps: {pyramid > cube, sphere > cube} said the other way."""
+    c = Concept("relative_size", ("pyramid", "cube", "sphere"), ("bigger than", "smaller than"))
+    same = "a sphere bigger than a cube, and the cube smaller than a pyramid"
+    assert classify_confusion(c, same) == "paraphrase"
+    for text in true_negatives(c) + true_negatives(RED_CUBE_BLUE_SPHERE):
+        concept = c if "bigger" in text else RED_CUBE_BLUE_SPHERE
+        assert classify_confusion(concept, text) == "paraphrase"
+    # and nothing else is one
+    for k in (c, RED_CUBE_BLUE_SPHERE):
+        labels = {t: classify_confusion(k, t) for t in confusion_negatives(k)}
+        assert {t for t, lab in labels.items() if lab == "paraphrase"} == set(true_negatives(k))
+
+
+def test_taxonomy_reads_framed_captions():
+    frame = "a room with {body} on the floor"
+    caps = [frame.replace("{body}", t) for t in
+            ["a red cube and a blue sphere", "a blue sphere and a red cube"]]
+    df = pd.DataFrame({"model": ["m"], "captions": [caps], "scores": [np.array([0.5, 0.9])],
+                       "task": "color", "objects": [("cube", "sphere")],
+                       "values": [("red", "blue")], "caption_frame": [frame]})
+    row = confusion_taxonomy(df).iloc[0]
+    assert row["paraphrase"] == 1 and row["unmatched"] == 0

@@ -100,6 +100,7 @@ def test_composet_rerun_makes_no_call(composet_dir):
 
 
 def test_autocomp_builds_paired_minimal_and_contextual_sets(tmp_path):
+    from foilbench.construct.autocomp_truth import equivalent_indices
     from foilbench.negatives import Concept, expected_counts, negatives_with_report
 
     out = tmp_path / "ac"
@@ -118,10 +119,14 @@ def test_autocomp_builds_paired_minimal_and_contextual_sets(tmp_path):
             report = negatives_with_report(Concept(row.task, row.objects, row["values"]))
             want = getattr(report, row.negative_set)
             assert row.captions[1:] == [t + " on a white background" for t in want]
+            # the true negatives are the paraphrases, as for the procedural builder
+            concept = Concept(row.task, row.objects, row["values"])
+            assert list(row.true_negatives) == equivalent_indices(concept, row.negative_set)
         else:  # a Contextual negative differs from its positive only in the concept's words
             words = [*row.objects, *row["values"]]
             assert {skeleton(n, words) for n in row.captions} == {skeleton(row.captions[0],
                                                                            words)}
+    assert (items.n_true_negatives > 0).any()  # color N >= 2 Confusion holds paraphrases
     survival = json.loads((out / "survival.json").read_text())
     assert "background check [minimal]" in [r["stage"] for r in survival]
 

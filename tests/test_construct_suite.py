@@ -114,7 +114,7 @@ def test_n1_part_is_in_the_suite_and_leaves_other_parts_unchanged(tmp_path):
     names = [b.name for b in load_suite(tmp_path / "both")]
     assert names == ["autocomp-swap", "autocomp-confusion", "autocomp-n1"]
     n1 = load_suite(tmp_path / "both")[-1]
-    assert len(n1) == 2 * 1 * 2 and set(n1.items["n_objects"]) == {1}
+    assert len(n1) == 2 * 1 * 2 * 2 and set(n1.items["n_objects"]) == {1}  # x Vary Color, Object
 
 
 def test_progress_false_draws_no_bar(tmp_path, capsys):
@@ -127,9 +127,11 @@ def test_progress_false_draws_no_bar(tmp_path, capsys):
 # Items-table checksums (image bytes left out: PNG encoding may differ across zlib builds) of
 # the TINY suite at seed 1, 48 px, recorded before the builder-contract refactor. A change here
 # changes the suite's content: update the numbers only for an intended change, and say so.
+# The autocomp-* numbers changed with issue 12's Auto-Comp fidelity (condition-worded captions,
+# true/equivalent negative columns, Vary Color and Vary Object at N = 1).
 GOLDEN_ITEMS = {
-    "world-pairs": "283070ae8425efc9", "autocomp-swap": "8638e22ac3350950",
-    "autocomp-confusion": "6dfd838cf968a4c0", "autocomp-n1": "351eea0f168db863",
+    "world-pairs": "283070ae8425efc9", "autocomp-swap": "3010d2ee41fdf601",
+    "autocomp-confusion": "a1b431e9541865a6", "autocomp-n1": "91608d2f13cc5afb",
     "compass-synth": "0bf631ff9b191402",
 }
 

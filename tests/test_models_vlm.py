@@ -128,6 +128,29 @@ def test_bad_input_is_named(tmp_path, blip_dir):
     assert np.isfinite(adapter.score_pairs([grey], [["a cube"]])[0]).all()
 
 
+def test_norm_unstated_takes_the_benchmarks_and_enters_the_fingerprint(blip_dir):
+    """Auto-Comp §3 sums token log-likelihoods; CompoSET App. G.4 takes the per-token mean.
+    An unstated ?norm= follows the benchmark; a stated one is kept."""
+    adapter = resolve_model(f"hf-vlm:{blip_dir}", device="cpu")
+    assert adapter.info.extras["norm"] == "mean"
+    assert adapter.info.extras["norm_source"] == "foilbench default"
+    summed = adapter.with_default_norm("sum", "Auto-Comp §3")
+    assert summed is not adapter and summed.model is adapter.model  # weights shared
+    assert summed.info.fingerprint != adapter.info.fingerprint
+    assert summed.info.extras["norm_source"] == "Auto-Comp §3"
+    image = tiny_images(1)[0]
+    caps = CAPTIONS[0]
+    lengths = np.array([len(adapter._continuation(c)) for c in caps])
+    np.testing.assert_allclose(summed.score_image(image, caps),
+                               adapter.score_image(image, caps) * lengths, rtol=1e-6)
+    assert adapter.with_default_norm("mean", "foilbench default") is adapter
+    stated = resolve_model(f"hf-vlm:{blip_dir}?norm=mean", device="cpu")
+    assert stated.with_default_norm("sum", "Auto-Comp §3") is stated
+    assert stated.info.fingerprint == adapter.info.fingerprint  # same scores, same cache key
+    with pytest.raises(ModelError, match="possible: mean, sum"):
+        adapter.with_default_norm("max", "?")
+
+
 def test_different_images_give_different_scores(vlm_dir):
     """The tiny models see their image: the same captions scored against a black, a white and
     a random image differ by at least ten times the 1e-4 the equality tests above allow

@@ -54,7 +54,8 @@ def test_run_through_the_python_api(env):
     [entry] = outcome.summary["runs"]
     assert entry["run_id"] == rec.run_id and entry["metrics"]["group"]["n"] == 12
     assert set(outcome.summary) == {"batch_id", "db_path", "provenance", "results", "runs",
-                                    "reference", "compass"}
+                                    "reference", "compass", "autocomp"}
+    assert outcome.summary["autocomp"] == {}  # no item lists true negatives
     assert outcome.reference["tiny-builtin"]["chance"]["group"] == pytest.approx(1 / 6)
     assert "blind" not in outcome.reference["tiny-builtin"]  # pair kind: no text-only row
     assert outcome.report_path is None and not (outcome.summary_path.parent / "report.html").exists()

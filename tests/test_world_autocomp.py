@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from foilbench.construct.autocomp_bench import build_autocomp, concept_id, sample_concepts
-from foilbench.negatives import Concept, caption
+from foilbench.construct.autocomp_captions import CONTEXT_FRAMES, MINIMAL_FRAME
+from foilbench.negatives import (
+    Concept,
+    apply_frame,
+    caption,
+    negatives_with_report,
+    true_negatives,
+)
 from foilbench.world.autocomp import (
     SIZE_COMPARABLE,
     SOLIDS,
@@ -58,8 +65,44 @@ def test_positive_is_first_and_matches_the_concept(benches):
     for bench in benches.values():
         for row in bench.items.itertuples():
             concept = Concept(row.task, tuple(row.objects), tuple(row.values))
-            assert row.captions[0] == caption(concept)
+            assert row.captions[0] == apply_frame(row.caption_frame, caption(concept))
             assert row.concept_id == concept_id(concept)
+
+
+def test_conditions_differ_in_wording_and_negatives_follow_the_frame(benches):
+    """Auto-Comp §3: Minimal captions add "the suffix 'on a white background'"; Contextual ones
+    are rewritten; negatives differ from the positive "only in the swapped conceptual
+    elements"."""
+    for op, bench in benches.items():
+        for row in bench.items.itertuples():
+            concept = Concept(row.task, tuple(row.objects), tuple(row.values))
+            negatives = getattr(negatives_with_report(concept), op)
+            assert list(row.captions) == [apply_frame(row.caption_frame, t)
+                                          for t in (caption(concept), *negatives)]
+            if row.condition == "minimal":
+                assert row.caption_frame == MINIMAL_FRAME
+                assert all(c.endswith(" on a white background") for c in row.captions)
+            else:
+                assert row.caption_frame in CONTEXT_FRAMES
+                assert not any("white background" in c for c in row.captions)
+        assert bench.manifest.extras["caption_realiser"] == "template"
+        assert bench.manifest.primary_metric == "r1_valid"
+        assert bench.manifest.extras["loglik_norm"]["norm"] == "sum"
+
+
+def test_true_negatives_hold_every_equivalent_one(benches):
+    """Negatives that mean the positive (true_negatives(concept)) are flagged on every item;
+    the drawn-scene check may add more, never fewer."""
+    for op, bench in benches.items():
+        for row in bench.items.itertuples():
+            concept = Concept(row.task, tuple(row.objects), tuple(row.values))
+            same = {apply_frame(row.caption_frame, t) for t in true_negatives(concept, op)}
+            assert {row.captions[i] for i in row.equivalent_negatives} == same
+            assert set(row.equivalent_negatives) <= set(row.true_negatives)
+            assert row.n_equivalent_negatives == len(row.equivalent_negatives)
+        extras = bench.manifest.extras
+        assert extras["items_with_true_negative"] == int((bench.items.n_true_negatives > 0)
+                                                         .sum())
 
 
 def test_n1_gives_no_items_because_no_negatives_exist(benches):

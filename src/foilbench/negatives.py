@@ -14,8 +14,28 @@ Users script benchmark construction against these names; the logic lives in
 >>> r = Concept("position", ["cube", "sphere"], ["left of"])
 >>> caption(r), swap_negatives(r)
 ('a cube left of a sphere', ['a sphere left of a cube'])
+
+Some negatives are true of the concept (same meaning, another order;
+:mod:`foilbench.construct.autocomp_truth`):
+
+>>> true_negatives(c)
+['a blue sphere and a red cube']
+
+Captions as the suite words them per condition (:mod:`foilbench.construct.autocomp_captions`):
+
+>>> apply_frame(MINIMAL_FRAME, caption(c))
+'a red cube and a blue sphere on a white background'
 """
 
+from foilbench.construct.autocomp_captions import (
+    MINIMAL_FRAME,
+    AutoCompRealiser,
+    LLMRealiser,
+    SceneContext,
+    TemplateRealiser,
+    apply_frame,
+    unframe,
+)
 from foilbench.construct.autocomp_negatives import (
     MAX_OBJECTS,
     MIN_OBJECTS,
@@ -30,9 +50,26 @@ from foilbench.construct.autocomp_negatives import (
     negatives_with_report,
     swap_negatives,
 )
+from foilbench.construct.autocomp_truth import (
+    equivalent_indices,
+    negative_arrangements,
+    same_meaning,
+    true_negatives,
+)
 
 __all__ = [
     "MAX_OBJECTS",
+    "MINIMAL_FRAME",
+    "AutoCompRealiser",
+    "LLMRealiser",
+    "SceneContext",
+    "TemplateRealiser",
+    "apply_frame",
+    "equivalent_indices",
+    "negative_arrangements",
+    "same_meaning",
+    "true_negatives",
+    "unframe",
     "MIN_OBJECTS",
     "TASKS",
     "Concept",

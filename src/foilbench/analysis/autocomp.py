@@ -16,8 +16,12 @@ concept's own words; it is recovered by rendering all arrangements with
 pairs (attribute tasks) or (object, relation, next object) triples (relational tasks).
 Compared with the positive, as multisets:
 
-* ``paraphrase``: the same bindings in another phrase order ("a blue sphere and a red cube"
-  for "a red cube and a blue sphere"); semantically the positive, so not an error of binding;
+* ``paraphrase``: every caption that means what the positive means
+  (:func:`foilbench.negatives.same_meaning`): the same bindings in another phrase order ("a
+  blue sphere and a red cube" for "a red cube and a blue sphere") or an equivalent relational
+  chain, converse relations normalised ("a sphere bigger than a cube, and the cube smaller than
+  a pyramid" for "a pyramid bigger than a cube, and the cube smaller than a sphere"); true of
+  the image, so not an error of binding;
 * ``swap``: the same objects and the same values, bound differently;
 * ``shared_objects``: the same objects, other values (a value repeated: "a red cube and a red
   sphere");
@@ -25,6 +29,9 @@ Compared with the positive, as multisets:
   cube and a blue cube");
 * ``other``: objects and values both differ; ``unmatched``: the text is no arrangement of
   the concept's words.
+
+Captions worded with a frame (Minimal "... on a white background", Contextual rewrites; the
+item's ``caption_frame``) are matched on the template text inside the frame.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from functools import lru_cache
 import pandas as pd
 
 from foilbench.analysis.frame import choice_scores, require
-from foilbench.negatives import Concept, caption
+from foilbench.negatives import Concept, caption, same_meaning, unframe
 from foilbench.stats import paired_delta_ci
 
 TAXONOMY = ("paraphrase", "swap", "shared_objects", "shared_attributes", "other", "unmatched")
@@ -106,7 +113,8 @@ def classify_confusion(concept: Concept, chosen: str) -> str:
     other = _arrangements(concept).get(chosen)
     if other is None:
         return "unmatched"
-    if bindings(other) == bindings(concept):
+    if same_meaning(concept.task, (concept.objects, concept.values),
+                    (other.objects, other.values)):
         return "paraphrase"
     same_objects = Counter(other.objects) == Counter(concept.objects)
     same_values = Counter(other.values) == Counter(concept.values)
@@ -142,6 +150,9 @@ def confusion_taxonomy(df: pd.DataFrame, concepts: Sequence[Concept] | None = No
     nothing was wrong) of each taxonomy class."""
     concepts = concepts_from_frame(df) if concepts is None else list(concepts)
     chosen = chosen_negatives(df)
+    if "caption_frame" in df.columns:
+        chosen = [c if c is None else unframe(c, f)
+                  for c, f in zip(chosen, df["caption_frame"], strict=True)]
     labels = [None if c is None else classify_confusion(k, c)
               for k, c in zip(concepts, chosen, strict=True)]
     frame = pd.DataFrame({"model": df["model"].to_numpy(), "label": labels})

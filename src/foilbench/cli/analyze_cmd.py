@@ -187,6 +187,27 @@ def asymmetry(runs, db_path, json_path, n_boot, by) -> None:
     write_json(json_path, {"asymmetry": table})
 
 
+def _autocomp_valid(df, set_column, n_boot, tables, ac) -> None:
+    """The same deltas on r1_valid (primary where items list true negatives) and the r1 vs
+    r1_valid table (foilbench.analysis.autocomp_valid)."""
+    if "r1_valid" not in df.columns or df["r1_valid"].isna().all():
+        return
+    from foilbench.analysis.autocomp_valid import NEEDED, validity_table
+
+    sub = df[df["r1_valid"].notna()]
+    tables["swap_vs_confusion_r1_valid"] = ac.swap_confusion_gap(
+        sub, metric="r1_valid", column=set_column, n_boot=n_boot)
+    emit("Swap - Confusion on r1_valid (paired concepts)", tables["swap_vs_confusion_r1_valid"])
+    if "condition" in sub.columns:
+        tables["contextual_vs_minimal_r1_valid"] = ac.minimal_contextual_delta(
+            sub, metric="r1_valid", n_boot=n_boot)
+        emit("Contextual - Minimal on r1_valid (paired concepts)",
+             tables["contextual_vs_minimal_r1_valid"])
+    if all(c in sub.columns for c in NEEDED):
+        tables["r1_vs_r1_valid"] = validity_table(sub)
+        emit("r1 (the paper's) vs r1_valid (primary) per cell", tables["r1_vs_r1_valid"])
+
+
 @analyze.command(short_help="Swap-vs-Confusion, Minimal-vs-Contextual, error taxonomy.")
 @RUNS
 @DB
@@ -213,6 +234,7 @@ def autocomp(runs, db_path, json_path, n_boot, set_column) -> None:
         if "condition" in df.columns:
             tables["contextual_vs_minimal"] = ac.minimal_contextual_delta(df, n_boot=n_boot)
             emit("Contextual - Minimal (paired concepts)", tables["contextual_vs_minimal"])
+        _autocomp_valid(df, set_column, n_boot, tables, ac)
     confusion = df[df[set_column] == "confusion"]
     if len(confusion) and {"task", "objects", "values", "captions"} <= set(df.columns):
         tables["confusion_taxonomy"] = ac.confusion_taxonomy(confusion)

@@ -31,10 +31,11 @@ def _autocomp_table(bench) -> str:
     items = bench.items
     grouped = items.groupby(["task", "n_objects"], sort=True)
     rows = [(task, n, g["concept_id"].nunique(), len(g), int(g["n_negatives"].min()),
-             int(g["n_negatives"].max()), int(g["n_duplicates_removed"].sum()))
+             int(g["n_negatives"].max()), int(g["n_duplicates_removed"].sum()),
+             int((g["n_true_negatives"] > 0).sum()) if "n_true_negatives" in g else "-")
             for (task, n), g in grouped]
-    return format_table(("task", "N", "concepts", "items", "neg min", "neg max", "dup removed"),
-                        rows)
+    return format_table(("task", "N", "concepts", "items", "neg min", "neg max", "dup removed",
+                         "items with a true negative"), rows)
 
 
 def _controls_summary(bench) -> str:

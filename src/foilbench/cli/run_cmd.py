@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from foilbench.cli.options import evaluation_options, settings_from
-from foilbench.cli.run_output import console_log, print_tables
+from foilbench.cli.run_output import console_log, print_autocomp, print_tables
 from foilbench.runner import run as run_benchmarks
 
 
@@ -41,6 +41,7 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
             click.echo(f"\nCOMPASS integration gap by level ({spec}; by N in summary.json and "
                        f"the report):\n{rec.compass['gap_by_level_markdown']}\n"
                        f"\nCOMPASS skill load ({spec}):\n{rec.compass['skill_load_markdown']}")
+    print_autocomp(outcome.records, outcome.summary.get("autocomp", {}))
     err.print(f"stored {len(outcome.records)} run(s) in {outcome.db_path}; "
               f"summary: {outcome.summary_path}")
     if outcome.report_path is not None:

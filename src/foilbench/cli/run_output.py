@@ -1,10 +1,11 @@
-"""What ``foilbench run`` and ``sweep`` print: progress lines, and the run tables (one per
-benchmark, reference rows last)."""
+"""What ``foilbench run`` and ``sweep`` print: progress lines, the run tables (one per
+benchmark, reference rows last) and, for Auto-Comp runs, r1 beside r1_valid."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -65,3 +66,22 @@ def print_tables(console: Console, records: list, reference: dict[str, dict]) ->
         table.caption = f"CI: {', '.join(sorted(methods))}; ties count as failures (strict >)"
         table.caption_justify = "left"
         console.print(table)
+
+
+def print_autocomp(records: list, blocks: dict[str, dict]) -> None:
+    """Auto-Comp r1 vs r1_valid for every model side by side, and the affected item counts
+    (``blocks``: the summary's ``autocomp`` block per run id)."""
+    if not blocks:
+        return
+    from foilbench.analysis.autocomp_valid import batch_markdown
+
+    click.echo("\nAuto-Comp: r1 (the paper's, all candidates) vs r1_valid (primary *, false "
+               "negatives only); chance = mean per-item 1/(K+1), paper_chance = the closed "
+               "form (per-cell tables in summary.json and the report):")
+    click.echo(batch_markdown([r.result for r in records]))
+    seen: dict[str, dict] = {}
+    for block in blocks.values():
+        seen.setdefault(block["benchmark"], block)
+    for name, block in seen.items():
+        click.echo(f"{name}: {block['items_with_true_negative']} of {block['n_items']} items "
+                   "hold a true negative")

@@ -11,12 +11,23 @@ is one (concept, condition) image with ``captions = [positive] + negatives``:
   kept in full as the method prescribes (728 and 107 at N = 3); none at N = 1.
 
 A negative is removed only when its text equals another's (reported per item and in the
-manifest). Some negatives are true of the image by construction: a paraphrase ("a blue sphere
-and a red cube" for "a red cube and a blue sphere"), or a relational chain that the drawn
-layout also satisfies ("a mug left of a box, and the box right of a cone" when both the mug and
-the cone are left of the box). They are kept, as the method prescribes, and flagged: the
-columns ``true_negatives`` (caption indices) and ``n_true_negatives`` come from checking every
-clause of each negative against the drawn scene (:func:`negative_truths`).
+manifest), so chance per item is 1 / (K + 1) with the K that remain (a repeated relation makes
+fewer distinct Confusion texts than the closed form; the report states the mean chance).
+
+Captions are worded per condition (:mod:`foilbench.construct.autocomp_captions`): Minimal adds
+the paper's suffix "on a white background"; Contextual sets the concept in the scene's context
+through a realiser (template frames by default, any text backend when given). The positive and
+its negatives share one frame (column ``caption_frame``), so negatives follow the same rewrite.
+
+Some negatives are true of the image (:mod:`foilbench.construct.autocomp_truth`): a paraphrase
+("a blue sphere and a red cube" for "a red cube and a blue sphere"), an equivalent relational
+chain, or a chain that the drawn layout also happens to satisfy ("a mug left of a box, and the
+box right of a cone" when both the mug and the cone are left of the box). They are kept, as the
+method prescribes, and flagged: ``equivalent_negatives`` (caption indices of the negatives that
+mean what the positive means, true of any image of the concept) and ``true_negatives`` (those
+plus the ones true of this drawn scene, from checking every clause, :func:`negative_truths`;
+what ``r1_valid`` leaves out, :mod:`foilbench.kinds.valid`), with their counts. The paper's
+``r1`` scores every negative; ``r1_valid``, the primary metric, only the false ones.
 """
 
 from __future__ import annotations
@@ -28,6 +39,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from foilbench.construct.autocomp_captions import (
+    AutoCompRealiser,
+    SceneContext,
+    TemplateRealiser,
+    apply_frame,
+)
 from foilbench.construct.autocomp_negatives import (
     MAX_OBJECTS,
     TASKS,
@@ -38,10 +55,16 @@ from foilbench.construct.autocomp_negatives import (
     render_attribute,
     render_relation,
 )
+from foilbench.construct.autocomp_truth import equivalent_indices
 from foilbench.data.format import Benchmark, Manifest, make_benchmark
 from foilbench.hashing import sha256_text
 from foilbench.kinds import ChoiceKind
-from foilbench.world.autocomp import concept_scene, relation_holds, sample_concept_words
+from foilbench.world.autocomp import (
+    concept_scene,
+    condition_context,
+    relation_holds,
+    sample_concept_words,
+)
 from foilbench.world.render import png_bytes, render
 from foilbench.world.scene import Scene
 from foilbench.world.vocab import CONDITIONS
@@ -56,6 +79,10 @@ DESCRIPTIONS = {
                  "the concept's objects and values with repetition (N^(2N)-1 for attributes, "
                  "N^N (N-1)^(N-1)-1 for relations), duplicates of text removed.",
 }
+# Auto-Comp §3, Evaluation Protocol: generative MLLMs score "each candidate caption by its
+# log-likelihood under the model conditioned on the image, summed over the caption's tokens".
+LOGLIK_NORM = {"norm": "sum", "source": "Auto-Comp §3 (log-likelihood summed over tokens)"}
+PRIMARY_METRIC = "r1_valid"
 
 
 def concept_id(concept: Concept) -> str:
@@ -127,6 +154,18 @@ def render_concept(root: Path, concept: Concept, cid: str, rng: np.random.Genera
     return scene, images
 
 
+def caption_frames(realiser: AutoCompRealiser, concept: Concept, scene: Scene) -> dict[str, str]:
+    """{condition: frame} of one concept's captions (one realiser call per condition)."""
+    positive = caption(concept)
+    frames = {}
+    for condition in CONDITIONS:
+        description, variant = condition_context(scene, condition)
+        frames[condition] = realiser.frame(concept, positive,
+                                           SceneContext(condition, description, variant))
+        apply_frame(frames[condition], positive)  # raises on a malformed frame
+    return frames
+
+
 def concept_row(concept: Concept, cid: str, scene_id: str, image: str, condition: str,
                 captions: list[str], operation: str, negative_set: str) -> dict:
     """The columns every Auto-Comp item carries (one concept in one condition), in the order
@@ -149,12 +188,12 @@ def concept_row(concept: Concept, cid: str, scene_id: str, image: str, condition
     }
 
 
-def _item_rows(concept: Concept, cid: str, scene_id: str, images: dict[str, str],
-               placed) -> dict:
+def _item_rows(concept: Concept, cid: str, scene: Scene, images: dict[str, str],
+               frames: dict[str, str]) -> dict:
     """Rows of both benchmarks for one concept: {operation: [row per condition]}."""
     report = negatives_with_report(concept)
     positive = caption(concept)
-    truths = negative_truths(concept, placed)
+    truths = negative_truths(concept, scene.objects)
     if not truths.get(positive, False):
         raise RuntimeError(f"{cid}: the drawn scene does not realise {positive!r}")
     rows: dict[str, list[dict]] = {op: [] for op in OPERATIONS}
@@ -162,13 +201,21 @@ def _item_rows(concept: Concept, cid: str, scene_id: str, images: dict[str, str]
         if not negatives:
             continue
         true_idx = [i + 1 for i, text in enumerate(negatives) if truths[text]]
+        same_idx = equivalent_indices(concept, op)
+        if not set(same_idx) <= set(true_idx):
+            raise RuntimeError(f"{cid} ({op}): negatives {sorted(set(same_idx) - set(true_idx))} "
+                               "mean the positive but the drawn scene does not make them true")
         for condition in CONDITIONS:
+            frame = frames[condition]
             rows[op].append({
-                **concept_row(concept, cid, scene_id, images[condition], condition,
-                              captions=[positive, *negatives], operation=op,
-                              negative_set=op),
+                **concept_row(concept, cid, scene.scene_id, images[condition], condition,
+                              captions=[apply_frame(frame, t) for t in (positive, *negatives)],
+                              operation=op, negative_set=op),
                 "n_negatives": len(negatives),
                 "n_duplicates_removed": report.removed[op],
+                "caption_frame": frame,
+                "equivalent_negatives": same_idx,
+                "n_equivalent_negatives": len(same_idx),
                 "true_negatives": true_idx,
                 "n_true_negatives": len(true_idx),
             })
@@ -177,9 +224,12 @@ def _item_rows(concept: Concept, cid: str, scene_id: str, images: dict[str, str]
 
 def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: int = 160,
                    ns: tuple[int, ...] = (1, 2, 3), tasks: tuple[str, ...] = tuple(TASKS),
-                   progress: bool = True) -> dict[str, Benchmark]:
+                   progress: bool = True, realiser: AutoCompRealiser | None = None
+                   ) -> dict[str, Benchmark]:
     """Render the concepts' images under ``root/images`` and return both benchmarks (rooted
-    at ``root``; write each with :func:`foilbench.data.format.write_benchmark`)."""
+    at ``root``; write each with :func:`foilbench.data.format.write_benchmark`). ``realiser``
+    words the captions (default: :class:`~foilbench.construct.autocomp_captions.
+    TemplateRealiser`)."""
     from tqdm.auto import tqdm
 
     for n in ns:
@@ -187,6 +237,7 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
             raise ValueError(f"Auto-Comp N={n} out of range; possible: 1 to {MAX_OBJECTS}")
     if n_concepts < 1:
         raise ValueError(f"n_concepts must be at least 1, got {n_concepts}")
+    realiser = realiser or TemplateRealiser()
     root = Path(root)
     (root / "images").mkdir(parents=True, exist_ok=True)
     rows: dict[str, list[dict]] = {op: [] for op in OPERATIONS}
@@ -200,7 +251,8 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
                 break  # N = 1: no Swap and no Confusion negative exists, so no item
             cid = concept_id(concept)
             scene, images = render_concept(root, concept, cid, rng, size)
-            item_rows = _item_rows(concept, cid, scene.scene_id, images, scene.objects)
+            frames = caption_frames(realiser, concept, scene)
+            item_rows = _item_rows(concept, cid, scene, images, frames)
             for op, op_rows in item_rows.items():
                 rows[op].extend(op_rows)
         counts.append({"task": task, "n": n, "concepts": len(concepts),
@@ -211,14 +263,17 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
     for op in OPERATIONS:
         items = pd.DataFrame(rows[op])
         manifest = Manifest(
-            name=NAMES[op], kind=ChoiceKind.name, license="MIT",
+            name=NAMES[op], kind=ChoiceKind.name, license="MIT", primary_metric=PRIMARY_METRIC,
             source=f"foilbench.world procedural renderer (seed {seed}, stream {SEED_STREAM:#x}, "
                    f"{size}px)",
             description=DESCRIPTIONS[op],
             extras={"seed": seed, "size": size, "n_concepts": n_concepts, "ns": list(ns),
                     "tasks": list(tasks), "cells": counts,
                     "duplicates_removed": int(items["n_duplicates_removed"].sum()),
-                    "true_negatives": int(items["n_true_negatives"].sum())},
+                    "true_negatives": int(items["n_true_negatives"].sum()),
+                    "items_with_true_negative": int((items["n_true_negatives"] > 0).sum()),
+                    "equivalent_negatives": int(items["n_equivalent_negatives"].sum()),
+                    "caption_realiser": realiser.name, "loglik_norm": LOGLIK_NORM},
         )
         benches[op] = make_benchmark(manifest, items, root)
     return benches

@@ -6,8 +6,8 @@ Parts (each a foilbench benchmark folder under the suite directory):
   (:func:`foilbench.construct.pairs.build_pairs`);
 - ``autocomp-swap`` / ``autocomp-confusion``: Auto-Comp concepts in both conditions
   (:func:`foilbench.construct.autocomp_bench.build_autocomp`);
-- ``autocomp-n1``: foilbench's N = 1 attribute-recognition baseline, the same concept
-  machinery at one object (:func:`foilbench.construct.autocomp_n1.build_autocomp_n1`);
+- ``autocomp-n1``: Auto-Comp's N = 1 baselines (Table 14: Vary Color, Vary Object), the same
+  concept machinery at one object (:func:`foilbench.construct.autocomp_n1.build_autocomp_n1`);
 - ``compass-synth``: COMPASS scene-graph captions
   (:func:`foilbench.construct.compass_build.build_compass_benchmark`).
 

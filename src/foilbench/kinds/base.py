@@ -64,6 +64,12 @@ class ItemKind(ABC):
         """(outcomes as 0/1 floats, ties, chance) per metric from the -inf-padded score
         matrix (one row per item, slots in layout order) and each item's slot count."""
 
+    def item_outcomes(self, items: pd.DataFrame, matrix: np.ndarray, n_slots: np.ndarray, *,
+                      where: str = "") -> tuple[PerMetric, PerMetric, PerMetric]:
+        """:meth:`outcomes` plus any metric the item table itself enables (the engine's call);
+        ``where`` names the benchmark in errors. Default: :meth:`outcomes` alone."""
+        return self.outcomes(matrix, n_slots)
+
     @abstractmethod
     def margins(self, matrix: np.ndarray) -> PerMetric:
         """Signed margins per direction (name -> values). A name that is a metric, or a

@@ -2,8 +2,10 @@
 
 Options:
   ``score=loglik|vqascore``     caption log-likelihood given the image (default), or VQAScore
-  ``norm=mean|sum``             loglik: length-normalised mean (default) or summed token
-                                log-probabilities
+  ``norm=mean|sum``             loglik: length-normalised mean or summed token
+                                log-probabilities. Unstated, each benchmark gets the one its
+                                paper states (Auto-Comp: sum; CompoSET: mean;
+                                :mod:`foilbench.scoring.norms`), else mean (foilbench's)
   ``yes=raw|normalised``        vqascore: P(Yes) as the softmax over the whole vocabulary
                                 (default, as in Lin et al. 2024) or over {Yes, No} only
   ``template=llava|qwen2vl|blip``  prompt layout (default from the model type)
@@ -20,6 +22,8 @@ and template unless ``template=`` says otherwise; they are untested here.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 from PIL import Image
@@ -51,12 +55,13 @@ OPTIONS = {
     "share": ("1", "0"),
     "batch": None,
 }
+DEFAULT_NORM = "mean"  # foilbench's default where neither the user nor a paper states one
 
 
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> HFVLMScorer:
     body, opts = split_options(rest, OPTIONS)
     return HFVLMScorer(f"hf-vlm:{rest}", body, device=device, dtype=dtype,
-                       score=opts.get("score", "loglik"), norm=opts.get("norm", "mean"),
+                       score=opts.get("score", "loglik"), norm=opts.get("norm"),
                        yes=opts.get("yes", "raw"), template=opts.get("template"),
                        share=opts.get("share", "1") == "1",
                        batch_size=int_option(opts, "batch", 16))
@@ -82,7 +87,7 @@ class HFVLMScorer(PairwiseScorer):
     """Caption log-likelihood or VQAScore of a transformers VLM (see the module docstring)."""
 
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
-                 score: str = "loglik", norm: str = "mean", yes: str = "raw",
+                 score: str = "loglik", norm: str | None = None, yes: str = "raw",
                  template: str | None = None, share: bool = True, batch_size: int = 16) -> None:
         source, is_local = resolve_source(target)
         self.device = select_device(device)
@@ -92,25 +97,48 @@ class HFVLMScorer(PairwiseScorer):
         self.template = template_for(config.model_type, template)
         backend_cls = BlipBackend if self.template.name == "blip" else DecoderBackend
         self.backend = backend_cls(self.model, processor, self.device, self.torch_dtype)
-        self.score, self.norm, self.yes, self.share = score, norm, yes, share
+        self.norm_stated = norm is not None
+        self.norm = norm or DEFAULT_NORM
+        self.norm_source = "stated (?norm=)" if norm else "foilbench default"
+        self.score, self.yes, self.share = score, yes, share
         self.batch_size = batch_size
         self.yes_id, self.no_id = self._answer_ids()
         self.prefix_passes = 0  # how many image+prompt prefixes were computed
-        score_kind = "loglik" if score == "loglik" else "p_yes"
-        parts = {
+        self._identity = {
             **source_identity(source, is_local, config),
             "model_class": type(model).__name__,
             "template": self.template.name,
             "prompt": self._prefix_text(),
             "question": VQA_QUESTION if score == "vqascore" else None,
             "score": score,
-            "norm": norm if score == "loglik" else None,
             "yes": yes if score == "vqascore" else None,
             "answer_ids": [self.yes_id, self.no_id] if score == "vqascore" else None,
             "dtype": dtype,
         }
-        self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("hf-vlm", parts),
-                               family=self.family, score_kind=score_kind, extras=parts)
+        self._info = self._make_info(spec)
+
+    def _make_info(self, spec: str) -> ModelInfo:
+        loglik = self.score == "loglik"
+        parts = {**self._identity, "norm": self.norm if loglik else None}
+        extras = {**parts, "norm_source": self.norm_source if loglik else None}
+        return ModelInfo(spec=spec, fingerprint=make_fingerprint("hf-vlm", parts),
+                         family=self.family, score_kind="loglik" if loglik else "p_yes",
+                         extras=extras)
+
+    def with_default_norm(self, norm: str, source: str) -> HFVLMScorer:
+        """This scorer with ``norm`` (a benchmark's paper's, named by ``source``) unless the
+        user stated ``?norm=`` or the score is not a log-likelihood; shares the loaded model.
+        The fingerprint carries the norm, so sum and mean scores never share a cache entry."""
+        if norm not in OPTIONS["norm"]:
+            raise ModelError(f"unknown log-likelihood norm {norm!r}; possible: "
+                             f"{', '.join(OPTIONS['norm'])}")
+        if self.norm_stated or self.score != "loglik" or (norm, source) == (
+                self.norm, self.norm_source):
+            return self
+        other = copy.copy(self)
+        other.norm, other.norm_source = norm, source
+        other._info = other._make_info(self._info.spec)
+        return other
 
     @property
     def info(self) -> ModelInfo:

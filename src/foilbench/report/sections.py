@@ -43,6 +43,8 @@ def headline(runs) -> str:
 def _default_metric(run) -> str:
     from foilbench.data.kinds import KINDS
 
+    if "r1_valid" in set(run.metrics["metric"]):  # items list true negatives: r1_valid leads
+        return "r1_valid"
     return KINDS[run.run["benchmark_kind"]].default_metric
 
 
@@ -117,28 +119,9 @@ def pixel_change(runs) -> str:
 
 
 def swap_confusion(runs) -> str:
-    rows = []
-    for r in runs:
-        it = r.items
-        if "operation" not in it.columns or "r1" not in it.columns:
-            continue
-        it = it[it["operation"].isin(["swap", "confusion"])]
-        if it.empty or "n_objects" not in it.columns:
-            continue
-        for (op, n), g in it.groupby(["operation", "n_objects"]):
-            rows.append({"model": r.run["model_spec"], "series": f"{op}", "N": int(n),
-                         "r1": g["r1"].mean()})
-    if not rows:
-        return ""
-    df = pd.DataFrame(rows)
-    imgs = []
-    for model, g in df.groupby("model"):
-        tab = g.pivot_table(index="N", columns="series", values="r1")
-        imgs.append(figure_img(figures.grouped_bars(tab, f"Swap vs Confusion — {model}"),
-                               "swap vs confusion"))
-    return section("Auto-Comp: Swap vs Confusion", "".join(imgs), "autocomp",
-                   "R@1 by number of objects N; Swap has N!-1 negatives, Confusion N^(2N)-1 "
-                   "(attributes).")
+    from foilbench.report.autocomp import autocomp_section
+
+    return autocomp_section(runs)
 
 
 def compass(runs) -> str:

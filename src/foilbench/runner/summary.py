@@ -2,8 +2,10 @@
 
 Fields (unchanged from before the runner layer): ``batch_id``, ``db_path``, ``provenance``,
 ``results`` (one flat row per run and metric), ``runs`` (one block per run, see
-:func:`summary_entry`), ``reference`` (chance and blind rows per benchmark) and ``compass``
-(COMPASS tables per run id, for COMPASS-style benchmarks).
+:func:`summary_entry`), ``reference`` (chance and blind rows per benchmark), ``compass``
+(COMPASS tables per run id, for COMPASS-style benchmarks) and ``autocomp`` (per run id, for runs
+whose items list true negatives: the paper's r1 beside r1_valid, the count of items holding a
+true negative and the per-cell table, :func:`foilbench.analysis.autocomp_valid.run_summary`).
 """
 
 from __future__ import annotations
@@ -62,4 +64,12 @@ def build_summary(*, batch_id: str, db_path: str, provenance: dict[str, Any], re
         "reference": reference,
         "compass": {r.run_id: r.compass for r in records
                     if getattr(r, "compass", None) is not None},
+        "autocomp": autocomp_blocks(records),
     }
+
+
+def autocomp_blocks(records: list) -> dict[str, dict[str, Any]]:
+    """run id -> the Auto-Comp r1 vs r1_valid block, for the runs that scored ``r1_valid``."""
+    from foilbench.analysis.autocomp_valid import run_summary
+
+    return {r.run_id: block for r in records if (block := run_summary(r.result)) is not None}

@@ -9,7 +9,10 @@ scored once, grouped by image. API choice models are delegated to
 :mod:`foilbench.scoring.api_protocol`.
 
 Outcomes, ties and per-item chance come from the benchmark's kind (:mod:`foilbench.kinds`:
-CompoSET Eq. 1-3 for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)).
+CompoSET Eq. 1-3 for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)); the kind may
+add a metric its item table enables (choice items that list their true negatives also get
+``r1_valid``, :mod:`foilbench.kinds.valid`). A log-likelihood scorer takes the normalisation
+the benchmark's paper states (:mod:`foilbench.scoring.norms`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from foilbench.errors import ModelError
 from foilbench.kinds import ItemKind, kind_of
 from foilbench.models.base import ApiChoiceModel, DualEncoder, family_of
 from foilbench.models.batched import forward_batch_size
-from foilbench.scoring import api_protocol
+from foilbench.scoring import api_protocol, norms
 from foilbench.scoring.encode import (
     Cache,
     Timer,
@@ -54,6 +57,7 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         return api_protocol.evaluate(adapter, benchmark, progress=progress)
     if len(benchmark) == 0:
         raise ModelError(f"benchmark {benchmark.name!r} has no items to evaluate")
+    adapter = norms.for_benchmark(adapter, benchmark)
     t_start = time.perf_counter()
     timer = Timer()
     images = benchmark.unique_images()
@@ -76,12 +80,14 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         raise ModelError(f"model {name!r} returned {int(np.isnan(flat).sum())} NaN score(s) on "
                          f"{benchmark.name!r}; check the dtype (try --dtype float32)")
     matrix = layout.to_matrix(flat)
-    outcomes, ties, chance = benchmark.item_kind.outcomes(matrix, layout.n_slots)
+    outcomes, ties, chance = benchmark.item_kind.item_outcomes(
+        benchmark.items, matrix, layout.n_slots, where=benchmark.name)
     total = time.perf_counter() - t_start
     stats = {
         "images_unique": len(set(image_hashes)),
         "texts_unique": len(set(text_hashes)),
         **counts,
+        **norms.norm_stats(adapter),
         "slots_scored": int(len(flat)),
         "forward_seconds": timer.seconds.get("forward", 0.0),
         "load_seconds": timer.seconds.get("load", 0.0),

@@ -251,3 +251,18 @@ def concept_scene(
     placed = concept_objects(rng, task, objects, values)
     background_seed = int(rng.integers(N_BACKDROPS))
     return scene_with_id(Scene(placed, "minimal", background_seed), scene_id_prefix)
+
+
+# What each condition's backdrop shows (world.backdrop), in words a caption writer may use.
+CONTEXT_DESCRIPTIONS: dict[str, str] = {
+    "minimal": "the objects alone on a plain white background",
+    "contextual": "an indoor room: a textured wall with pictures, windows or a clock, a wooden "
+                  "or tiled floor, sometimes a rug and potted plants",
+}
+
+
+def condition_context(scene: Scene, condition: str) -> tuple[str, int]:
+    """``(description, variant)`` of the scene's surroundings under ``condition``: the words
+    above and the backdrop seed (which picks a template frame), for the caption realiser."""
+    check_choice("condition", condition, tuple(CONTEXT_DESCRIPTIONS))
+    return CONTEXT_DESCRIPTIONS[condition], int(scene.background_seed)

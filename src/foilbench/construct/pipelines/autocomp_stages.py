@@ -1,5 +1,7 @@
 """``autocomp`` stages 3-7, run once per track (Minimal, Contextual): text-to-image, the three
-validation checks of Auto-Comp §3 Stage 2, the negatives of Stage 3, and the items.
+validation checks of Auto-Comp §3 Stage 2, the negatives of Stage 3, and the items. Each item
+lists its true negatives (those meaning what the positive means,
+:func:`foilbench.construct.autocomp_truth.equivalent_positions`), so runs score ``r1_valid``.
 
 Each stage's name carries its track, so the survival table reads like Auto-Comp Table 3
 (survival per validation stage, Minimal and Contextual apart).
@@ -17,6 +19,7 @@ from foilbench.construct.autocomp_negatives import (
     dedupe,
     swap_arrangements,
 )
+from foilbench.construct.autocomp_truth import equivalent_positions
 from foilbench.construct.backends.base import ImageRequest, Unanswerable
 from foilbench.construct.pipelines.autocomp_checks import questions, substitute
 from foilbench.construct.pipelines.engine import Context, Failure
@@ -159,15 +162,20 @@ def stage_negatives(ctx: Context, tracks: list[Candidate], track: str) -> list[C
             concept = _concept(t)
             c = t.data["concept_c"]
             text, spans = c.data["captions"][track], c.data["spans"][track]
-            negs, removed = {}, {}
+            negs, removed, true = {}, {}, {}
             for name, arrangements in (("swap", swap_arrangements(concept)),
                                        ("confusion", confusion_arrangements(concept))):
                 texts = [substitute(text, spans, o, v) for o, v in arrangements]
                 negs[name], removed[name] = dedupe(texts, text)
+                first = {}  # the arrangement behind each kept text (first one wins)
+                for arr, t_ in zip(arrangements, texts, strict=True):
+                    first.setdefault(t_, arr)
+                true[name] = equivalent_positions(concept, [first[n] for n in negs[name]])
             if not negs["swap"] and not negs["confusion"]:
                 st.drop(t, "no negative exists (N = 1)")
                 continue
             t.data["negatives"], t.data["removed"] = negs, removed
+            t.data["true_negatives"] = true
             st.passed(t, outputs={k: len(v) for k, v in negs.items()},
                       verdicts={"duplicates_removed": removed})
     return st.survivors
@@ -193,7 +201,10 @@ def result_for(ctx: Context, kept: list[Candidate], config) -> ConstructResult:
                 "negative_set": name, "n_objects": concept.n, "condition": t.data["track"],
                 "concept_id": c.id, "task": concept.task, "objects": list(concept.objects),
                 "values": list(concept.values), "paired": paired,
-                "n_negatives": len(negs), "n_duplicates_removed": t.data["removed"][name]})
+                "n_negatives": len(negs), "n_duplicates_removed": t.data["removed"][name],
+                # negatives meaning what the positive means (r1_valid leaves them out)
+                "true_negatives": t.data["true_negatives"][name],
+                "n_true_negatives": len(t.data["true_negatives"][name])})
     n_paired = sum(1 for v in by_concept.values() if len(v) == 2)
     return ConstructResult(
         name="autocomp-construct", kind="choice", rows=rows, root=ctx.out,
