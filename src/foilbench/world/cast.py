@@ -99,3 +99,27 @@ def sample_cast_scene(rng: np.random.Generator, n_objects: int, condition: str,
             return None
         placed.append(spot)
     return scene_with_id(Scene(tuple(placed), condition, background_seed), scene_id_prefix)
+
+
+TRAINING_CAST_P = {"acting pair": 0.2, "agent": 0.1}  # the rest: sample_scene as usual
+
+
+def sample_training_scene(rng: np.random.Generator, n_objects: int | None = None,
+                          condition: str = "minimal") -> Scene:
+    """A training scene: with probability 0.2 cast with an acting pair, 0.1 with an agent,
+    otherwise :func:`foilbench.world.sample.sample_scene`; so models meet agents, their
+    actions and who points at whom (default categories hold no agents)."""
+    from foilbench.world.sample import sample_scene
+
+    u = float(rng.random())
+    n = int(rng.integers(1, 7)) if n_objects is None else n_objects
+    cast: tuple[str, ...] = ()
+    if u < TRAINING_CAST_P["acting pair"]:
+        cast, n = ("acting pair",), max(n, 2)
+    elif u < TRAINING_CAST_P["acting pair"] + TRAINING_CAST_P["agent"]:
+        cast = ("agent",)
+    if cast:
+        scene = sample_cast_scene(rng, n, condition, cast)
+        if scene is not None:
+            return scene
+    return sample_scene(rng, n, condition)
