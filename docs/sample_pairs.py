@@ -2,6 +2,8 @@
 edit type, from a world pair benchmark folder.
 
     PYTHONPATH=src python docs/sample_pairs.py BENCHMARK_DIR [OUT_PNG] [--tier medium]
+    PYTHONPATH=src python docs/sample_pairs.py BENCHMARK_DIR docs/agent_pairs.png \
+        --types modify_action swap_role --per-type 3 --tier short
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ DEFAULT_TYPES = ("modify_color", "swap_material", "modify_count", "modify_spatia
                  "modify_state", "modify_presence", "modify_object", "swap_spatial")
 
 
-def draw(bench_dir: str, out: str, tier: str = "medium", edit_types=DEFAULT_TYPES) -> Path:
+def draw(bench_dir: str, out: str, tier: str = "medium", edit_types=DEFAULT_TYPES,
+         per_type: int = 1) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -26,14 +29,16 @@ def draw(bench_dir: str, out: str, tier: str = "medium", edit_types=DEFAULT_TYPE
     bench = load_benchmark(bench_dir)
     items = bench.items[bench.items["tier"] == tier]
     rows, used = [], set()
-    for t in edit_types:  # one row per edit type, each from a scene not shown yet if possible
-        cands = items[items["edit_type"] == t]
-        if len(cands):
-            fresh = cands[~cands["scene_id"].isin(used)]
-            row = (fresh if len(fresh) else cands).iloc[0]
-            used.add(row["scene_id"])
-            rows.append(row)
-    fig, axes = plt.subplots(len(rows), 4, figsize=(12, 2.6 * len(rows)),
+    for t in edit_types:  # per_type rows per edit type, from scenes not shown yet if possible
+        for _ in range(per_type):
+            cands = items[(items["edit_type"] == t) & ~items["item_id"].isin(
+                [r["item_id"] for r in rows])]
+            if len(cands):
+                fresh = cands[~cands["scene_id"].isin(used)]
+                row = (fresh if len(fresh) else cands).iloc[0]
+                used.add(row["scene_id"])
+                rows.append(row)
+    fig, axes = plt.subplots(len(rows), 4, squeeze=False, figsize=(12, 2.6 * len(rows)),
                              gridspec_kw={"width_ratios": [1, 1, 1, 1.9]})
     for ax_row, row in zip(axes, rows, strict=True):
         for ax, col, title in zip(ax_row[:3], ("image_base", "image_foil", "mask"),
@@ -59,8 +64,10 @@ def main() -> None:
     parser.add_argument("bench_dir")
     parser.add_argument("out", nargs="?", default=str(Path(__file__).with_name("sample_pairs.png")))
     parser.add_argument("--tier", default="medium", choices=("short", "medium", "long"))
+    parser.add_argument("--types", nargs="+", default=list(DEFAULT_TYPES))
+    parser.add_argument("--per-type", type=int, default=1)
     args = parser.parse_args()
-    print(draw(args.bench_dir, args.out, args.tier))
+    print(draw(args.bench_dir, args.out, args.tier, tuple(args.types), args.per_type))
 
 
 if __name__ == "__main__":

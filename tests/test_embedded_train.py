@@ -19,6 +19,7 @@ from foilbench.train.world_source import load_world, sample_training_scenes
 TINY_ARCH = ArchConfig(cnn_width=8, token_dim=32, heads=2, text_layers=1, embed_dim=16)
 TINY_DATA = DataConfig(n_scenes=12, image_size=32, render_size=32)
 TINY_TRAIN = TrainConfig(steps=3, batch_size=8, warmup=1, threads=1)
+TINY_FINETUNE = replace(TINY_TRAIN, finetune_steps=2, finetune_warmup=1)
 
 
 def _train(out: Path, seed: int = 0, recipe: str = "plain") -> bytes:
@@ -34,6 +35,25 @@ def test_same_seed_gives_identical_weights_and_another_seed_does_not(tmp_path):
     other = _train(tmp_path / "c", seed=1)
     assert first == again
     assert first != other
+
+
+def _finetuned(out: Path, workers: int = 1, cache: Path | None = None) -> dict[str, bytes]:
+    world = load_world("standin")
+    train_variants(world, TINY_DATA, TINY_FINETUNE, ["plain", "swapneg", "confneg"], out, cache,
+                   arch=TINY_ARCH, progress=False, workers=workers)
+    return {v: (out / f"foilbench-{v}.safetensors").read_bytes()
+            for v in ("plain", "swapneg", "confneg")}
+
+
+def test_fine_tuned_variants_are_reproducible_and_differ_only_by_their_negatives(tmp_path):
+    first = _finetuned(tmp_path / "a")
+    # rendering and fine-tuning in worker processes (from the cached set): the same weights
+    again = _finetuned(tmp_path / "b", workers=2, cache=tmp_path / "cache")
+    assert first == again
+    assert len(set(first.values())) == 3
+    record = load_variant("swapneg", device="cpu", directory=tmp_path / "a").config
+    assert record["log"]["pretrain"]["steps"] == 3 and record["log"]["finetune"]["steps"] == 2
+    assert record["train"]["recipe"] == "swapneg"
 
 
 def test_hard_negative_recipes_train_and_load(tmp_path):
@@ -52,7 +72,8 @@ def test_cache_round_trip_gives_the_same_data(tmp_path):
     assert len(list(tmp_path.iterdir())) == 2  # one .npz and one .json
     np.testing.assert_array_equal(built.pixels, loaded.pixels)
     np.testing.assert_array_equal(built.confusion, loaded.confusion)
-    assert built.texts == loaded.texts and built.pixels.shape == (12, 2, 32, 32, 3)
+    assert built.texts == loaded.texts and built.pixels.shape == (12, 32, 32, 3)
+    np.testing.assert_array_equal(built.minimal, loaded.minimal)
 
 
 def test_a_scene_whose_signature_is_a_benchmark_scene_is_dropped():
@@ -82,8 +103,9 @@ def test_cli_trains_a_tiny_standin_model(tmp_path):
     from foilbench.cli.main import cli
 
     result = CliRunner().invoke(cli, ["train", "--model", "plain", "--world", "standin",
-                                      "--steps", "2", "--scenes", "10", "--batch-size", "4",
-                                      "--threads", "1", "--no-cache", "--out", str(tmp_path)])
+                                      "--steps", "2", "--finetune-steps", "1", "--scenes",
+                                      "10", "--batch-size", "4", "--threads", "1",
+                                      "--workers", "1", "--no-cache", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "plain: final loss" in result.output
     assert (tmp_path / "foilbench-plain.safetensors").exists()

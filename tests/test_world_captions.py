@@ -12,6 +12,7 @@ from foilbench.world.captions import (
     edit_captions,
     token_count,
 )
+from foilbench.world.cast import sample_cast_scene
 from foilbench.world.edit_core import EditImpossible
 from foilbench.world.edits import EDIT_TYPES, apply_edit
 from foilbench.world.sample import sample_scene
@@ -21,8 +22,13 @@ from foilbench.world.scene import Obj, Scene
 def random_edits(n_scenes=12, seed=0):
     rng = np.random.default_rng(seed)
     out = []
-    for _ in range(n_scenes):
-        scene = sample_scene(rng, int(rng.integers(2, 7)), "minimal")
+    for k in range(n_scenes):
+        n = int(rng.integers(2, 7))
+        scene = None
+        if k % 3 == 0:  # a third of the scenes hold an acting pair of agents
+            scene = sample_cast_scene(rng, max(n, 3), "minimal", ("acting pair",))
+        if scene is None:
+            scene = sample_scene(rng, n, "minimal")
         for name in EDIT_TYPES:
             try:
                 out.append(apply_edit(scene, name, rng))
@@ -35,7 +41,8 @@ EDITS = random_edits()
 
 
 def test_enough_edit_types_exercised():
-    assert len({e.edit_type for e in EDITS}) >= 12
+    types = {e.edit_type for e in EDITS}
+    assert len(types) >= 14 and {"modify_action", "swap_role"} <= types
 
 
 @pytest.mark.parametrize("k", range(0, len(EDITS), 3))

@@ -24,6 +24,18 @@ def scene5() -> Scene:
     ))
 
 
+def agent_scene() -> Scene:
+    """scene5 with, in the front row, a red robot pointing at a sitting blue robot."""
+    return scene5().with_objects((
+        *scene5().objects,
+        Obj("robot", "red", state="pointing right", size="small", x=0.6, y=0.9),
+        Obj("robot", "blue", state="sitting", size="small", x=0.9, y=0.9),
+    ))
+
+
+AGENT_EDITS = ("modify_action", "swap_role")
+
+
 def changed_fields(a: Obj, b: Obj) -> set[str]:
     return {f for f in FIELDS if getattr(a, f) != getattr(b, f)}
 
@@ -37,6 +49,7 @@ SINGLE_ATTRIBUTE = {
     "modify_object": {"category", "state"},  # a new category starts in its default state
     "modify_state": {"state"},
     "modify_pose": {"state"},
+    "modify_action": {"state"},
     "modify_spatial": {"x", "y"},
 }
 
@@ -44,7 +57,7 @@ SINGLE_ATTRIBUTE = {
 @pytest.mark.parametrize("name", sorted(EDIT_TYPES))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_edit_contrasts_and_keeps_the_rest(name, seed):
-    base = scene5()
+    base = agent_scene() if name in AGENT_EDITS else scene5()
     e = apply_edit(base, name, seed)
     assert e.edit_type == name and e.category == EDIT_TYPES[name].category
     assert check_contrast(e.base, e.foil, e.base_phrase, e.foil_phrase)
@@ -68,6 +81,10 @@ def test_every_edit_contrasts_and_keeps_the_rest(name, seed):
     else:  # swaps exchange one attribute (or the place) between two objects
         i, j = e.base_indices
         a, b, fa, fb = base.objects[i], base.objects[j], e.foil.objects[i], e.foil.objects[j]
+        if name == "swap_role":  # actions exchange; the new actor points back at the other
+            assert fa.state == b.state and fb.state == "pointing left"
+            assert changed_fields(a, fa) == changed_fields(b, fb) == {"state"}
+            return
         attr = {"swap_color": ("color",), "swap_material": ("material",),
                 "swap_spatial": ("x", "y")}[name]
         for f in attr:

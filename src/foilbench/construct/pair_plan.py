@@ -8,6 +8,13 @@ every benchmark scene (bases and, optionally, foils) so that disjointness can be
 Edits are spread over the edit types: each scene walks a seeded permutation of the types round
 by round, keeping each new, distinct foil, until it holds enough. Scenes that cannot give enough
 foils are skipped (the next attempt is drawn).
+
+Edit types that need particular objects (a bottle for ``modify_pose``, a box, lamp or book for
+``modify_state``, a solid for ``modify_shape``, an agent for ``modify_action``, two acting
+agents for ``swap_role``) get them by casting (:mod:`foilbench.world.cast`): while such a type
+lags behind ``TYPE_QUOTA`` kept foils pro rata of the scenes planned so far, the next scene is
+cast with what it needs. CompoSET keeps 45 ``swap_role`` items per tier and 104
+``modify_pose`` (Table 2); we oversample both so every type has at least 60 per tier.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from foilbench.world.cast import sample_cast_scene
 from foilbench.world.edit_core import Edit, EditImpossible
 from foilbench.world.edits import EDIT_TYPES, apply_edit
 from foilbench.world.sample import sample_scene, scene_signature
@@ -28,6 +36,11 @@ N_OBJECTS_RANGE = (3, 6)  # objects per benchmark scene (inclusive)
 SPARE_EDITS = 4  # planned beyond the target, in case a render shows no visible change
 MAX_ATTEMPTS_PER_SCENE = 20
 MAX_ROUNDS = 8  # passes over the edit types per scene
+TYPE_QUOTA = 64  # kept foils wanted per edit type (60 per tier, and a few spare)
+# What a scene must hold for a rare edit type, most demanding first.
+CAST_FOR: dict[str, str] = {"swap_role": "acting pair", "modify_action": "agent",
+                            "modify_pose": "bottle", "modify_state": "stateful",
+                            "modify_shape": "solid"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,16 @@ def plan_edits(scene: Scene, rng: np.random.Generator, n_edits: int,
     return edits
 
 
+def scene_cast(kept: Counter, due: float) -> tuple[str, ...]:
+    """What the next scene is cast with: for each edit type of ``CAST_FOR`` that has kept fewer
+    than ``due`` foils (its quota scaled to the scenes planned so far), what it needs; an acting
+    pair also serves modify_action. Casting only what lags keeps most objects random."""
+    lagging = [name for name in CAST_FOR if kept[name] < due]
+    if "swap_role" in lagging:
+        lagging = [n for n in lagging if n != "modify_action"]
+    return tuple(CAST_FOR[name] for name in lagging)
+
+
 def plan_benchmark(seed: int = 0, n_scenes: int = 80, foils_per_scene: int = 16,
                    spare: int = SPARE_EDITS) -> list[PlannedScene]:
     """``n_scenes`` scenes, alternating Minimal and Contextual, each with at least
@@ -84,6 +107,7 @@ def plan_benchmark(seed: int = 0, n_scenes: int = 80, foils_per_scene: int = 16,
     lo, hi = N_OBJECTS_RANGE
     planned: list[PlannedScene] = []
     counts: Counter = Counter()
+    kept: Counter = Counter()  # foils within the first foils_per_scene of each scene
     attempt = 0
     while len(planned) < n_scenes:
         if attempt >= MAX_ATTEMPTS_PER_SCENE * n_scenes:
@@ -91,13 +115,22 @@ def plan_benchmark(seed: int = 0, n_scenes: int = 80, foils_per_scene: int = 16,
                                f"{foils_per_scene} foils in {attempt} attempts")
         rng = scene_rng(seed, attempt)
         condition = CONDITIONS[len(planned) % len(CONDITIONS)]
-        scene = sample_scene(rng, int(rng.integers(lo, hi + 1)), condition)
-        trial = counts.copy()
-        edits = plan_edits(scene, scene_rng(seed, attempt, 1), foils_per_scene + spare, trial)
-        if len(edits) >= foils_per_scene + spare:
-            planned.append(PlannedScene(scene, tuple(edits), attempt))
-            counts = trial
+        n_objects = int(rng.integers(lo, hi + 1))
+        cast = scene_cast(kept, TYPE_QUOTA * (len(planned) + 1) / n_scenes)
         attempt += 1
+        if cast:
+            scene = sample_cast_scene(rng, n_objects, condition, cast)
+            if scene is None:
+                continue
+        else:
+            scene = sample_scene(rng, n_objects, condition)
+        trial = counts.copy()
+        edits = plan_edits(scene, scene_rng(seed, attempt - 1, 1), foils_per_scene + spare,
+                           trial)
+        if len(edits) >= foils_per_scene + spare:
+            planned.append(PlannedScene(scene, tuple(edits), attempt - 1))
+            counts = trial
+            kept.update(e.edit_type for e in edits[:foils_per_scene])
     return planned
 
 

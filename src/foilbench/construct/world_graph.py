@@ -19,7 +19,14 @@ from foilbench.construct.compass_negatives import PrimitivePools
 from foilbench.construct.scene_graph import SceneGraph, SGObject, SGRelation
 from foilbench.world.phrases import DESCRIPTOR_ORDER, MATERIAL_WORDS, effective_state
 from foilbench.world.scene import Obj, Scene
-from foilbench.world.vocab import CATEGORIES, COLORS, PATTERNS, SIZES, STATES, TRANSPARENCIES
+from foilbench.world.vocab import (
+    COLORS,
+    PATTERNS,
+    SCENE_CATEGORIES,
+    SIZES,
+    STATES,
+    TRANSPARENCIES,
+)
 
 AXIS_MARGIN = 0.06
 NEAR = 0.22
@@ -44,7 +51,8 @@ def attribute_groups() -> dict[str, str]:
     groups.update(dict.fromkeys(PATTERNS, "pattern"))
     groups.update(dict.fromkeys(TRANSPARENCIES, "transparency"))
     groups.update(dict.fromkeys(SIZES, "size"))
-    for states in STATES.values():  # states replace within their own set (open <-> closed)
+    # states replace within their own set (open <-> closed); COMPASS scenes hold no agents
+    for states in (STATES[c] for c in SCENE_CATEGORIES if c in STATES):
         groups.update(dict.fromkeys(states, "state:" + "/".join(states)))
     return groups
 
@@ -57,7 +65,7 @@ def world_pools() -> PrimitivePools:
     them false."""
     unmarked = set(UNMARKED.values())
     attrs = {w: g for w, g in attribute_groups().items() if w not in unmarked}
-    return PrimitivePools(objects=tuple(CATEGORIES), attribute_groups=attrs,
+    return PrimitivePools(objects=SCENE_CATEGORIES, attribute_groups=attrs,
                           relation_groups=dict(RELATION_GROUPS))
 
 

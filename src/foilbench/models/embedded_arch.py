@@ -1,8 +1,13 @@
 """Architecture of the embedded dual encoder (small enough to train on 2 CPU cores).
 
-Image tower: a strided CNN stem turns a 64 px image into an 8x8 grid of feature tokens; a
-learned position embedding and one transformer layer let tokens see each other (binding
-"red" to the cube on the left needs where as well as what), and a [CLS] token pools them.
+Image tower: a strided CNN stem turns the image into a grid of feature tokens; a learned
+position embedding and transformer layers let tokens see each other (binding "red" to the cube
+on the left needs where as well as what), and a [CLS] token pools them. The stem is given
+layer by layer (``stem``: ``(width, stride)`` pairs). The shipped models read 128 px through
+six layers down to an 8x8 grid, one token per 16 px cell, about one object at the suite's
+scale: at 64 px (the first shipped stem, ``stem=()``: three stride-2 layers from ``cnn_width``)
+a medium object was about 6 px wide, too few for its shape or material, and base and foil
+images of a single edit came out with nearly the same embedding.
 Text tower: word embeddings plus learned position embeddings (so "a red cube and a blue
 sphere" differs from "a blue cube and a red sphere"), a small transformer, [CLS] pooling.
 Both project to a shared space; a learned temperature scales the cosine logits (CLIP).
@@ -24,6 +29,7 @@ class ArchConfig:
     token_dim: int = 128
     image_layers: int = 1
     image_pool: str = "cls"  # "cls": attention over the grid; "mean": average of grid tokens
+    stem: tuple = ()  # ((width, stride), ...) conv layers; () = the 64 px stem from cnn_width
     vocab_size: int = 64
     max_len: int = 48
     text_layers: int = 2
@@ -33,6 +39,22 @@ class ArchConfig:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def stem_layers(self) -> tuple[tuple[int, int], ...]:
+        """The conv stem as (width, stride) pairs; the last width is ``token_dim``."""
+        if self.stem:
+            layers = tuple((int(w), int(s)) for w, s in self.stem)
+            return layers[:-1] + ((self.token_dim, layers[-1][1]),)
+        w = self.cnn_width
+        return ((w, 2), (2 * w, 2), (self.token_dim, 2), (self.token_dim, 1))
+
+    def grid(self) -> int:
+        """Side of the token grid: the image size over the stem's total stride."""
+        total = math.prod(s for _, s in self.stem_layers())
+        if self.image_size % total:
+            raise ValueError(f"image_size {self.image_size} is not a multiple of the stem's "
+                             f"total stride {total}")
+        return self.image_size // total
 
 
 def _encoder(dim: int, heads: int, mlp_ratio: int, layers: int) -> nn.TransformerEncoder:
@@ -51,10 +73,13 @@ class ImageTower(nn.Module):
 
     def __init__(self, cfg: ArchConfig) -> None:
         super().__init__()
-        w, d = cfg.cnn_width, cfg.token_dim
-        self.stem = nn.Sequential(_conv(3, w, 2), _conv(w, 2 * w, 2), _conv(2 * w, d, 2),
-                                  _conv(d, d, 1))
-        grid = cfg.image_size // 8
+        d = cfg.token_dim
+        layers, c_in = [], 3
+        for width, stride in cfg.stem_layers():
+            layers.append(_conv(c_in, width, stride))
+            c_in = width
+        self.stem = nn.Sequential(*layers)
+        grid = cfg.grid()
         self.pos = nn.Parameter(torch.randn(1, grid * grid + 1, d) * 0.02)
         self.cls = nn.Parameter(torch.zeros(1, 1, d))
         self.encoder = _encoder(d, cfg.heads, cfg.mlp_ratio, cfg.image_layers)

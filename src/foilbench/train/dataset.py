@@ -1,17 +1,22 @@
 """The training set: disjoint scenes, their captions and hard negatives, pixels rendered once.
 
-Each scene is rendered in both conditions (minimal, contextual) and has one set of mentions
-(see :mod:`foilbench.train.mentions`), spoken per condition (whole-scene and medium-tier
-captions name the backdrop); every mention carries its positive text and, where one exists, a
-swap and a confusion negative. Texts are stored once in a table and
-referenced by index (-1 = no negative). The whole set is cached as ``.npz`` (arrays only,
-loaded without pickle) plus ``.json`` so the three models reuse one rendering.
+Each scene is shown in one condition (Minimal or Contextual, drawn per scene), so a rendering
+budget buys as many distinct scenes as possible; it has one set of mentions (see
+:mod:`foilbench.train.mentions`), each with its positive text and, where one exists, a swap and
+a confusion negative. Texts are stored once in a table and referenced by index (-1 = no
+negative). The whole set is cached as ``.npz`` (arrays only, loaded without pickle) plus
+``.json`` so the three models reuse one rendering.
+
+Rendering and captioning run in chunks of ``CHUNK`` scenes, each chunk with its own seeded
+generator, so the result is the same whether the chunks run in one process or several
+(``workers``): a worker count changes the time, never the data.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +28,9 @@ from foilbench.models.embedded_preprocess import PREPROCESS_VERSION, image_to_ar
 from foilbench.train.hard_negatives import confusion_negative, swap_negative
 from foilbench.train.mentions import Mention, mention_text, sample_mentions
 from foilbench.train.world_source import WorldSource, sample_training_scenes
-from foilbench.world.vocab import CONDITIONS
 
-DATA_VERSION = "v1"
+DATA_VERSION = "v2"
+CHUNK = 256  # scenes per generator (and per unit of parallel work)
 
 
 @dataclass(frozen=True)
@@ -35,21 +40,24 @@ class DataConfig:
     image_size: int = 64
     render_size: int = 160  # the embedded suite's image size: identical downsampling
     max_objects: int = 6
+    contextual: float = 0.5  # probability that a scene is shown in the Contextual condition
 
     def key(self, world: str) -> str:
         text = json.dumps([DATA_VERSION, PREPROCESS_VERSION, world, self.n_scenes, self.seed,
-                           self.image_size, self.render_size, self.max_objects])
+                           self.image_size, self.render_size, self.max_objects,
+                           self.contextual])
         return sha256_text(text)[:16]
 
 
 @dataclass
 class TrainingData:
-    pixels: np.ndarray  # (n_scenes, n_conditions, S, S, 3) uint8
+    pixels: np.ndarray  # (n_scenes, S, S, 3) uint8
+    minimal: np.ndarray  # (n_scenes,) bool: the scene is shown in the Minimal condition
     texts: list[str]  # text table
-    positive: np.ndarray  # (n_scenes, n_conditions, K) int32 index into texts
-    swap: np.ndarray  # (n_scenes, n_conditions, K) int32, -1 = none
-    confusion: np.ndarray  # (n_scenes, n_conditions, K) int32, -1 = none
-    kinds: list[str]  # mention kind of each of the K columns of the first scene (info only)
+    positive: np.ndarray  # (n_scenes, K) int32 index into texts
+    swap: np.ndarray  # (n_scenes, K) int32, -1 = none
+    confusion: np.ndarray  # (n_scenes, K) int32, -1 = none
+    kinds: list[str]  # mention kinds seen, most frequent first (info only)
     stats: dict
 
     @property
@@ -71,51 +79,78 @@ class _TextTable:
         return self.index[text]
 
 
-def _caption_rows(scene, mentions: list[Mention], rng, describe_scene, table: _TextTable):
-    pos, swap, conf = [], [], []
+def _caption_rows(scene, mentions: list[Mention], rng, describe_scene):
+    rows = []
     for m in mentions:
         text = mention_text(m, scene, scene.objects, describe_scene)
-        pos.append(table.add(text))
-        swap.append(table.add(swap_negative(m, scene, rng, describe_scene, text)))
-        conf.append(table.add(confusion_negative(m, scene, rng, describe_scene, text)))
-    return pos, swap, conf
+        rows.append((text, swap_negative(m, scene, rng, describe_scene, text),
+                     confusion_negative(m, scene, rng, describe_scene, text)))
+    return rows
 
 
-def build_training_data(world: WorldSource, cfg: DataConfig, progress: bool = True) -> (
-        TrainingData):
-    """Sample, caption and render ``cfg.n_scenes`` training scenes (deterministic in seed)."""
-    scenes, disjoint = sample_training_scenes(world, cfg.n_scenes, cfg.seed, cfg.max_objects)
-    rng = np.random.default_rng(np.random.SeedSequence(entropy=cfg.seed, spawn_key=(1,)))
-    table = _TextTable()
-    pixels = np.zeros((len(scenes), len(CONDITIONS), cfg.image_size, cfg.image_size, 3),
-                      np.uint8)
-    rows = []
-    for s, scene in enumerate(tqdm(scenes, desc="rendering training scenes", disable=not progress,
-                                   unit="scene")):
+def _chunk(world: WorldSource, cfg: DataConfig, index: int, scenes: list):
+    """Captions (strings) and pixels of one chunk of scenes, from the chunk's own generator."""
+    rng = np.random.default_rng(np.random.SeedSequence(entropy=cfg.seed, spawn_key=(1, index)))
+    pixels = np.zeros((len(scenes), cfg.image_size, cfg.image_size, 3), np.uint8)
+    captions, kinds = [], []
+    for s, scene in enumerate(scenes):
         mentions = sample_mentions(scene, rng)
-        per_condition = []
-        for c, condition in enumerate(CONDITIONS):
-            shown = replace(scene, condition=condition)
-            per_condition.append(_caption_rows(shown, mentions, rng, world.describe_scene, table))
-            image = world.render(shown, cfg.render_size)
-            pixels[s, c] = image_to_array(image, cfg.image_size, name=f"training scene {s}")
-        rows.append(per_condition)
-    positive, swap, conf = (np.asarray([[rc[k] for rc in r] for r in rows], np.int32)
-                            for k in range(3))
-    kinds = [m.kind for m in sample_mentions(scenes[0], np.random.default_rng(0))]
-    stats = {**disjoint, "n_scenes": len(scenes), "n_images": len(scenes) * len(CONDITIONS),
-             "n_texts": len(table.texts), "mentions_per_scene": positive.shape[2],
+        kinds.extend(m.kind for m in mentions)
+        captions.append(_caption_rows(scene, mentions, rng, world.describe_scene))
+        image = world.render(scene, cfg.render_size)
+        pixels[s] = image_to_array(image, cfg.image_size, name=f"training scene {s}")
+    return pixels, captions, kinds
+
+
+def build_training_data(world: WorldSource, cfg: DataConfig, progress: bool = True,
+                        workers: int = 1) -> TrainingData:
+    """Sample, caption and render ``cfg.n_scenes`` training scenes (deterministic in seed,
+    independent of ``workers``)."""
+    scenes, disjoint = sample_training_scenes(world, cfg.n_scenes, cfg.seed, cfg.max_objects,
+                                              cfg.contextual)
+    chunks = [scenes[k:k + CHUNK] for k in range(0, len(scenes), CHUNK)]
+    bar = tqdm(total=len(scenes), desc="rendering training scenes", disable=not progress,
+               unit="scene")
+    results = []
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            futures = [pool.submit(_chunk, world, cfg, k, c) for k, c in enumerate(chunks)]
+            for future, c in zip(futures, chunks, strict=True):
+                results.append(future.result())
+                bar.update(len(c))
+    else:
+        for k, c in enumerate(chunks):
+            results.append(_chunk(world, cfg, k, c))
+            bar.update(len(c))
+    bar.close()
+    table = _TextTable()
+    rows, kinds = [], {}
+    for _, captions, chunk_kinds in results:
+        for scene_rows in captions:
+            rows.append([[table.add(t) for t in triple] for triple in scene_rows])
+        for kind in chunk_kinds:
+            kinds[kind] = kinds.get(kind, 0) + 1
+    arr = np.asarray(rows, np.int32)  # (n_scenes, K, 3)
+    positive, swap, conf = arr[..., 0], arr[..., 1], arr[..., 2]
+    pixels = np.concatenate([r[0] for r in results])
+    minimal = np.asarray([s.condition == "minimal" for s in scenes])
+    stats = {**disjoint, "n_scenes": len(scenes), "n_images": len(scenes),
+             "minimal_scenes": int(minimal.sum()), "n_texts": len(table.texts),
+             "mentions_per_scene": positive.shape[1], "mention_kinds": kinds,
              "swap_negative_rate": float((swap >= 0).mean()),
              "confusion_negative_rate": float((conf >= 0).mean()),
-             "objects_per_scene": np.bincount([len(s.objects) for s in scenes]).tolist()}
-    return TrainingData(pixels, table.texts, positive, swap, conf, kinds, stats)
+             "objects_per_scene": np.bincount([len(s.objects) for s in scenes]).tolist(),
+             "scenes_with_agents": sum(any(o.category == "robot" for o in s.objects)
+                                       for s in scenes)}
+    order = sorted(kinds, key=lambda k: (-kinds[k], k))
+    return TrainingData(pixels, minimal, table.texts, positive, swap, conf, order, stats)
 
 
 def save_training_data(data: TrainingData, path: Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path.with_suffix(".npz"), pixels=data.pixels, positive=data.positive,
-             swap=data.swap, confusion=data.confusion)
+    np.savez(path.with_suffix(".npz"), pixels=data.pixels, minimal=data.minimal,
+             positive=data.positive, swap=data.swap, confusion=data.confusion)
     write_json(path.with_suffix(".json"),
                {"texts": data.texts, "kinds": data.kinds, "stats": data.stats}, indent=None)
 
@@ -123,19 +158,27 @@ def save_training_data(data: TrainingData, path: Path) -> None:
 def load_training_data(path: Path) -> TrainingData:
     path = Path(path)
     with np.load(path.with_suffix(".npz"), allow_pickle=False) as arrays:
-        parts = {k: arrays[k] for k in ("pixels", "positive", "swap", "confusion")}
+        parts = {k: arrays[k] for k in ("pixels", "minimal", "positive", "swap", "confusion")}
     meta = json.loads(path.with_suffix(".json").read_text())
     return TrainingData(texts=meta["texts"], kinds=meta["kinds"], stats=meta["stats"], **parts)
 
 
-def cached_training_data(world: WorldSource, cfg: DataConfig, cache_dir: Path | None,
-                         progress: bool = True) -> TrainingData:
-    """Load the rendered set for (world, cfg) from ``cache_dir``, building it on a miss."""
+def cached_data_path(world: WorldSource, cfg: DataConfig, cache_dir: Path | None) -> (
+        Path | None):
+    """Where the rendered set for (world, cfg) is cached (no suffix), or None without a cache."""
     if cache_dir is None:
-        return build_training_data(world, cfg, progress)
-    path = Path(cache_dir) / f"trainset-{world.name}-{cfg.key(world.name)}"
+        return None
+    return Path(cache_dir) / f"trainset-{world.name}-{cfg.key(world.name)}"
+
+
+def cached_training_data(world: WorldSource, cfg: DataConfig, cache_dir: Path | None,
+                         progress: bool = True, workers: int = 1) -> TrainingData:
+    """Load the rendered set for (world, cfg) from ``cache_dir``, building it on a miss."""
+    path = cached_data_path(world, cfg, cache_dir)
+    if path is None:
+        return build_training_data(world, cfg, progress, workers)
     if path.with_suffix(".npz").exists() and path.with_suffix(".json").exists():
         return load_training_data(path)
-    data = build_training_data(world, cfg, progress)
+    data = build_training_data(world, cfg, progress, workers)
     save_training_data(data, path)
     return data

@@ -3,7 +3,7 @@
 * Swap (NegCLIP, Yuksekgonul et al. 2023, Sec. 4: swap attributes / swap objects): pick an
   object the caption mentions and another object of a different category, exchange one
   attribute the caption says (colour, material, ... or the category itself, which swaps the
-  objects); a relation mention swaps its two objects.
+  objects); a relation or action mention swaps its two objects (a role swap).
 * Confusion (Auto-Comp): every mentioned object takes a category and each said attribute drawn
   with repetition from the values present among the objects in play (N^(2N) arrangements).
 
@@ -54,8 +54,8 @@ def _accept(m, scene, objects, positive, describe_scene) -> str | None:
 def swap_negative(m: Mention, scene: Scene, rng: np.random.Generator, describe_scene,
                   positive: str) -> str | None:
     objs = scene.objects
-    if m.kind == "relation":
-        reversed_ = Mention("relation", m.indices[::-1], m.names[::-1], m.relation)
+    if m.kind in ("relation", "action"):  # who is where / who does what to whom, reversed
+        reversed_ = Mention(m.kind, m.indices[::-1], m.names[::-1], m.relation)
         return _accept(reversed_, scene, objs, positive, describe_scene)
     for _ in range(MAX_TRIES):
         k = int(rng.integers(len(m.indices)))

@@ -11,9 +11,14 @@ so each image must rank its caption above all B + M texts; a missing negative is
 -inf. The text-to-image term is unchanged. Recipes: ``plain`` (V' = V), ``swapneg`` (+ swap
 negatives), ``confneg`` (+ swap and Auto-Comp confusion negatives).
 
-Curriculum: the first ``minimal_first`` of the steps show Minimal-condition images only (in a
+Curriculum: the first ``minimal_first`` of the steps show Minimal-condition scenes only (in a
 short trial, clutter from the start left the loss at the "which backdrop" level for hundreds
-of steps), the rest draws the condition uniformly.
+of steps), the rest draws from all scenes.
+
+Fine-tuning (``init``): a stage may start from another model's weights, as NegCLIP and
+Auto-Comp fine-tune a pretrained CLIP with their hard negatives; the pipeline trains one plain
+model and fine-tunes it three times (plain, swapneg, confneg) with the same batches, so the
+three shipped models differ only in the negative columns of their last stage.
 
 Determinism: numpy and torch seeded from ``seed``, deterministic torch algorithms, a fixed
 thread count; same seed, threads and torch build -> identical weights.
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -53,12 +58,21 @@ class TrainConfig:
     minimal_first: float = 0.4  # fraction of steps that show only Minimal-condition images
     seed: int = 0
     threads: int = 1
+    finetune_steps: int = 0  # > 0: pretrain plain for ``steps``, then fine-tune each recipe
+    finetune_lr: float = 3e-4
+    finetune_warmup: int = 50
 
     def __post_init__(self) -> None:
         if self.recipe not in RECIPES:
             raise ValueError(f"unknown recipe {self.recipe!r}; possible: {', '.join(RECIPES)}")
-        if self.steps < 1 or self.batch_size < 2:
-            raise ValueError("steps must be >= 1 and batch_size >= 2")
+        if self.steps < 1 or self.batch_size < 2 or self.finetune_steps < 0:
+            raise ValueError("steps must be >= 1, finetune_steps >= 0 and batch_size >= 2")
+
+    def finetune(self, recipe: str) -> TrainConfig:
+        """The fine-tuning stage of ``recipe``: its own steps, lr and warm-up, no curriculum;
+        the seed is the same for every recipe, so all fine-tunes see the same batches."""
+        return replace(self, recipe=recipe, steps=self.finetune_steps, lr=self.finetune_lr,
+                       warmup=self.finetune_warmup, minimal_first=0.0, finetune_steps=0)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -93,52 +107,59 @@ def _trim(ids: torch.Tensor) -> torch.Tensor:
 
 
 def train_model(data: TrainingData, tokenizer: WordTokenizer, arch: ArchConfig,
-                cfg: TrainConfig, progress: bool = True) -> tuple[DualEncoderNet, dict]:
-    """Train one model on ``data``; returns the network (eval mode) and a training log."""
+                cfg: TrainConfig, progress: bool = True,
+                init: dict | None = None) -> tuple[DualEncoderNet, dict]:
+    """Train one model on ``data`` (from ``init``'s weights when given, a state dict);
+    returns the network (eval mode) and a training log."""
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(cfg.threads)
     torch.use_deterministic_algorithms(True)
     try:
-        return _train(data, tokenizer, arch, cfg, progress)
+        return _train(data, tokenizer, arch, cfg, progress, init)
     finally:
         torch.use_deterministic_algorithms(False)
         torch.set_num_threads(previous_threads)
 
 
-def _train(data, tokenizer, arch, cfg, progress):
+def _train(data, tokenizer, arch, cfg, progress, init):
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(np.random.SeedSequence(entropy=cfg.seed, spawn_key=(2,)))
     text_ids, encode_stats = tokenizer.encode(data.texts)
     text_ids = torch.from_numpy(text_ids)
     net = DualEncoderNet(arch)
+    if init is not None:
+        net.load_state_dict(init)
     decay = [p for n, p in net.named_parameters() if p.ndim >= 2 and "pos" not in n]
     rest = [p for n, p in net.named_parameters() if not (p.ndim >= 2 and "pos" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                              {"params": rest, "weight_decay": 0.0}], lr=cfg.lr)
-    n_scenes, n_cond = data.pixels.shape[:2]
+    n_scenes = len(data.pixels)
+    minimal = np.flatnonzero(data.minimal)
     batch = min(cfg.batch_size, n_scenes)
+    early = min(batch, len(minimal))
     columns = {"swap": data.swap, "confusion": data.confusion}
     net.train()
     losses, start = [], time.perf_counter()
     bar = tqdm(range(cfg.steps), desc=f"training {cfg.recipe}", disable=not progress, unit="step")
     for step in bar:
-        scenes = rng.choice(n_scenes, batch, replace=False)
-        cond = rng.integers(n_cond, size=batch)
-        if step < cfg.minimal_first * cfg.steps:
-            cond[:] = 0  # curriculum: clean images first, clutter once objects are learnt
-        which = rng.integers(data.positive.shape[2], size=batch)
-        images = arrays_to_tensor(data.pixels[scenes, cond])
-        pos = data.positive[scenes, cond, which]
-        neg = np.concatenate([columns[k][scenes, cond, which] for k in RECIPES[cfg.recipe]] or
+        if step < cfg.minimal_first * cfg.steps and early >= 2:
+            # curriculum: clean images first, clutter once objects are learnt
+            scenes = minimal[rng.choice(len(minimal), early, replace=False)]
+        else:
+            scenes = rng.choice(n_scenes, batch, replace=False)
+        which = rng.integers(data.positive.shape[1], size=len(scenes))
+        images = arrays_to_tensor(data.pixels[scenes])
+        pos = data.positive[scenes, which]
+        neg = np.concatenate([columns[k][scenes, which] for k in RECIPES[cfg.recipe]] or
                              [np.zeros(0, np.int32)])
         ids = _trim(text_ids[np.concatenate([pos, np.maximum(neg, 0)])])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)
         img = net.encode_images(images)
         txt = net.encode_texts(ids)
-        negs = txt[batch:] if len(neg) else None
+        negs = txt[len(scenes):] if len(neg) else None
         valid = torch.from_numpy(neg >= 0) if len(neg) else None
-        loss = contrastive_loss(img, txt[:batch], negs, valid, net.scale())
+        loss = contrastive_loss(img, txt[:len(scenes)], negs, valid, net.scale())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.clip_norm)

@@ -13,6 +13,8 @@ dropped). Kinds, chosen so the model meets every phrasing of the embedded suite:
 ``relation``  "a cube above a sphere" (Auto-Comp position / relative-size concept: any relation
               of the world's that holds; no ``names``) or "a red cube to the left of a blue
               cone" (world phrase, x order; ``names`` per object)
+``action``    "a red robot pointing at a blue robot" (the suite's swap_role phrase), in scenes
+              where an agent points at something; it takes the relation's place
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from foilbench.negatives import Concept, caption
 from foilbench.world.autocomp import relation_holds
 from foilbench.world.captions import BACKGROUND_WORDS
 from foilbench.world.phrases import (
+    Action,
     Conjunction,
     NounPhrase,
     Relation,
+    acted_on,
     describe,
     full_descriptors,
     holds,
@@ -36,7 +40,7 @@ from foilbench.world.phrases import (
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.vocab import RELATIONS, SIZE_RELATIONS
 
-KINDS = ("scene", "noun", "conj", "nextto", "concept", "relation")
+KINDS = ("scene", "noun", "conj", "nextto", "concept", "relation", "action")
 MAX_CONCEPT_OBJECTS = 3
 
 
@@ -60,6 +64,8 @@ def _phrase(m: Mention, objects: tuple[Obj, ...]):
     parts = tuple(describe(objects[i], names) for i, names in zip(m.indices, m.names, strict=True))
     if m.kind == "relation":
         return Relation(parts[0], "left", parts[1])
+    if m.kind == "action":
+        return Action(parts[0], parts[1])
     return parts[0] if m.kind == "noun" else Conjunction(parts)
 
 
@@ -111,8 +117,9 @@ def _noun_names(obj: Obj, rng: np.random.Generator, full: bool) -> tuple[str, ..
 
 
 def sample_mentions(scene: Scene, rng: np.random.Generator) -> list[Mention]:
-    """Seven mentions per scene: scene, two nouns, nextto, conj, concept, relation (a noun
-    stands in where a scene is too small or too large for a kind)."""
+    """Seven mentions per scene: scene, two nouns, nextto, conj, concept, relation or (where an
+    agent points at something) action (a noun stands in where a scene is too small or too
+    large for a kind)."""
     objs = scene.objects
     n = len(objs)
 
@@ -133,8 +140,21 @@ def sample_mentions(scene: Scene, rng: np.random.Generator) -> list[Mention]:
         out.append(Mention("concept", tuple(int(v) for v in rng.permutation(n))))
     else:
         out.append(noun())
-    out.append(_relation(objs, rng) or noun())
+    acting = [(i, j) for i in range(n) if (j := acted_on(scene, i)) is not None]
+    if acting:
+        out.append(_action(objs, acting, rng))
+    else:
+        out.append(_relation(objs, rng) or noun())
     return out
+
+
+def _action(objs: tuple[Obj, ...], acting: list[tuple[int, int]],
+            rng: np.random.Generator) -> Mention:
+    """An agent pointing at an object; the action itself is the role, never a descriptor."""
+    i, j = acting[int(rng.integers(len(acting)))]
+    names = tuple(tuple(w for w in _noun_names(objs[k], rng, False)
+                        if w not in ("location", "state")) for k in (i, j))
+    return Mention("action", (i, j), names)
 
 
 def _relation(objs: tuple[Obj, ...], rng: np.random.Generator) -> Mention | None:

@@ -9,23 +9,48 @@ from pathlib import Path
 import torch
 
 from foilbench.models.embedded import model_name, save_model
-from foilbench.models.embedded_arch import ArchConfig
+from foilbench.models.embedded_arch import ArchConfig, DualEncoderNet
 from foilbench.models.word_tokenizer import WordTokenizer
-from foilbench.train.dataset import DataConfig, TrainingData, cached_training_data
+from foilbench.train.dataset import (
+    DataConfig,
+    TrainingData,
+    cached_data_path,
+    cached_training_data,
+    load_training_data,
+)
 from foilbench.train.loop import TrainConfig, train_model
 from foilbench.train.world_source import WorldSource
 from foilbench.world import vocab
 
 MAX_LEN = 48
 
+# The shipped recipe: `foilbench train` with no options reproduces the shipped weights.
+# One torch thread: on the shared 2-core machine two OpenMP threads ran a step 2.5x slower in
+# wall time than one (a descheduled thread stalls the other at every barrier); the second core
+# renders the training set and runs fine-tunes side by side instead (``workers``).
+SHIPPED_ARCH = ArchConfig(image_size=128, stem=((24, 2), (48, 2), (96, 2), (128, 2)),
+                          image_layers=2)
+SHIPPED_DATA = DataConfig(n_scenes=20000, image_size=128, max_objects=6, contextual=0.5)
+SHIPPED_TRAIN = TrainConfig(steps=2400, batch_size=64, lr=1e-3, warmup=150, minimal_first=0.25,
+                            threads=1, finetune_steps=400, finetune_lr=3e-4,
+                            finetune_warmup=50)
+
 
 def world_words() -> list[str]:
     """Every word of the world's closed vocabulary, so none of them is ever [UNK]."""
-    from foilbench.world.phrases import LOCATION_WORDS, MATERIAL_WORDS, NUMBER_WORDS, plural
+    from foilbench.world.phrases import (
+        ACTION_VERB,
+        ACTION_WORDS,
+        LOCATION_WORDS,
+        MATERIAL_WORDS,
+        NUMBER_WORDS,
+        plural,
+    )
 
     words = [*vocab.CATEGORIES, *map(plural, vocab.CATEGORIES), *vocab.COLORS,
              *vocab.MATERIALS, *MATERIAL_WORDS.values(), *vocab.PATTERNS, *vocab.TRANSPARENCIES,
              *vocab.SIZES, *vocab.RELATIONS, *vocab.SIZE_RELATIONS, *LOCATION_WORDS.values(),
+             *ACTION_WORDS.values(), ACTION_VERB,
              *NUMBER_WORDS, "a", "an", "the", "and", "no", "of", "to", "with"]
     for states in vocab.STATES.values():
         words.extend(states)
@@ -38,19 +63,86 @@ def build_tokenizer(data: TrainingData) -> WordTokenizer:
 
 def train_variants(world: WorldSource, data_cfg: DataConfig, train_cfg: TrainConfig,
                    variants: list[str], out_dir: Path, cache_dir: Path | None,
-                   arch: ArchConfig | None = None, progress: bool = True) -> dict[str, dict]:
-    """Train each variant on one shared data set; returns each variant's record."""
-    data = cached_training_data(world, data_cfg, cache_dir, progress)
+                   arch: ArchConfig | None = None, progress: bool = True,
+                   workers: int = 1) -> dict[str, dict]:
+    """Train each variant on one shared data set; returns each variant's record.
+
+    With ``train_cfg.finetune_steps`` > 0, one plain model is pretrained for ``steps`` and
+    each variant is a fine-tune of it (:meth:`TrainConfig.finetune`); otherwise each variant
+    is trained from scratch with its own recipe."""
+    data = cached_training_data(world, data_cfg, cache_dir, progress, workers)
     tokenizer = build_tokenizer(data)
-    arch = replace(arch or ArchConfig(), vocab_size=tokenizer.vocab_size, max_len=MAX_LEN,
+    arch = replace(arch or SHIPPED_ARCH, vocab_size=tokenizer.vocab_size, max_len=MAX_LEN,
                    image_size=data_cfg.image_size)
+    base, base_log, tuned = None, None, {}
+    if train_cfg.finetune_steps:
+        net, base_log = train_model(data, tokenizer, arch, replace(train_cfg, recipe="plain"),
+                                    progress)
+        base = {k: v.clone() for k, v in net.state_dict().items()}
+        data_path = cached_data_path(world, data_cfg, cache_dir)
+        if workers > 1 and len(variants) > 1 and data_path is not None:
+            tuned = _parallel_finetunes(data_path, tokenizer, arch, train_cfg, variants, base,
+                                        Path(out_dir), workers)
     records = {}
     for variant in variants:
         cfg = replace(train_cfg, recipe=variant)
-        net, log = train_model(data, tokenizer, arch, cfg, progress)
+        if base is None:
+            net, log = train_model(data, tokenizer, arch, cfg, progress)
+        else:
+            if variant in tuned:
+                net, log = tuned[variant]
+            else:
+                net, log = train_model(data, tokenizer, arch, train_cfg.finetune(variant),
+                                       progress, init=base)
+            log = {"pretrain": base_log, "finetune": log,
+                   "seconds": round(base_log["seconds"] + log["seconds"], 1),
+                   "final_loss": log["final_loss"], "steps": base_log["steps"] + log["steps"]}
         record = {"recipe": variant, "world": world.name, "data": data_cfg.__dict__,
                   "data_stats": data.stats, "train": cfg.as_dict(), "log": log,
                   "torch": torch.__version__, "python": platform.python_version()}
         path = save_model(net, tokenizer, record, out_dir, model_name(variant))
         records[variant] = {**record, "path": str(path), "bytes": path.stat().st_size}
     return records
+
+
+def _finetune_job(data_path: str, tokenizer_config: dict, arch: dict, cfg: dict,
+                  base_path: str, out_path: str) -> dict:
+    """One fine-tune in a worker process: reads the cached data and the pretrained weights
+    from disk (safetensors), writes the tuned weights to ``out_path``, returns the log."""
+    from safetensors.torch import load_file, save_file
+
+    data = load_training_data(Path(data_path))
+    tokenizer = WordTokenizer.from_config(tokenizer_config)
+    net, log = train_model(data, tokenizer, ArchConfig(**arch), TrainConfig(**cfg), False,
+                           init=load_file(base_path))
+    save_file({k: v.contiguous() for k, v in net.state_dict().items()}, out_path)
+    return log
+
+
+def _parallel_finetunes(data_path: Path, tokenizer: WordTokenizer, arch: ArchConfig,
+                        train_cfg: TrainConfig, variants: list[str], base: dict,
+                        out_dir: Path, workers: int) -> dict:
+    """Fine-tune the variants side by side, one single-threaded process each (each process
+    computes exactly what it would in the parent: same data, weights, seed, thread count)."""
+    import multiprocessing
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    from safetensors.torch import load_file, save_file
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".finetune-") as tmp:
+        base_path = str(Path(tmp) / "pretrained.safetensors")
+        save_file({k: v.contiguous() for k, v in base.items()}, base_path)
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(workers, len(variants)), mp_context=context) as pool:
+            jobs = {v: pool.submit(_finetune_job, str(data_path), tokenizer.to_config(),
+                                   arch.as_dict(), train_cfg.finetune(v).as_dict(), base_path,
+                                   str(Path(tmp) / f"{v}.safetensors")) for v in variants}
+            logs = {v: job.result() for v, job in jobs.items()}
+        out = {}
+        for v in variants:
+            net = DualEncoderNet(arch)
+            net.load_state_dict(load_file(str(Path(tmp) / f"{v}.safetensors")))
+            out[v] = (net.eval(), logs[v])
+    return out

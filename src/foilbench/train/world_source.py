@@ -35,7 +35,7 @@ class WorldSource:
 
 _WORLDS = {
     "procedural": {
-        "sample_scene": "foilbench.world.sample:sample_scene",
+        "sample_scene": "foilbench.world.cast:sample_training_scene",
         "render": "foilbench.world.render:render",
         "describe_scene": "foilbench.world.captions:describe_scene",
         "scene_signature": "foilbench.world.sample:scene_signature",
@@ -69,18 +69,20 @@ def training_rng(seed: int) -> np.random.Generator:
 
 
 def sample_training_scenes(world: WorldSource, n_scenes: int, seed: int,
-                           max_objects: int = 4) -> tuple[list, dict]:
-    """``n_scenes`` minimal-condition scenes, none whose signature is a benchmark scene's.
+                           max_objects: int = 4, contextual: float = 0.0) -> tuple[list, dict]:
+    """``n_scenes`` scenes, none whose signature is a benchmark scene's.
 
-    Object counts are uniform on 1..max_objects. Returns the scenes and the disjointness
-    statistics (how many benchmark signatures were checked, how many draws collided).
+    Object counts are uniform on 1..max_objects; each scene is Contextual with probability
+    ``contextual`` (else Minimal). Returns the scenes and the disjointness statistics (how many
+    benchmark signatures were checked, how many draws collided).
     """
     rng = training_rng(seed)
     banned = set(world.benchmark_signatures())
     scenes, seen, collisions, duplicates = [], set(), 0, 0
     while len(scenes) < n_scenes:
         n_objects = int(rng.integers(1, max_objects + 1))
-        scene = world.sample_scene(rng, n_objects=n_objects, condition="minimal")
+        condition = "contextual" if rng.random() < contextual else "minimal"
+        scene = world.sample_scene(rng, n_objects=n_objects, condition=condition)
         signature = world.scene_signature(scene)
         if signature in banned:
             collisions += 1

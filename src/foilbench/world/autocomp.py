@@ -35,16 +35,16 @@ from foilbench.world.sample import (
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.shapes import default_state, max_extent
 from foilbench.world.vocab import (
-    CATEGORIES,
     COLORS,
     RELATIONS,
+    SCENE_CATEGORIES,
     SIZE_RELATIONS,
     SIZES,
     check_choice,
 )
 
 SOLIDS = ("cube", "sphere", "cylinder", "cone", "pyramid")
-EVERYDAY = tuple(c for c in CATEGORIES if c not in SOLIDS)
+EVERYDAY = tuple(c for c in SCENE_CATEGORIES if c not in SOLIDS)  # agents are not concepts
 # Similar drawn heights (0.97 to 1.24 units), smaller than one size step (x1.43), so
 # "bigger than" is decided by size and not by what the object is.
 SIZE_COMPARABLE = ("cube", "sphere", "cylinder", "cone", "pyramid", "mug", "box")
@@ -52,7 +52,7 @@ SIZE_COMPARABLE = ("cube", "sphere", "cylinder", "cone", "pyramid", "mug", "box"
 TASK_OBJECTS: dict[str, tuple[str, ...]] = {
     "color": EVERYDAY,
     "shape_color": SOLIDS,
-    "position": CATEGORIES,
+    "position": SCENE_CATEGORIES,
     "relative_size": SIZE_COMPARABLE,
 }
 TASK_VALUES: dict[str, tuple[str, ...]] = {

@@ -21,10 +21,11 @@ from foilbench.world.edit_core import (
 from foilbench.world.phrases import Conjunction, describe, effective_state
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.vocab import (
-    CATEGORIES,
+    AGENTS,
     COLORS,
     MATERIALS,
     PATTERNS,
+    SCENE_CATEGORIES,
     STATES,
     TRANSPARENCIES,
     check_choice,
@@ -33,9 +34,11 @@ from foilbench.world.vocab import (
 # Geometric solids change *shape*; everyday objects change *identity* (CompoSET's boundary
 # between modify_shape and modify_object). Upright/tipped-over is CompoSET's *pose*.
 SHAPE_CATEGORIES: tuple[str, ...] = ("cube", "sphere", "cylinder", "cone", "pyramid")
-OBJECT_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c not in SHAPE_CATEGORIES)
+OBJECT_CATEGORIES: tuple[str, ...] = tuple(c for c in SCENE_CATEGORIES
+                                           if c not in SHAPE_CATEGORIES)  # agents act instead
 POSE_CATEGORIES: tuple[str, ...] = ("bottle",)
-STATE_CATEGORIES: tuple[str, ...] = tuple(c for c in STATES if c not in POSE_CATEGORIES)
+STATE_CATEGORIES: tuple[str, ...] = tuple(c for c in STATES
+                                          if c not in POSE_CATEGORIES and c not in AGENTS)
 
 
 def _check_target(edit_type: str, scene: Scene, target: int | None) -> list[int] | None:
@@ -47,7 +50,7 @@ def _check_target(edit_type: str, scene: Scene, target: int | None) -> list[int]
     return [target]
 
 
-def _modify(edit_type: str, category: str, operation: str, attribute: str,
+def modify_with(edit_type: str, category: str, operation: str, attribute: str,
             options: Callable[[Obj], Sequence[str]], allowed_desc: str,
             scene: Scene, rng: np.random.Generator, target: int | None, value: str | None,
             required: tuple[str, ...]) -> Edit:
@@ -117,7 +120,7 @@ def _swap(edit_type: str, attribute: str, scene: Scene, rng: np.random.Generator
 def modify_color(scene, rng, target=None, value=None):
     if value is not None:
         check_choice("colour", value, tuple(COLORS))
-    return _modify("modify_color", "identity_appearance", "modify", "color",
+    return modify_with("modify_color", "identity_appearance", "modify", "color",
                    lambda o: tuple(COLORS), "any colour of " + ", ".join(COLORS),
                    scene, rng, target, value, ("color",))
 
@@ -125,7 +128,7 @@ def modify_color(scene, rng, target=None, value=None):
 def modify_pattern(scene, rng, target=None, value=None):
     if value is not None:
         check_choice("pattern", value, PATTERNS)
-    return _modify("modify_pattern", "identity_appearance", "modify", "pattern",
+    return modify_with("modify_pattern", "identity_appearance", "modify", "pattern",
                    lambda o: PATTERNS, "patterns " + ", ".join(PATTERNS),
                    scene, rng, target, value, ("pattern", "color"))
 
@@ -133,7 +136,7 @@ def modify_pattern(scene, rng, target=None, value=None):
 def modify_material(scene, rng, target=None, value=None):
     if value is not None:
         check_choice("material", value, MATERIALS)
-    return _modify("modify_material", "identity_appearance", "modify", "material",
+    return modify_with("modify_material", "identity_appearance", "modify", "material",
                    lambda o: MATERIALS, "materials " + ", ".join(MATERIALS),
                    scene, rng, target, value, ("material", "color"))
 
@@ -141,7 +144,7 @@ def modify_material(scene, rng, target=None, value=None):
 def modify_transparency(scene, rng, target=None, value=None):
     if value is not None:
         check_choice("transparency", value, TRANSPARENCIES)
-    return _modify("modify_transparency", "identity_appearance", "modify", "transparency",
+    return modify_with("modify_transparency", "identity_appearance", "modify", "transparency",
                    lambda o: TRANSPARENCIES, "transparencies " + ", ".join(TRANSPARENCIES),
                    scene, rng, target, value, ("transparency", "color"))
 
@@ -149,7 +152,7 @@ def modify_transparency(scene, rng, target=None, value=None):
 def modify_shape(scene, rng, target=None, value=None):
     if value is not None:
         check_choice("shape", value, SHAPE_CATEGORIES)
-    return _modify("modify_shape", "identity_appearance", "modify", "category",
+    return modify_with("modify_shape", "identity_appearance", "modify", "category",
                    lambda o: SHAPE_CATEGORIES if o.category in SHAPE_CATEGORIES else (),
                    "a geometric solid (" + ", ".join(SHAPE_CATEGORIES) + ") changing shape",
                    scene, rng, target, value, ("color",))
@@ -158,7 +161,7 @@ def modify_shape(scene, rng, target=None, value=None):
 def modify_object(scene, rng, target=None, value=None):
     if value is not None:
         check_choice("object", value, OBJECT_CATEGORIES)
-    return _modify("modify_object", "identity_appearance", "replace", "category",
+    return modify_with("modify_object", "identity_appearance", "replace", "category",
                    lambda o: OBJECT_CATEGORIES if o.category in OBJECT_CATEGORIES else (),
                    "an everyday object (" + ", ".join(OBJECT_CATEGORIES) + ") replaced by "
                    "another", scene, rng, target, value, ("color",))
@@ -169,14 +172,14 @@ def _states_of(categories):
 
 
 def modify_state(scene, rng, target=None, value=None):
-    return _modify("modify_state", "activity_state", "modify", "state",
+    return modify_with("modify_state", "activity_state", "modify", "state",
                    _states_of(STATE_CATEGORIES),
                    "; ".join(f"{c}: {'/'.join(STATES[c])}" for c in STATE_CATEGORIES),
                    scene, rng, target, value, ("state", "color"))
 
 
 def modify_pose(scene, rng, target=None, value=None):
-    return _modify("modify_pose", "activity_state", "modify", "state",
+    return modify_with("modify_pose", "activity_state", "modify", "state",
                    _states_of(POSE_CATEGORIES),
                    "; ".join(f"{c}: {'/'.join(STATES[c])}" for c in POSE_CATEGORIES),
                    scene, rng, target, value, ("state", "color"))

@@ -20,7 +20,7 @@ from foilbench.world.edit_core import (
 from foilbench.world.phrases import Relation, describe, with_determiner
 from foilbench.world.sample import fits
 from foilbench.world.scene import Obj, Scene
-from foilbench.world.vocab import CATEGORIES, COLORS, MAX_OBJECTS, STATES
+from foilbench.world.vocab import COLORS, MAX_OBJECTS, SCENE_CATEGORIES, STATES
 
 MIN_DX = 0.2  # a left/right relation is only stated when the centres are this far apart
 DIRECTIONS = ("add", "remove")
@@ -88,7 +88,7 @@ def modify_count(scene: Scene, rng: np.random.Generator, target: int | None = No
 def _random_new_object(rng: np.random.Generator, scene: Scene) -> Obj | None:
     """A new plain object of a (category, colour) kind the scene does not have, at a free spot."""
     present = {(o.category, o.color) for o in scene.objects}
-    kinds = [(c, k) for c in CATEGORIES for k in COLORS if (c, k) not in present]
+    kinds = [(c, k) for c in SCENE_CATEGORIES for k in COLORS if (c, k) not in present]
     category, color = kinds[int(rng.integers(len(kinds)))]
     state = STATES[category][0] if category in STATES else None
     return free_spot(rng, scene.objects, Obj(category=category, color=color, state=state))

@@ -24,6 +24,7 @@ import numpy as np
 
 from foilbench.errors import UnknownNameError
 from foilbench.registry import unknown_message
+from foilbench.world import edit_agent as agent
 from foilbench.world import edit_attribute as attr
 from foilbench.world import edit_layout as layout
 from foilbench.world.edit_core import Edit, EditImpossible
@@ -58,6 +59,8 @@ EDIT_TYPES: dict[str, EditSpec] = {
         EditSpec("swap_spatial", "spatial_relations", "swap", layout.swap_spatial),
         EditSpec("modify_state", "activity_state", "modify", attr.modify_state),
         EditSpec("modify_pose", "activity_state", "modify", attr.modify_pose),
+        EditSpec("modify_action", "activity_state", "modify", agent.modify_action),
+        EditSpec("swap_role", "activity_state", "swap", agent.swap_role),
     )
 }
 ALIASES: dict[str, str] = {"modify_cardinality": "modify_count"}

@@ -12,6 +12,10 @@ Semantics (``x`` is left to right, in [0, 1]):
 - ``Conjunction(a, b)``: two *distinct* objects match ``a`` and ``b``.
 - ``Relation(a, rel, b)``: distinct objects p ~ a, q ~ b with p.x < q.x ("to the left of") or
   p.x > q.x ("to the right of").
+- ``Action(a, b)``: an agent p ~ a points towards q ~ b: p's action is "pointing left" or
+  "pointing right" and q is, on that side and in line (depth ``y`` within ``ACTION_DY`` of
+  p's), the object whose centre is nearest to p's in ``x`` (the first thing along the arm). An agent's action is said after its noun ("a red robot
+  sitting"), as a person would.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass, fields, replace
 from itertools import permutations
 
 from foilbench.world.scene import Obj, Scene
-from foilbench.world.vocab import STATES
+from foilbench.world.vocab import AGENTS, DIRECTED_ACTIONS, STATES
 
 # Word order of descriptors inside a noun phrase ("a small open translucent red striped metal box").
 DESCRIPTOR_ORDER: tuple[str, ...] = (
@@ -29,6 +33,10 @@ DESCRIPTOR_ORDER: tuple[str, ...] = (
 MATERIAL_WORDS = {"matte": "matte", "metal": "metal", "glass": "glass", "wood": "wooden"}
 LOCATION_WORDS = {"left": "on the left", "middle": "in the middle", "right": "on the right"}
 RELATION_WORDS = {"left": "to the left of", "right": "to the right of"}
+# How an agent's action reads after its noun ("a red robot pointing to the right").
+ACTION_WORDS = {"pointing left": "pointing to the left", "pointing right": "pointing to the right"}
+ACTION_VERB = "pointing at"
+ACTION_DY = 0.2  # depth band (stage fraction) of what an agent's level arm can point at
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
 
 
@@ -79,13 +87,16 @@ class NounPhrase:
 
     def text(self) -> str:
         words = []
+        agent = self.category in AGENTS
         for name in DESCRIPTOR_ORDER:
             value = getattr(self, name)
-            if value is not None:
+            if value is not None and not (agent and name == "state"):
                 words.append(MATERIAL_WORDS[value] if name == "material" else value)
         det = self.determiner
         noun = self.category if det in ("a", "no", 1) else plural(self.category)
         body = " ".join([*words, noun])
+        if agent and self.state is not None:
+            body += " " + ACTION_WORDS.get(self.state, self.state)
         if self.location is not None:
             body += " " + LOCATION_WORDS[self.location]
         if det == "a":
@@ -114,7 +125,38 @@ class Relation:
         return f"{self.subject.text()} {RELATION_WORDS[self.relation]} {self.anchor.text()}"
 
 
-Phrase = NounPhrase | Conjunction | Relation
+@dataclass(frozen=True)
+class Action:
+    """An agent acting on another object: "a red robot pointing at a blue robot"."""
+
+    subject: NounPhrase
+    anchor: NounPhrase
+    verb: str = ACTION_VERB
+
+    def text(self) -> str:
+        return f"{self.subject.text()} {self.verb} {self.anchor.text()}"
+
+
+Phrase = NounPhrase | Conjunction | Relation | Action
+
+
+def acted_on(scene: Scene, i: int) -> int | None:
+    """Index of the object agent ``i`` points at (see :class:`Action`), or ``None`` when it
+    does not point or nothing lies in line on that side (ties in ``x`` count as no target)."""
+    objs = scene.objects
+    side = DIRECTED_ACTIONS.get(effective_state(objs[i]) or "")
+    if side is None or objs[i].category not in AGENTS:
+        return None
+    sign = 1.0 if side == "right" else -1.0
+    me = objs[i]
+    ahead = [(sign * (o.x - me.x), j) for j, o in enumerate(objs)
+             if j != i and sign * (o.x - me.x) > 0 and abs(o.y - me.y) <= ACTION_DY]
+    if not ahead:
+        return None
+    ahead.sort()
+    if len(ahead) > 1 and ahead[0][0] == ahead[1][0]:
+        return None
+    return ahead[0][1]
 
 
 def _count(np: NounPhrase, scene: Scene) -> int:
@@ -135,6 +177,12 @@ def holds(phrase: Phrase, scene: Scene) -> bool:
         k = len(phrase.parts)
         return any(all(p.matches(objs[i]) for p, i in zip(phrase.parts, idx, strict=True))
                    for idx in permutations(range(len(objs)), k))
+    if isinstance(phrase, Action):
+        for i, o in enumerate(objs):
+            j = acted_on(scene, i) if phrase.subject.matches(o) else None
+            if j is not None and phrase.anchor.matches(objs[j]):
+                return True
+        return False
     if isinstance(phrase, Relation):
         for i, j in permutations(range(len(objs)), 2):
             a, b = objs[i], objs[j]

@@ -30,10 +30,13 @@ from foilbench.world.layout import (
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.shapes import max_extent
 from foilbench.world.vocab import (
+    ACTIONS,
+    AGENTS,
     CATEGORIES,
     COLORS,
     CONDITIONS,
     MAX_OBJECTS,
+    SCENE_CATEGORIES,
     SIZES,
     STATES,
     check_choice,
@@ -58,7 +61,7 @@ def _pick(rng: np.random.Generator, probs: dict[str, float]) -> str:
 
 def random_object(
     rng: np.random.Generator,
-    categories: Sequence[str] = CATEGORIES,
+    categories: Sequence[str] = SCENE_CATEGORIES,
     colors: Sequence[str] = tuple(COLORS),
 ) -> Obj:
     """An object with random attributes, placed at the stage centre (placement comes later)."""
@@ -68,7 +71,8 @@ def random_object(
     pattern = _pick(rng, PATTERN_P)
     transparency = _pick(rng, TRANSPARENCY_P)
     size = SIZE_ORDER[int(rng.integers(len(SIZE_ORDER)))]
-    states = STATES.get(category)
+    # an agent is drawn doing one of its own actions; directed ones are cast (world.cast)
+    states = ACTIONS if category in AGENTS else STATES.get(category)
     state = str(states[int(rng.integers(len(states)))]) if states else None
     return Obj(category, color, material, pattern, transparency, size, 0.5, 0.5, state)
 
@@ -184,7 +188,7 @@ def sample_scene(
     n_objects: int | None = None,
     condition: str = "minimal",
     *,
-    categories: Sequence[str] = CATEGORIES,
+    categories: Sequence[str] = SCENE_CATEGORIES,
     colors: Sequence[str] = tuple(COLORS),
     scene_id_prefix: str = "sc-",
     restarts: int = 8,

@@ -4,7 +4,8 @@ One directional light from the upper left (Blinn-Phong with an ambient term) mak
 parts read as solids. Materials differ in how they use it:
 
 - matte: diffuse with a faint highlight;
-- metal: lower diffuse, reflective banding (a mirrored environment) and a sharp white highlight;
+- metal: lower diffuse, reflective banding (a mirrored environment) and highlights tinted by
+  the metal's own colour (see :func:`metal_rgb`);
 - glass: see-through tint whose opacity rises at the outline (Fresnel-like rim) with highlights;
 - wood: the colour modulated by wavy grain.
 
@@ -72,6 +73,24 @@ def _field(value, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(value, dtype=np.float32), shape)
 
 
+def metal_rgb(base: np.ndarray, lam: np.ndarray, spec: np.ndarray, g: Grid) -> np.ndarray:
+    """A metal's colour: darker diffuse, reflective bands and a *coloured* specular highlight.
+
+    Metals reflect in their own colour, so the highlight is the tone brightened, with only a
+    small white part at the sharp peak. An earlier white, broad highlight (``0.25 spec^6``)
+    lay over whole flat faces, whose normal is constant, and with the bands washed gold out to
+    near white at 160 px; the broad term is now tinted and the bands span a darker range, so a
+    gold metal cube keeps gold's hue and stays apart from yellow.
+    """
+    grey = base.mean(axis=-1, keepdims=True)
+    tone = 0.8 * base + 0.2 * grey
+    band = 0.5 + 0.5 * np.sin(2 * math.pi * (1.1 * g.X + 0.45 * g.Y))
+    rgb = tone * (0.18 + 0.45 * lam + 0.32 * band)[..., None]
+    sharp = 0.85 * spec**40
+    broad = 0.2 * spec**8
+    return rgb + (broad + sharp)[..., None] * (0.3 + 0.7 * tone) + 0.25 * sharp[..., None]
+
+
 def shade_part(part: Part, g: Grid, obj, pattern_cov) -> tuple[np.ndarray, np.ndarray]:
     """Straight (non-premultiplied) RGB (h, w, 3) and alpha (h, w) of one part."""
     shape2 = g.shape
@@ -96,11 +115,7 @@ def shade_part(part: Part, g: Grid, obj, pattern_cov) -> tuple[np.ndarray, np.nd
         rgb = base * (0.42 + 0.68 * lam)[..., None]
         highlight = 0.08 * spec**12
     elif material == "metal":
-        grey = base.mean(axis=-1, keepdims=True)
-        tone = 0.75 * base + 0.25 * grey
-        band = 0.5 + 0.5 * np.sin(2 * math.pi * (1.1 * g.X + 0.45 * g.Y))
-        rgb = tone * (0.2 + 0.5 * lam + 0.42 * band)[..., None]
-        highlight = 0.95 * spec**28 + 0.25 * spec**6
+        rgb = metal_rgb(base, lam, spec, g)
     elif material == "glass":
         rgb = base * (0.6 + 0.5 * lam)[..., None]
         surface_alpha = GLASS_ALPHA + (1.0 - GLASS_ALPHA) * rim

@@ -76,7 +76,11 @@ def shape(category: str, body, shadow, state: str | None = None):
 
 def _load_builders() -> None:
     if not _SHAPES:
-        from foilbench.world import shapes_solids, shapes_things  # noqa: F401  (registers)
+        from foilbench.world import (  # noqa: F401  (registers)
+            shapes_agents,
+            shapes_solids,
+            shapes_things,
+        )
 
 
 def default_state(category: str) -> str | None:

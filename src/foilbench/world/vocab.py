@@ -8,8 +8,14 @@ from __future__ import annotations
 
 CATEGORIES: tuple[str, ...] = (
     "cube", "sphere", "cylinder", "cone", "pyramid",
-    "mug", "bottle", "box", "ball", "book", "lamp", "chair",
+    "mug", "bottle", "box", "ball", "book", "lamp", "chair", "robot",
 )
+# Agents: figures whose *action* is visible (CompoSET's modify_action) and that can act on one
+# another (swap_role). They are drawn only where a scene is cast with them
+# (:mod:`foilbench.world.cast`), so scenes sampled with the default categories (Auto-Comp,
+# COMPASS, the other pair scenes) keep the random streams they had before agents existed.
+AGENTS: tuple[str, ...] = ("robot",)
+SCENE_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c not in AGENTS)
 
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (205, 35, 35),
@@ -39,7 +45,12 @@ STATES: dict[str, tuple[str, ...]] = {
     "bottle": ("upright", "tipped over"),
     "lamp": ("unlit", "lit"),
     "book": ("closed", "open"),
+    "robot": ("standing", "sitting", "waving", "jumping", "pointing left", "pointing right"),
 }
+# An agent's own actions (modify_action changes one into another) and the directed actions that
+# need someone to act on (a robot "pointing at" the nearest object on that side; swap_role).
+ACTIONS: tuple[str, ...] = ("standing", "sitting", "waving", "jumping")
+DIRECTED_ACTIONS: dict[str, str] = {"pointing left": "left", "pointing right": "right"}
 
 CONDITIONS: tuple[str, ...] = ("minimal", "contextual")
 

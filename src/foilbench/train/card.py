@@ -1,0 +1,159 @@
+"""The model card's score tables, measured on the embedded suite and written into the card.
+
+For each embedded model the engine (:func:`foilbench.scoring.engine.evaluate`, strict ``>``,
+the numbers ``foilbench run`` reports) scores every part of the suite; this module only slices
+the outcomes and attaches intervals (:func:`foilbench.stats.breakdown.summarise`: percentile
+bootstrap clustered by ``scene_id``, as ``foilbench run``; Wilson where a group has fewer than
+two scenes) and chance:
+
+- world-pairs: I2T, T2I, Group (CompoSET Eq. 1-3) over all tiers, and Group per edit type at
+  the short tier (CompoSET Table 9 pools the tiers; the issue's targets are per type at short);
+- autocomp-n1 R@1 (foilbench's N = 1 recognition baseline), autocomp-swap R@1 (Auto-Comp Swap),
+  autocomp-confusion (Auto-Comp Confusion: ``r1_valid``, positive above the false negatives
+  only, where the suite records it, else the paper's ``r1``), compass-synth R@1.
+
+:func:`write_card` replaces the text between ``BEGIN`` and ``END`` in ``MODEL_CARD.md`` and
+keeps the rest of the card (prose written by hand) as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from foilbench.stats.breakdown import summarise
+
+BEGIN = "<!-- scores:begin (written by `foilbench train --card`; edits here are lost) -->"
+END = "<!-- scores:end -->"
+N_BOOT = 2000
+HEADLINE = (("world-pairs", "i2t", "pairs I2T"), ("world-pairs", "t2i", "pairs T2I"),
+            ("world-pairs", "group", "pairs Group"), ("world-pairs/short", "group",
+                                                      "Group, short tier"),
+            ("autocomp-n1", "r1", "autocomp-n1 R@1"), ("autocomp-swap", "r1", "Swap R@1"),
+            ("autocomp-confusion", "confusion", "Confusion R@1"),
+            ("compass-synth", "r1", "COMPASS R@1"))
+
+
+def _summary(outcomes, chance, clusters) -> dict:
+    row = summarise(np.asarray(outcomes, dtype=np.float64), chance=np.asarray(chance),
+                    clusters=np.asarray(clusters), method="auto", n_boot=N_BOOT)
+    return {k: row[k] for k in ("value", "k", "n", "ci_low", "ci_high", "ci_method", "chance")}
+
+
+def _sliced(result, metric: str, mask=None) -> dict:
+    items = result.benchmark.items
+    mask = np.ones(len(items), bool) if mask is None else np.asarray(mask)
+    chance = np.broadcast_to(np.asarray(result.chance[metric], dtype=np.float64), mask.shape)
+    return _summary(np.asarray(result.outcomes[metric])[mask], chance[mask],
+                    items["scene_id"].to_numpy()[mask])
+
+
+def score_model(adapter, benchmarks, progress: bool = False) -> dict:
+    """``{part: {metric: summary}}`` for one model; per edit type under ``world-pairs/<type>``
+    (short tier)."""
+    from foilbench.scoring.engine import evaluate
+
+    out: dict[str, dict] = {}
+    for bench in benchmarks:
+        result = evaluate(adapter, bench, cache=None, progress=progress)
+        items = result.benchmark.items
+        if bench.kind == "pair":
+            out[bench.name] = {m: _sliced(result, m) for m in ("i2t", "t2i", "group")}
+            short = (items["tier"] == "short").to_numpy()
+            out[f"{bench.name}/short"] = {m: _sliced(result, m, short)
+                                          for m in ("i2t", "t2i", "group")}
+            for edit in sorted(items["edit_type"].unique()):
+                mask = short & (items["edit_type"] == edit).to_numpy()
+                out[f"{bench.name}/{edit}"] = {m: _sliced(result, m, mask)
+                                               for m in ("i2t", "t2i", "group")}
+        else:
+            metrics = {m: _sliced(result, m) for m in result.outcomes}
+            # Confusion's primary metric: r1_valid where the suite records it (issue 12)
+            metrics["confusion"] = metrics.get("r1_valid", metrics["r1"])
+            metrics["confusion"] = {**metrics["confusion"],
+                                    "metric": "r1_valid" if "r1_valid" in metrics else "r1"}
+            out[bench.name] = metrics
+    return out
+
+
+def _cell(s: dict | None) -> str:
+    if s is None:
+        return "n/a"
+    return f"{100 * s['value']:.1f} [{100 * s['ci_low']:.1f}, {100 * s['ci_high']:.1f}]"
+
+
+def _chance(s: dict | None) -> str:
+    return "n/a" if s is None else f"{100 * s['chance']:.1f}"
+
+
+def _get(scores: dict, part: str, metric: str) -> dict | None:
+    return scores.get(part, {}).get(metric)
+
+
+def card_tables(scores: dict[str, dict], suite_label: str) -> str:
+    """Markdown: the headline table (models x parts) and the per-edit-type table."""
+    models = list(scores)
+    first = scores[models[0]]
+    lines = [f"Suite `{suite_label}`. Percent, 95% interval [low, high] by percentile "
+             f"bootstrap over scenes (B = {N_BOOT}, seed 42), strict `>` (ties fail).", ""]
+    head = [label for _, _, label in HEADLINE]
+    lines += ["| model | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    lines.append("| chance | " + " | ".join(_chance(_get(first, p, m))
+                                             for p, m, _ in HEADLINE) + " |")
+    for name in models:
+        lines.append(f"| {name} | " + " | ".join(_cell(_get(scores[name], p, m))
+                                                 for p, m, _ in HEADLINE) + " |")
+    conf = _get(first, "autocomp-confusion", "confusion")
+    n = {label: (_get(first, p, m) or {}).get("n") for p, m, label in HEADLINE}
+    lines += ["", "Items per cell: " + ", ".join(f"{k} {v}" for k, v in n.items() if v) + ". "
+              f"Confusion is scored by `{(conf or {}).get('metric', 'r1')}`.", ""]
+    edits = sorted(k.split("/", 1)[1] for k in first
+                   if k.startswith("world-pairs/") and k != "world-pairs/short")
+    lines += ["World-pairs Group per edit type at the short tier (chance 16.7; I2T and T2I "
+              "in the summary JSON):", "",
+              "| edit type | n | " + " | ".join(models) + " |",
+              "|---|---|" + "---|" * len(models)]
+    for edit in edits:
+        cells = [_cell(_get(scores[m], f"world-pairs/{edit}", "group")) for m in models]
+        n_items = (_get(first, f"world-pairs/{edit}", "group") or {}).get("n")
+        lines.append(f"| {edit} | {n_items} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_card(card_path: Path, tables: str) -> None:
+    """Put ``tables`` between the markers of ``card_path`` (appended when it has none)."""
+    card_path = Path(card_path)
+    text = card_path.read_text() if card_path.exists() else ""
+    block = f"{BEGIN}\n{tables}\n{END}"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + block + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n## Scores on the embedded suite\n\n" + block + "\n"
+    card_path.write_text(text)
+
+
+def make_card(weights_dir: Path, suite_dir: Path | None = None, card_path: Path | None = None,
+              variants=None, progress: bool = False) -> dict:
+    """Score the embedded models in ``weights_dir`` on the suite (built or cached when
+    ``suite_dir`` is None), write the tables into the card and ``card-scores.json`` beside it;
+    returns the scores."""
+    from foilbench.construct.suite import cache_dir, embedded_suite, load_suite
+    from foilbench.models.embedded import VARIANTS, load_variant, model_name
+
+    if suite_dir is None:
+        benchmarks = embedded_suite()
+        suite_dir = cache_dir()
+    else:
+        benchmarks = load_suite(Path(suite_dir))
+    scores = {}
+    for variant in variants or VARIANTS:
+        adapter = load_variant(variant, device="cpu", directory=Path(weights_dir))
+        scores[model_name(variant)] = score_model(adapter, benchmarks, progress)
+    label = json.loads((Path(suite_dir) / "suite.json").read_text()).get("version", "?")
+    card_path = Path(card_path or Path(weights_dir) / "MODEL_CARD.md")
+    write_card(card_path, card_tables(scores, label))
+    card_path.with_name("card-scores.json").write_text(json.dumps(scores, indent=1) + "\n")
+    return scores
