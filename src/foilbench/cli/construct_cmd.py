@@ -109,7 +109,7 @@ def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
         click.echo(f"warning: construction log problems: {acct['problems'][:3]}", err=True)
     bench = summary.benchmark
     click.echo(f"\nwrote {bench.name} ({bench.kind}, {len(bench)} items) to {out}")
-    review = f"foilbench review {out}; " if bench.kind == "pair" else ""
+    review = f"foilbench review {out}; " if bench.item_kind.is_edit_pair else ""
     click.echo(f"next: foilbench inspect {out}; {review}foilbench run --benchmark {out}")
 
 

@@ -59,7 +59,7 @@ def score_model(adapter, benchmarks, progress: bool = False) -> dict:
     for bench in benchmarks:
         result = evaluate(adapter, bench, cache=None, progress=progress)
         items = result.benchmark.items
-        if bench.kind == "pair":
+        if bench.item_kind.is_edit_pair:
             out[bench.name] = {m: _sliced(result, m) for m in ("i2t", "t2i", "group")}
             short = (items["tier"] == "short").to_numpy()
             out[f"{bench.name}/short"] = {m: _sliced(result, m, short)
