@@ -116,7 +116,10 @@ FAKE_ARCHS = {"A": {"quick_gelu": False}, "A-quickgelu": {"quick_gelu": True},
 FAKE_TAGS = {("A", "gelu_tag"): {"hf_hub": "x/a"}, ("A", "qg_tag"): {"quick_gelu": True},
              ("A-quickgelu", "gelu_tag"): {"quick_gelu": False},
              ("A-quickgelu", "qg_tag"): {"quick_gelu": True},
-             ("Q-quickgelu", "gelu_tag"): {"hf_hub": "x/q"}}  # no quick_gelu key: GELU
+             # the tag says nothing (roberta-ViT-B-32:laion2b_s12b_b32k in open_clip 3.3.0): the
+             # architecture's own QuickGELU is built, as open_clip builds it
+             ("Q-quickgelu", "silent_tag"): {"hf_hub": "x/q"},
+             ("Q-quickgelu", "gelu_tag"): {"quick_gelu": False}}  # stated GELU, no GELU variant
 
 
 @pytest.fixture
@@ -134,6 +137,7 @@ def fake_registry(monkeypatch):
     ("A-quickgelu", "qg_tag", "A-quickgelu", False, None),
     ("A", "qg_tag", "A", True, "trained with QuickGELU"),  # force QuickGELU on a GELU arch
     ("A-quickgelu", "gelu_tag", "A", False, "building 'A' instead"),  # GELU variant exists
+    ("Q-quickgelu", "silent_tag", "Q-quickgelu", False, None),  # tag silent: arch as it is
 ])
 def test_quickgelu_for_tag_every_branch(fake_registry, arch, tag, want_arch, want_force, warns):
     from foilbench.models.openclip_adapter import _quickgelu_for_tag

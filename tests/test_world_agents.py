@@ -7,8 +7,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from foilbench.world.pair_plan import TYPE_QUOTA, plan_benchmark
-from foilbench.world.pairs import check_outside_mask, edit_mask
+from foilbench.construct.pair_plan import TYPE_QUOTA, plan_benchmark
+from foilbench.construct.pairs import check_outside_mask, edit_mask
 
 from foilbench.world.captions import TIERS, edit_captions
 from foilbench.world.cast import CASTS, sample_cast_scene
