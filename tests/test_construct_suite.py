@@ -128,11 +128,13 @@ def test_progress_false_draws_no_bar(tmp_path, capsys):
 # the TINY suite at seed 1, 48 px, recorded before the builder-contract refactor. A change here
 # changes the suite's content: update the numbers only for an intended change, and say so.
 # The autocomp-* numbers changed with issue 12's Auto-Comp fidelity (condition-worded captions,
-# true/equivalent negative columns, Vary Color and Vary Object at N = 1).
+# true/equivalent negative columns, Vary Color and Vary Object at N = 1); world-pairs with
+# issue 14's agents (modify_action, swap_role, cast scenes); compass-synth with issue 12's
+# COMPASS K = 4 rule (skill sets with fewer than four valid negatives are dropped).
 GOLDEN_ITEMS = {
-    "world-pairs": "283070ae8425efc9", "autocomp-swap": "3010d2ee41fdf601",
+    "world-pairs": "8adcdb48481bf268", "autocomp-swap": "3010d2ee41fdf601",
     "autocomp-confusion": "a1b431e9541865a6", "autocomp-n1": "91608d2f13cc5afb",
-    "compass-synth": "0bf631ff9b191402",
+    "compass-synth": "e1704ecb803d6367",
 }
 
 
