@@ -51,6 +51,23 @@ def resolved_inside(root: Path, rel: str) -> Path | None:
     return path if path.is_relative_to(base) else None
 
 
+def servable_root(root: str | Path) -> Path | None:
+    """The resolved ``root`` when images may be shown from it, or None when it is a file
+    system root, the home folder or a folder above it: no benchmark is rooted there, and a
+    crafted results database naming one would otherwise reach every file below it.
+
+    >>> servable_root("/") is None
+    True
+    >>> servable_root(Path.home()) is None
+    True
+    """
+    path = Path(root).resolve()
+    home = Path.home().resolve()
+    if path == Path(path.anchor) or path == home or path in home.parents:
+        return None
+    return path
+
+
 def check_image(root: Path, rel: str, *, decode: bool = True,
                 max_pixels: int | None = None) -> ImageProblem | None:
     """The first problem of image ``rel`` under ``root``, or None when it passes."""

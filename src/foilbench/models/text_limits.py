@@ -103,9 +103,13 @@ def text_report(adapter: Any, texts: Sequence[str]) -> dict[str, Any] | None:
 def describe(report: dict[str, Any] | None) -> str | None:
     """One line for the console when captions were truncated or tokens unknown, else None.
 
-    >>> describe({"n_texts": 9, "n_truncated": 1, "max_tokens": 77, "longest": 5001,
-    ...           "n_unknown": 2, "unknown_examples": {"zorblax": 2}})
-    "1 of 9 unique captions truncated to the model's 77 tokens (longest: 5001); 2 unknown token(s) (zorblax x2)"
+    >>> line = describe({"n_texts": 9, "n_truncated": 1, "max_tokens": 77, "longest": 5001,
+    ...                  "n_unknown": 2, "unknown_examples": {"zorblax": 2}})
+    >>> first, second = line.split("; ")
+    >>> first
+    "1 of 9 unique captions truncated to the model's 77 tokens (longest: 5001)"
+    >>> second
+    '2 unknown token(s) (zorblax x2)'
     """
     if not report or not (report.get("n_truncated") or report.get("n_unknown")):
         return None

@@ -46,11 +46,6 @@ def cell_notes(adapter: Any, bench: Benchmark, ci_method: str) -> dict[str, Any]
 
 
 def note_lines(stats: dict[str, Any]) -> list[str]:
-    """The console lines of a cell's stored notes (empty when there is nothing to say)."""
-    lines = []
-    text = describe(stats.get("text"))
-    if text:
-        lines.append(text)
-    if stats.get("interval_note"):
-        lines.append(stats["interval_note"])
-    return lines
+    """The console lines of a cell's stored notes (empty when there is nothing to say); the
+    report's provenance section prints the same (report/sections.py)."""
+    return [line for line in (describe(stats.get("text")), stats.get("interval_note")) if line]

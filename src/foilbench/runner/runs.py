@@ -86,7 +86,7 @@ def run(models: str | Iterable[str] | None = None,
     batch_dir = out_dir / batch_id
     batch_dir.mkdir(parents=True, exist_ok=True)
     db_path = out_dir / DB_FILE
-    cache = open_cache(settings)
+    cache = open_cache(settings, log)
     revision = git_revision()
     records: list[CellRecord] = []
     store = SharedStore(db_path, notify=lambda msg: log("warning", msg))

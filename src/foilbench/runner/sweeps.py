@@ -130,7 +130,7 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     sweep_id = new_batch_id()
     failures: list[str] = []
     store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
-    cells = sweep_cells(loaded, benches, store, cache=open_cache(settings),
+    cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
                         settings=settings, batch_id=sweep_id, log=log, failures=failures)
     store.write_sweep(sweep_id, cells)
     for bench in benches:  # stored once per benchmark checksum, for the report
