@@ -53,7 +53,7 @@ def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log) -> li
 
 def open_cache(settings: RunSettings, log: Log | None = None) -> EmbeddingCache | None:
     """The embedding cache (None with ``use_cache=False``); a discarded shard is reported
-    through ``log`` as a warning (default: a Python :class:`~foilbench.store.cache.CacheWarning`)."""
+    through ``log`` as a warning (default: a Python ``store.cache.CacheWarning``)."""
     if not settings.use_cache:
         return None
     notify = (lambda msg: log("warning", msg)) if log is not None else None
