@@ -81,8 +81,9 @@ def test_inspect_json_exact_shape(env):
     res = _run(["inspect", "tiny-builtin", "--json"])
     assert res.exit_code == 0
     data = json.loads(res.output)
-    assert set(data) == {"benchmark", "n_items", "by", "problems"}
+    assert set(data) == {"benchmark", "n_items", "by", "images_checked", "problems"}
     assert data["benchmark"] == "tiny-builtin" and data["n_items"] == 12
+    assert data["images_checked"] == "decoded"
     assert data["by"]["kind"] == {"pair": 12}
     assert data["by"]["scene_id"] == {f"s{k}": 2 for k in range(6)}
     assert data["problems"] == []

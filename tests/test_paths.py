@@ -66,10 +66,10 @@ def test_loader_image_folders_come_from_option_then_environment_then_default(cle
                       tmp_path / "d") == tmp_path / "o"
 
 
-# Environment reads that are not paths: the HF offline switch, API prices, caps, URLs and keys.
-# readers of non-path settings (offline flag, prices, API keys, concurrency)
-NOT_PATHS = {"models/hf_loading.py", "models/api/spend.py", "models/api/wire.py",
-             "construct/backends/api_common.py"}
+# Environment reads that are not paths: the HF offline switch, API prices, caps, URLs, keys and
+# concurrency, the image pixel limit (limits.py) and how long to wait for a locked results store.
+NOT_PATHS = {"models/hf_loading.py", "models/api/spend.py", "models/api/wire.py", "limits.py",
+             "store/connect.py", "construct/backends/api_common.py"}
 
 
 def test_only_paths_py_reads_the_environment_for_paths():

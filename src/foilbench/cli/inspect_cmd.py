@@ -58,14 +58,17 @@ def _label(value: Any) -> str:
     return group_label(value)
 
 
-def inspect_report(spec: str, *, check_images: bool = True) -> list[tuple[dict, list]]:
-    """[(report, problems)] per benchmark the spec names; report is the ``--json`` object."""
+def inspect_report(spec: str, *, check_images: bool = True,
+                   decode: bool = True) -> list[tuple[dict, list]]:
+    """[(report, problems)] per benchmark the spec names; report is the ``--json`` object.
+    ``decode=False`` (``--fast``) reads image headers only; the report says so."""
     out = []
+    images = ("skipped" if not check_images else "decoded" if decode else "headers only")
     for bench, problems in load_for_inspection(spec):
         problems = problems + validate(bench, check_images=check_images,
-                                       check_readable=check_images)
+                                       check_readable=check_images and decode)
         report = {"benchmark": bench.name, "n_items": len(bench), "by": count_by(bench),
-                  "problems": [p.to_dict() for p in problems]}
+                  "images_checked": images, "problems": [p.to_dict() for p in problems]}
         out.append((report, problems))
     return out
 
@@ -76,13 +79,17 @@ def inspect_report(spec: str, *, check_images: bool = True) -> list[tuple[dict, 
               help='Print {"benchmark", "n_items", "by": {COLUMN: {VALUE: count}}, "problems"} '
                    "(a list of such objects when the spec names a suite).")
 @click.option("--skip-images", is_flag=True, help="Do not look at image files at all.")
-def inspect(benchmark: str, as_json: bool, skip_images: bool) -> None:
+@click.option("--fast", is_flag=True,
+              help="Read image headers only (position, existence, size); pixel data is not "
+                   "decoded, so corrupt image data goes unnoticed.")
+def inspect(benchmark: str, as_json: bool, skip_images: bool, fast: bool) -> None:
     """Counts by kind and metadata column, and the validation result, of BENCHMARK.
 
     BENCHMARK is a registered name, a foilbench-format folder or LOADER:PATH. Images need not
-    be present: missing ones are listed as problems. Exits 1 when there are problems.
+    be present: missing ones are listed as problems. Every image is decoded (a valid header
+    over corrupt pixel data is a problem) unless --fast. Exits 1 when there are problems.
     """
-    found = inspect_report(benchmark, check_images=not skip_images)
+    found = inspect_report(benchmark, check_images=not skip_images, decode=not fast)
     reports = [rep for rep, _ in found]
     problems = [probs for _, probs in found]
     if as_json:
@@ -100,5 +107,8 @@ def inspect(benchmark: str, as_json: bool, skip_images: bool) -> None:
             console.print(table)
             console.print(format_problems(probs) if probs else "valid: no problems found",
                           markup=False, highlight=False)
+            if rep["images_checked"] == "headers only":
+                console.print("--fast: image headers only; pixel data was not decoded, so "
+                              "corrupt image data would go unnoticed", markup=False)
     if any(problems):
         sys.exit(1)

@@ -17,9 +17,13 @@ from foilbench.store.db import DEFAULT_DB
 @click.option("--port", default=8765, show_default=True, type=int, help="0 picks a free port.")
 def serve(db_path: Path, host: str, port: int) -> None:
     """Leaderboard across runs (sort, filter by benchmark, edit type, tier), a model
-    drill-down and an item browser. Read-only; serves no file outside the benchmark roots."""
-    from foilbench.report.server import make_server
+    drill-down and an item browser. Read-only; serves only the images the stored runs list, from
+    inside their benchmark folders. Refuses to start when --db does not exist."""
+    from foilbench.report.server import exposure_warning, make_server
 
+    warning = exposure_warning(host)
+    if warning:
+        click.echo(warning, err=True)
     server = make_server(db_path, host, port)
     click.echo(f"serving {db_path} at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)")
     try:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from foilbench.cli.run_output import ci_text, pct
+from foilbench.runner.notes import note_lines
 from foilbench.stats.breakdown import metric_table
 from foilbench.store.db import DEFAULT_DB, ResultsStore, to_json
 
@@ -65,7 +66,14 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
     prov.add_column("value")
     for key in PROVENANCE_FIELDS:
         prov.add_row(key, str(info.get(key)))
+    stats = info.get("eval_stats") or {}
+    text = stats.get("text")
+    prov.add_row("captions truncated", f"{text['n_truncated']} of {text['n_texts']} (limit "
+                 f"{text['max_tokens']} tokens)" if text else "not measured")
+    prov.add_row("unknown tokens", str(text["n_unknown"]) if text else "not measured")
     console.print(prov)
+    for line in note_lines(stats):
+        console.print(f"note: {line}", markup=False, highlight=False)
     table = Table(title="metrics (%)", title_justify="left")
     for col in ("metric", "group", "value", "95% CI", "n", "chance", "ties"):
         table.add_column(col)

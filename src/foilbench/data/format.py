@@ -3,6 +3,11 @@
 Image paths in the table are relative to the root and may not escape it. Loading validates
 everything (see :mod:`foilbench.data.validate`) and never drops an item silently: it refuses,
 or with ``on_invalid="drop"`` drops and records how many and why in ``Benchmark.dropped``.
+
+The manifest carries ``format_version`` (:data:`FORMAT_VERSION`), written by
+:func:`write_benchmark`, the one writer every builder goes through. A manifest without it was
+written before the field existed (version 0) and reads unchanged; a newer one is refused with
+both versions named, since a newer format may mean something this code would misread.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from foilbench.kinds import KINDS, ItemKind, kind_of
 
 MANIFEST_FILE = "manifest.json"
 ITEMS_FILE = "items.parquet"
+FORMAT_VERSION = 1  # version 0: manifests written before the field existed
 
 __all__ = [
     "KINDS",
@@ -53,8 +59,10 @@ class Manifest:
     primary_metric: str = ""  # defaults to the kind's default metric
     partial: bool = False  # True when items were dropped (--allow-partial); shown in every output
     extras: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:
+        check_format_version(self.format_version)
         if self.kind not in KINDS:
             raise BenchmarkError(
                 f"manifest: unknown kind {self.kind!r}; expected one of {', '.join(KINDS)}"
@@ -74,6 +82,8 @@ class Manifest:
         missing = [k for k in ("name", "kind") if k not in data]
         if missing:
             raise BenchmarkError(f"{where}: missing field(s) {', '.join(missing)}")
+        data = {"format_version": 0, **data}  # absent: written before the field existed
+        check_format_version(data["format_version"], where)
         known = {f for f in cls.__dataclass_fields__}
         extras = dict(data.get("extras", {}))
         extras.update({k: v for k, v in data.items() if k not in known})
@@ -82,6 +92,24 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def check_format_version(value: Any, where: str = "manifest") -> None:
+    """Refuse a ``format_version`` that is not a whole number >= 0 or is newer than ours.
+
+    >>> try:
+    ...     check_format_version(2, "m.json")
+    ... except BenchmarkError as e:
+    ...     print(str(e)[:60])
+    m.json: format_version 2 is newer than the format this foilb
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BenchmarkError(f"{where}: format_version must be a whole number >= 0, got "
+                             f"{value!r}")
+    if value > FORMAT_VERSION:
+        raise BenchmarkError(f"{where}: format_version {value} is newer than the format this "
+                             f"foilbench reads (format_version {FORMAT_VERSION}); upgrade "
+                             "foilbench to read it")
 
 
 @dataclass
@@ -192,11 +220,14 @@ def _json_default(obj: Any) -> Any:
 
 
 def normalise_lists(items: pd.DataFrame, spec: ItemKind) -> pd.DataFrame:
-    """Parquet gives numpy arrays for list columns; make them plain lists of str."""
+    """Parquet gives numpy arrays for list columns; make them plain lists. Anything that is not
+    a sequence (a string above all, which ``list`` would split into letters) is kept as it is,
+    so validation refuses it naming the item and the column."""
     items = items.copy()
     for col in (*spec.image_list_columns, *spec.text_list_columns):
         if col in items.columns:
-            items[col] = [list(v) if v is not None else None for v in items[col]]
+            items[col] = pd.Series([list(v) if isinstance(v, (list, tuple, np.ndarray)) else v
+                                    for v in items[col]], index=items.index, dtype=object)
     return items
 
 
@@ -262,6 +293,7 @@ def write_benchmark(bench: Benchmark, out_dir: str | Path, *, copy_images: bool 
     written = Benchmark(bench.manifest, bench.items, out, bench.dropped)
     bench.manifest.checksum = written.compute_checksum()
     bench.items.to_parquet(out / ITEMS_FILE, index=False)
+    bench.manifest.format_version = FORMAT_VERSION  # what this writer writes
     manifest = bench.manifest.to_dict()
     manifest["n_items"] = len(bench.items)
     write_json(out / MANIFEST_FILE, manifest)

@@ -1,8 +1,11 @@
-"""Validation of a benchmark table: every problem names the item and the field.
+"""Validation of a benchmark table: every problem names the item (or row) and the field.
 
-Checks: required columns for the kind, duplicate or empty item ids, empty captions, list
-columns with fewer than two entries, image paths that are absolute or escape the root,
-missing or unreadable images (optional, since text-only inspection must work without them).
+Checks: required columns for the kind, duplicate, empty or null item ids, empty captions, list
+columns that are not lists (a string where a list belongs would otherwise be read letter by
+letter) or hold fewer than two entries, image paths that are absolute or escape the root, and
+the images themselves (optional, since text-only inspection must work without them; see
+:mod:`foilbench.data.images`): inside the folder after resolving symlinks, present, within the
+pixel limit (from the header), and, unless ``check_readable=False``, fully decodable.
 An image a loader derives (embedded bytes, a crop: ``Benchmark.image_sources``) and has not
 written yet is checked at its source instead of as a file.
 """
@@ -11,9 +14,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
+
+import numpy as np
+import pandas as pd
 
 from foilbench.data.format import Benchmark, Dropped
+from foilbench.data.images import MISSING, ImageProblem, check_image
 from foilbench.errors import BenchmarkError
 
 SHOW_AT_MOST = 10
@@ -25,14 +32,22 @@ class Problem:
     field: str
     reason: str  # short machine-readable reason, e.g. "missing_image"
     message: str
+    row: int | None = None  # the table row (0-based), for items without a usable id
 
     def __str__(self) -> str:
-        where = f"item {self.item_id!r}" if self.item_id is not None else "table"
+        if self.item_id is not None:
+            where = f"item {self.item_id!r}"
+        else:
+            where = f"row {self.row}" if self.row is not None else "table"
         return f"{where}, field {self.field!r}: {self.message}"
 
+    @property
+    def is_table_level(self) -> bool:
+        return self.item_id is None and self.row is None
+
     def to_dict(self) -> dict:
-        return {"item_id": self.item_id, "field": self.field, "reason": self.reason,
-                "message": self.message}
+        return {"item_id": self.item_id, "row": self.row, "field": self.field,
+                "reason": self.reason, "message": self.message}
 
 
 def _escapes_root(rel: str) -> bool:
@@ -47,24 +62,17 @@ def _escapes_root(rel: str) -> bool:
     return False
 
 
-def _image_problem(root: Path, rel: str, check_readable: bool) -> str | None:
-    path = root / rel
-    if not path.is_file():
-        return "missing_image"
-    if check_readable:
-        from PIL import Image, UnidentifiedImageError
-
-        try:
-            with Image.open(path) as im:
-                im.verify()
-        except (UnidentifiedImageError, OSError, SyntaxError):
-            return "unreadable_image"
-    return None
+def _item_id(value: object) -> str | None:
+    """The id as text, or None when it is null (None, NaN, pandas NA)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return str(value)
 
 
 def validate(bench: Benchmark, *, check_images: bool = True,
              check_readable: bool = False) -> list[Problem]:
-    """All problems found in ``bench``; an empty list means valid."""
+    """All problems found in ``bench``; an empty list means valid. ``check_readable`` decodes
+    every image (else only headers are read: position, existence and size)."""
     spec = bench.spec
     items = bench.items
     missing_cols = [c for c in spec.required if c not in items.columns]
@@ -73,79 +81,88 @@ def validate(bench: Benchmark, *, check_images: bool = True,
                         f"column required by kind {spec.name!r} is missing "
                         f"(have: {', '.join(map(str, items.columns))})") for c in missing_cols]
     problems: list[Problem] = []
-    ids = items["item_id"].astype(str).tolist()
-    for item_id, n in Counter(ids).items():
+    ids = [_item_id(v) for v in items["item_id"]]
+    for item_id, n in Counter(i for i in ids if i is not None).items():
         if n > 1:
             problems.append(Problem(item_id, "item_id", "duplicate_id",
                                     f"duplicate item id ({n} rows)"))
-    image_status: dict[str, str | None] = {}
-    for row, item_id in zip(items.itertuples(index=False), ids, strict=True):
+    image_status: dict[str, object] = {}
+    for row_no, (row, item_id) in enumerate(zip(items.itertuples(index=False), ids,
+                                                strict=True)):
         rec = row._asdict()
-        if not item_id or item_id.lower() in {"nan", "none"}:
-            problems.append(Problem(item_id, "item_id", "empty_id", "empty item id"))
+        if item_id is None:
+            problems.append(Problem(None, "item_id", "null_id", "item_id is null", row_no))
+            item_id = None
+        elif not item_id.strip() or item_id.lower() in {"nan", "none"}:
+            problems.append(Problem(item_id, "item_id", "empty_id", "empty item id", row_no))
+        add = _adder(problems, item_id, row_no)
         for col in spec.text_columns:
-            _check_text(problems, item_id, col, rec[col])
+            _check_text(add, col, rec[col])
         for col in spec.text_list_columns:
             texts = rec[col]
-            if not _check_list(problems, item_id, col, texts):
+            if not _check_list(add, col, texts, "captions"):
                 continue
             for k, t in enumerate(texts):
-                _check_text(problems, item_id, f"{col}[{k}]", t)
+                _check_text(add, f"{col}[{k}]", t)
         refs: list[tuple[str, object]] = [(c, rec[c]) for c in spec.image_columns]
         for col in spec.image_list_columns:
             paths = rec[col]
-            if _check_list(problems, item_id, col, paths):
+            if _check_list(add, col, paths, "image paths"):
                 refs.extend((f"{col}[{k}]", p) for k, p in enumerate(paths))
         for col, rel in refs:
             if not isinstance(rel, str) or not rel.strip():
-                problems.append(Problem(item_id, col, "empty_path", "empty image path"))
+                add(col, "empty_path", "empty image path")
                 continue
             if _escapes_root(rel):
-                problems.append(Problem(item_id, col, "path_escapes_root",
-                                        f"image path {rel!r} escapes the benchmark root"))
+                add(col, "path_escapes_root", f"image path {rel!r} escapes the benchmark root")
                 continue
             if check_images:
                 if rel not in image_status:
-                    image_status[rel] = _image_problem(bench.root, rel, check_readable)
-                    source = (bench.image_sources or {}).get(rel)
-                    if image_status[rel] == "missing_image" and source is not None:
-                        image_status[rel] = _source_problem(source, check_readable)
-                reason = image_status[rel]
-                if reason:
-                    problems.append(Problem(item_id, col, _reason(reason),
-                                            _image_message(bench, rel, reason)))
+                    image_status[rel] = _image_check(bench, rel, check_readable)
+                found = image_status[rel]
+                if found is not None:
+                    add(col, found.reason, found.message)
     return problems
 
 
-def _source_problem(source, check_readable: bool) -> str | None:
-    """A derived image (not written yet) is checked at its source: ``"source:<reason>"``."""
+def _image_check(bench: Benchmark, rel: str, check_readable: bool) -> ImageProblem | None:
+    """The file's problem; a derived image (not written yet) is checked at its source."""
+    found = check_image(bench.root, rel, decode=check_readable)
+    source = (bench.image_sources or {}).get(rel)
+    if found is None or found.reason != MISSING or source is None:
+        return found
     reason = source.problem(check_readable)
-    return f"source:{reason}" if reason else None
+    return ImageProblem(reason, source.describe(reason)) if reason else None
 
 
-def _reason(status: str) -> str:
-    return status.removeprefix("source:")
+def _adder(problems: list[Problem], item_id: str | None, row: int):
+    def add(field: str, reason: str, message: str) -> None:
+        problems.append(Problem(item_id, field, reason, message, row))
+    return add
 
 
-def _image_message(bench: Benchmark, rel: str, status: str) -> str:
-    if status.startswith("source:"):
-        return bench.image_sources[rel].describe(_reason(status))
-    what = "missing" if status == "missing_image" else "unreadable"
-    return f"image {what}: {bench.root / rel}"
+def _check_text(add, col: str, text: object) -> None:
+    if isinstance(text, str):
+        if not text.strip():
+            add(col, "empty_caption", "empty caption")
+    elif text is None or (not hasattr(text, "__len__") and pd.isna(text)):
+        add(col, "empty_caption", "empty caption (null)")
+    else:
+        add(col, "not_text", f"expected text, got {type(text).__name__} {text!r:.60}")
 
 
-def _check_text(problems: list[Problem], item_id: str, col: str, text: object) -> None:
-    if not isinstance(text, str) or not text.strip():
-        problems.append(Problem(item_id, col, "empty_caption", "empty caption"))
-
-
-def _check_list(problems: list[Problem], item_id: str, col: str, values: object) -> bool:
-    if values is None or not hasattr(values, "__len__") or isinstance(values, str):
-        problems.append(Problem(item_id, col, "not_a_list", "expected a list (positive first)"))
+def _check_list(add, col: str, values: object, what: str) -> bool:
+    if isinstance(values, str):
+        add(col, "not_a_list", f"expected a list of {what} (positive first), got the string "
+                               f"{values!r:.60}; a string is not split into candidates")
+        return False
+    if values is None or not isinstance(values, (list, tuple, np.ndarray)):
+        shown = "null" if values is None else f"{type(values).__name__} {values!r:.60}"
+        add(col, "not_a_list", f"expected a list of {what} (positive first), got {shown}")
         return False
     if len(values) < 2:
-        problems.append(Problem(item_id, col, "too_few_candidates",
-                                f"needs a positive and at least one negative, got {len(values)}"))
+        add(col, "too_few_candidates",
+            f"needs a positive and at least one negative, got {len(values)}")
         return False
     return True
 
@@ -168,14 +185,17 @@ def apply_validation(bench: Benchmark, *, on_invalid: str = "raise",
     problems = validate(bench, check_images=check_images, check_readable=check_images)
     if not problems:
         return bench
-    table_level = [p for p in problems if p.item_id is None]
+    table_level = [p for p in problems if p.is_table_level]
     if on_invalid == "raise" or table_level:
         raise BenchmarkError(f"benchmark {bench.name!r} at {bench.root} is invalid: "
                              + format_problems(problems)
                              + ("" if table_level else
                                 "\n(pass --allow-partial to drop these items and continue)"))
-    bad = {p.item_id for p in problems}
-    keep = ~bench.items["item_id"].astype(str).isin(bad)
+    bad_ids = {p.item_id for p in problems if p.row is None}  # duplicates: every copy goes
+    bad_rows = {p.row for p in problems if p.row is not None}
+    ids = pd.Series([_item_id(v) for v in bench.items["item_id"]], dtype=object)
+    keep = ~(ids.isin(bad_ids) | pd.Series(range(len(ids))).isin(bad_rows))
+    keep = keep.to_numpy()
     by_reason = Counter(p.reason for p in problems)
     bench.items = bench.items[keep].reset_index(drop=True)
     bench.dropped = Dropped(n=int((~keep).sum()), by_reason=dict(by_reason), problems=problems)

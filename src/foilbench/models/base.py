@@ -130,10 +130,14 @@ def cosine_pair_scores(image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarra
     return np.einsum("nd,nd->n", a, b)
 
 
-def to_rgb(image: Image.Image, name: str = "image", max_pixels: int = 8192 * 8192) -> Image.Image:
-    """Convert any PIL mode (L, LA, P, CMYK, I;16, RGBA) to 8-bit RGB, or refuse huge images."""
+def to_rgb(image: Image.Image, name: str = "image", max_pixels: int | None = None) -> Image.Image:
+    """Convert any PIL mode (L, LA, P, CMYK, I;16, RGBA) to 8-bit RGB, or refuse huge images
+    (``max_pixels`` defaults to :func:`foilbench.limits.max_image_pixels`, the limit validation
+    applies from the header)."""
     from foilbench.errors import ModelError
+    from foilbench.limits import max_image_pixels
 
+    max_pixels = max_image_pixels() if max_pixels is None else max_pixels
     if image.width * image.height > max_pixels:
         raise ModelError(f"{name}: image of {image.width}x{image.height} is too large "
                          f"(limit {max_pixels} pixels)")

@@ -74,10 +74,10 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
     def __init__(self, weights: Path, spec: str | None = None, device: str = "auto",
                  dtype: str = "float32", batch_size: int = 256) -> None:
         import torch
-        from safetensors.torch import load_file
 
         from foilbench.models.device import select_device, select_dtype
         from foilbench.models.embedded_arch import ArchConfig, DualEncoderNet
+        from foilbench.models.weight_errors import load_safetensors
 
         weights = Path(weights)
         config_path = weights.with_suffix(".json")
@@ -85,7 +85,10 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
             if not path.exists():
                 raise ModelError(f"embedded model file {path} is missing; rebuild it with "
                                  "`foilbench train --out <dir>` or reinstall foilbench")
-        config = json.loads(config_path.read_text())
+        try:
+            config = json.loads(config_path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ModelError(f"{config_path}: not valid JSON ({e})") from None
         if config.get("format") != FORMAT:
             raise ModelError(f"{config_path}: format {config.get('format')!r}, expected {FORMAT}")
         self.config = config
@@ -93,7 +96,7 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
         self._torch_dtype = select_dtype(dtype, self.device)
         self.tokenizer = WordTokenizer.from_config(config["tokenizer"])
         self.net = DualEncoderNet(ArchConfig(**config["arch"]))
-        self.net.load_state_dict(load_file(str(weights)))
+        self.net.load_state_dict(load_safetensors(weights, "embedded model weights"))
         self.net.to(device=self.device, dtype=self._torch_dtype).eval()
         self.batch_size = batch_size
         self.embed_dim = self.net.cfg.embed_dim

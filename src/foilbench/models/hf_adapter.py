@@ -20,7 +20,7 @@ from foilbench.models.base import ModelInfo, to_rgb
 from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
-from foilbench.models.hf_loading import load_error, resolve_source, source_identity
+from foilbench.models.hf_loading import LOAD_ERRORS, load_error, resolve_source, source_identity
 from foilbench.models.spec_options import int_option, split_options
 
 OPTIONS = {"score": ("cosine", "logit", "sigmoid"), "batch": None}
@@ -54,7 +54,7 @@ class HFDualEncoder(BatchedDualEncoder):
             model = AutoModel.from_pretrained(source, dtype=self.torch_dtype)
             self.tokenizer = AutoTokenizer.from_pretrained(source)
             self.image_processor = AutoImageProcessor.from_pretrained(source)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, *LOAD_ERRORS) as e:
             raise load_error(target, e) from None
         if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
             raise ModelError(f"{target}: {type(model).__name__} is not a dual encoder "

@@ -8,10 +8,19 @@ existing folder, and a missing one is named in the error.
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 
 from foilbench.errors import ModelError
 from foilbench.models.fingerprint import file_sha256
+from foilbench.models.weight_errors import (
+    is_weights_only_refusal,
+    safetensors_errors,
+    weights_error,
+)
+
+# what from_pretrained raises for a corrupt .safetensors or a refused pickle, besides OSError
+LOAD_ERRORS: tuple[type[BaseException], ...] = (pickle.UnpicklingError, *safetensors_errors())
 
 WEIGHT_GLOBS = ("*.safetensors", "*.bin", "*.pt", "*.pth")
 CONFIG_FILES = ("config.json", "preprocessor_config.json", "processor_config.json",
@@ -41,6 +50,8 @@ def resolve_source(target: str) -> tuple[str, bool]:
 
 
 def load_error(target: str, err: Exception) -> ModelError:
+    if is_weights_only_refusal(err) or isinstance(err, safetensors_errors()):
+        return weights_error(f"Hugging Face model {target!r}", err)
     offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
     hint = (" HF_HUB_OFFLINE is set, so only the local Hugging Face cache is used."
             if offline else "")

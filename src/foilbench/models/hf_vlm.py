@@ -32,7 +32,7 @@ from foilbench.errors import ModelError
 from foilbench.models.base import ModelInfo, PairwiseScorer, to_rgb
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
-from foilbench.models.hf_loading import load_error, resolve_source, source_identity
+from foilbench.models.hf_loading import LOAD_ERRORS, load_error, resolve_source, source_identity
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.vlm_backends import BlipBackend, DecoderBackend
 from foilbench.models.vlm_scoring import answer_logits, continuation_loglik, yes_probability
@@ -78,7 +78,7 @@ def _load(source: str, target: str, dtype):
             cls = AutoModelForImageTextToText
         model = cls.from_pretrained(source, dtype=dtype)
         processor = AutoProcessor.from_pretrained(source)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, *LOAD_ERRORS) as e:
         raise load_error(target, e) from None
     return config, model, processor
 

@@ -46,6 +46,11 @@ from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import file_sha256, make_fingerprint, require_file
 from foilbench.models.spec_options import int_option, split_options
+from foilbench.models.weight_errors import (
+    is_weights_only_refusal,
+    safetensors_errors,
+    weights_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +180,11 @@ class OpenClipAdapter(BatchedDualEncoder):
             model, _, preprocess = open_clip.create_model_and_transforms(
                 arch, pretrained=pretrained, device=self.device,
                 force_quick_gelu=force_quick_gelu, weights_only=True)
-        except (RuntimeError, KeyError, ValueError, OSError, pickle.UnpicklingError) as e:
+        except (RuntimeError, KeyError, ValueError, OSError, pickle.UnpicklingError,
+                *safetensors_errors()) as e:
+            if weights is not None and (is_weights_only_refusal(e)
+                                        or isinstance(e, safetensors_errors())):
+                raise weights_error(weights, e, f"weights for {arch!r}") from None
             where = f" from {weights}" if weights else ""
             raise ModelError(f"open_clip could not build {arch!r}{where}: {e}") from None
         self.model = model.to(self.torch_dtype).eval()

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image, ImageFilter
 
+from foilbench.data.images import resolved_inside, servable_root
 from foilbench.kinds import kind_of
 from foilbench.report.html import esc, png_data_uri
 
@@ -20,16 +21,21 @@ THUMB = 170
 def _thumb(root: Path, rel: str | None, mask_rel: str | None = None) -> str:
     if not isinstance(rel, str):
         return ""
-    path = (root / rel).resolve()
-    if not path.is_relative_to(root.resolve()) or not path.is_file():
+    base = servable_root(root)  # the rule serve applies (report/server.py)
+    path = resolved_inside(base, rel) if base is not None else None
+    if path is None or not path.is_file():
         return f'<span class="note">image not found: {esc(rel)}</span>'
-    with Image.open(path) as im:
-        im = im.convert("RGB")
-        if isinstance(mask_rel, str) and (root / mask_rel).is_file():
-            im = _outline(im, root / mask_rel)
-        im.thumbnail((THUMB, THUMB))
-        buf = io.BytesIO()
-        im.save(buf, format="PNG")
+    try:
+        with Image.open(path) as im:
+            im = im.convert("RGB")
+            mask = resolved_inside(base, mask_rel) if isinstance(mask_rel, str) else None
+            if mask is not None and mask.is_file():
+                im = _outline(im, mask)
+            im.thumbnail((THUMB, THUMB))
+            buf = io.BytesIO()
+            im.save(buf, format="PNG")
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+        return f'<span class="note">image unreadable: {esc(rel)}</span>'
     return f'<img alt="{esc(rel)}" src="{png_data_uri(buf.getvalue())}">'
 
 

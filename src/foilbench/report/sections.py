@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from foilbench.kinds import kind_of
+from foilbench.models.text_limits import describe
 from foilbench.report import figures
 from foilbench.report.examples import examples_html
 from foilbench.report.html import Raw, esc, figure_img, fmt_pct, section, table
@@ -201,9 +202,26 @@ def provenance(runs) -> str:
     cols = ["run_id", "created", "model_spec", "model_fingerprint", "benchmark_name",
             "benchmark_version", "benchmark_checksum", "package_version", "git_revision", "seed",
             "n_boot", "tie_policy", "ci_method"]
-    rows = [[str(r.run.get(c, "")) for c in cols] for r in runs]
-    return section("Provenance", '<div class="scroll">' + table(cols, rows, cls="prov")
-                   + "</div>", "provenance")
+    rows = [[str(r.run.get(c, "")) for c in cols] + _text_cells(r.run) for r in runs]
+    notes = [f"<p class='note'><b>{esc(r.label)}</b>: {esc(line)}</p>"
+             for r in runs for line in _notes(r.run.get("eval_stats") or {}) if line]
+    return section("Provenance", '<div class="scroll">'
+                   + table([*cols, "captions truncated", "unknown tokens"], rows, cls="prov")
+                   + "</div>" + "".join(notes), "provenance")
+
+
+def _notes(stats: dict) -> list[str | None]:
+    """What the runner printed about the run: truncation/unknown tokens, interval fallback."""
+    return [describe(stats.get("text")), stats.get("interval_note")]
+
+
+def _text_cells(run: dict) -> list[str]:
+    """Truncated captions (of the unique ones) and unknown tokens, as the run stored them
+    (``eval_stats.text``; "not measured" for models without a known tokenizer)."""
+    text = (run.get("eval_stats") or {}).get("text")
+    if not text:
+        return ["not measured", "not measured"]
+    return [f"{text['n_truncated']} of {text['n_texts']}", str(text["n_unknown"])]
 
 
 def _frame(df: pd.DataFrame) -> str:

@@ -1,9 +1,16 @@
 """``foilbench serve``: a local, read-only web app over the results database.
 
 Routes: ``/`` leaderboard (filter by benchmark, edit type, tier; sortable), ``/model?fp=``
-drill-down, ``/items?run=`` item browser, ``/image?run=&path=`` images (only files inside the
-run's benchmark root), ``/api/leaderboard.json``. Binds to 127.0.0.1 unless told otherwise;
-every request opens the database read-only.
+drill-down, ``/items?run=`` item browser, ``/image?run=&path=`` images, ``/api/leaderboard.json``.
+Binds to 127.0.0.1 unless told otherwise; every request opens the database read-only (and
+briefly, so runs writing to it meanwhile only make it wait).
+
+The database is input, not authority: a crafted one could name ``/`` as a run's benchmark root.
+So ``/image`` serves a file only when (1) the run's stored items list exactly that path in an
+image column of their kind, (2) it resolves, symlinks included, inside the run's resolved
+root (:func:`foilbench.data.images.resolved_inside`, the rule ``run`` validates by), (3) that
+root is not a file-system root, the home folder or above it
+(:func:`foilbench.data.images.servable_root`), and (4) its type is an image type.
 """
 
 from __future__ import annotations
@@ -16,10 +23,25 @@ from urllib.parse import parse_qs, quote, urlparse
 
 import pandas as pd
 
+from foilbench.data.images import resolved_inside, servable_root
+from foilbench.kinds import kind_of
 from foilbench.report.html import Raw, esc, fmt_pct, page, table
 from foilbench.store.db import ResultsStore
 
 PAGE_SIZE = 40
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def run_images(db_path: Path, run: str) -> tuple[Path | None, frozenset[str]]:
+    """(servable resolved root or None, every image path the run's stored items list)."""
+    with ResultsStore(db_path, read_only=True) as store:
+        info = store.get_run(run)
+        items = store.load_item_results(info["run_id"])
+    kind = kind_of(info["benchmark_kind"])
+    refs = {p for c in kind.image_columns if c in items.columns for p in items[c]}
+    refs |= {p for c in kind.image_list_columns if c in items.columns
+             for ps in items[c] if isinstance(ps, list) for p in ps}
+    return servable_root(info["benchmark_root"]), frozenset(r for r in refs if isinstance(r, str))
 
 
 def leaderboard_frame(db_path: Path, benchmark: str = "", group_by: str = "",
@@ -119,6 +141,7 @@ def items_page(db_path: Path, run: str, q: dict[str, str]) -> str:
 
 class Handler(BaseHTTPRequestHandler):
     db_path: Path = Path()
+    images_of: dict[str, tuple[Path | None, frozenset[str]]] = {}
 
     def log_message(self, fmt: str, *args) -> None:  # quiet by default
         pass
@@ -156,20 +179,44 @@ class Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, text.encode("utf-8"), "text/html; charset=utf-8")
 
     def _image(self, run: str, rel: str) -> None:
-        with ResultsStore(self.db_path, read_only=True) as store:
-            root = Path(store.get_run(run)["benchmark_root"]).resolve()
-        path = (root / rel).resolve()
-        if not path.is_relative_to(root) or not path.is_file():
-            self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
-            return
-        ctype = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        if not ctype.startswith("image/"):
+        root, listed = self._run_images(run)
+        path = resolved_inside(root, rel) if root is not None and rel in listed else None
+        ctype = mimetypes.guess_type(rel)[0] or ""
+        if path is None or not path.is_file() or not ctype.startswith("image/"):
             self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
             return
         self._send(HTTPStatus.OK, path.read_bytes(), ctype)
 
+    def _run_images(self, run: str) -> tuple[Path | None, frozenset[str]]:
+        """:func:`run_images`, remembered per run (a stored run never changes)."""
+        cache = type(self).images_of
+        if run not in cache:
+            if len(cache) > 64:
+                cache.clear()
+            cache[run] = run_images(self.db_path, run)
+        return cache[run]
+
 
 def make_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 8765):
-    """A ready-to-run server (call ``serve_forever``); port 0 picks a free port."""
-    handler = type("BoundHandler", (Handler,), {"db_path": Path(db_path)})
+    """A ready-to-run server (call ``serve_forever``); port 0 picks a free port. The database
+    is opened once first, so a missing file, a file that is not a results store or one of a
+    newer schema is refused before anything listens."""
+    with ResultsStore(db_path, read_only=True):
+        pass
+    handler = type("BoundHandler", (Handler,), {"db_path": Path(db_path), "images_of": {}})
     return ThreadingHTTPServer((host, port), handler)
+
+
+def exposure_warning(host: str) -> str | None:
+    """The warning to print when ``host`` makes the app reachable from other machines.
+
+    >>> exposure_warning("127.0.0.1") is None
+    True
+    >>> exposure_warning("0.0.0.0").startswith("warning: --host 0.0.0.0")
+    True
+    """
+    if host in LOOPBACK or host.startswith("127."):
+        return None
+    return (f"warning: --host {host} makes this app reachable from the network: anyone who can "
+            "reach this machine can read the stored results and the benchmark images (there is "
+            "no login). Use the default 127.0.0.1 unless that is what you want.")

@@ -17,6 +17,7 @@ import pandas as pd
 from foilbench.analysis.compass import compass_tables, markdown_table
 from foilbench.data.format import Benchmark
 from foilbench.evaluation import Evaluation, RunRecord, evaluate_run, run_config_hash, store_run
+from foilbench.runner.notes import cell_notes
 from foilbench.runner.settings import RunSettings
 from foilbench.runner.setup import ensure_checksum
 from foilbench.scoring.result import EvalResult
@@ -54,6 +55,9 @@ def evaluate_cell(adapter: Any, bench: Benchmark, settings: RunSettings | None =
     evaluation = evaluate_run(adapter, bench, cache=cache, batch_size=settings.batch_size,
                               progress=settings.progress, revision=revision,
                               **settings.scoring())
+    notes = cell_notes(adapter, bench, settings.ci_method)  # stored with the run's stats
+    evaluation.result.stats.update(notes)
+    evaluation.provenance.update(notes)
     return CellResult(evaluation, compass_summary(evaluation.result))
 
 

@@ -5,6 +5,10 @@ or device fails before any benchmark is built) -> resolve benchmarks -> per cell
 :func:`~foilbench.runner.cell.evaluate_cell` then :func:`~foilbench.runner.cell.write_cell`
 -> reference rows per benchmark (blind baseline from the store when already computed) ->
 ``OUT/<batch_id>/summary.json`` -> the HTML report (optional).
+
+The store is opened only for the moment each finished cell is written (one transaction) or a
+stored row read (:class:`foilbench.store.shared.SharedStore`), so other runs on the same
+``--out`` and ``show``/``report``/``serve`` work while this one evaluates.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
 from foilbench.runner.log import Log, to_logging
+from foilbench.runner.notes import note_lines
 from foilbench.runner.reference import benchmark_reference
 from foilbench.runner.settings import (
     DB_FILE,
@@ -28,7 +33,8 @@ from foilbench.runner.settings import (
 )
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
 from foilbench.runner.summary import build_summary
-from foilbench.store.db import ResultsStore, new_batch_id, to_json
+from foilbench.store.db import new_batch_id, to_json
+from foilbench.store.shared import SharedStore
 
 
 @dataclass
@@ -80,16 +86,18 @@ def run(models: str | Iterable[str] | None = None,
     batch_dir = out_dir / batch_id
     batch_dir.mkdir(parents=True, exist_ok=True)
     db_path = out_dir / DB_FILE
-    cache = open_cache(settings)
+    cache = open_cache(settings, log)
     revision = git_revision()
     records: list[CellRecord] = []
-    with ResultsStore(db_path) as store:
-        for spec, adapter in loaded:
-            for bench in benches:
-                log("info", f"evaluating {spec} on {bench.name} ({len(bench)} items)")
-                cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision)
-                records.append(write_cell(store, cell, batch_id=batch_id))
-        reference = {b.name: benchmark_reference(b, records, store, log) for b in benches}
+    store = SharedStore(db_path, notify=lambda msg: log("warning", msg))
+    for spec, adapter in loaded:
+        for bench in benches:
+            log("info", f"evaluating {spec} on {bench.name} ({len(bench)} items)")
+            cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision)
+            for line in note_lines(cell.result.stats):
+                log("warning", f"{spec} on {bench.name}: {line}")
+            records.append(write_cell(store, cell, batch_id=batch_id))
+    reference = {b.name: benchmark_reference(b, records, store, log) for b in benches}
     provenance = collect_provenance(seed=settings.seed, n_boot=settings.n_boot,
                                     ci_method=settings.ci_method, revision=revision)
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,

@@ -51,8 +51,13 @@ def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log) -> li
     return benches
 
 
-def open_cache(settings: RunSettings) -> EmbeddingCache | None:
-    return EmbeddingCache(settings.cache_dir) if settings.use_cache else None
+def open_cache(settings: RunSettings, log: Log | None = None) -> EmbeddingCache | None:
+    """The embedding cache (None with ``use_cache=False``); a discarded shard is reported
+    through ``log`` as a warning (default: a Python ``store.cache.CacheWarning``)."""
+    if not settings.use_cache:
+        return None
+    notify = (lambda msg: log("warning", msg)) if log is not None else None
+    return EmbeddingCache(settings.cache_dir, notify=notify)
 
 
 def ensure_checksum(bench: Benchmark) -> str:

@@ -23,11 +23,12 @@ from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
 from foilbench.runner.log import Log, to_logging
+from foilbench.runner.notes import note_lines
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
-from foilbench.store.db import ResultsStore, new_batch_id
-from foilbench.store.sweeps import write_sweep
+from foilbench.store.db import new_batch_id
+from foilbench.store.shared import SharedStore
 
 
 @dataclass
@@ -82,6 +83,8 @@ def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cac
                     log("error", f"{spec} x {bench.name}: {e}")
                     failures.append(f"{spec} x {bench.name}")
                     continue
+                for line in note_lines(cell.result.stats):
+                    log("warning", f"{spec} on {bench.name}: {line}")
                 record = write_cell(store, cell, batch_id=batch_id)
                 run_id, metrics = record.run_id, record.metrics
             rows.append({"model": spec, "benchmark": bench.name,
@@ -126,12 +129,12 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     db_path = Path(db) if db else out_dir / DB_FILE
     sweep_id = new_batch_id()
     failures: list[str] = []
-    with ResultsStore(db_path) as store:
-        cells = sweep_cells(loaded, benches, store, cache=open_cache(settings),
-                            settings=settings, batch_id=sweep_id, log=log, failures=failures)
-        write_sweep(store.con, sweep_id, cells)
-        for bench in benches:  # stored once per benchmark checksum, for the report
-            try_blind_reference(bench, store, log)
+    store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
+    cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
+                        settings=settings, batch_id=sweep_id, log=log, failures=failures)
+    store.write_sweep(sweep_id, cells)
+    for bench in benches:  # stored once per benchmark checksum, for the report
+        try_blind_reference(bench, store, log)
     names = [b.name for b in benches]
     paths = write_outputs(cells.drop(columns=["reused"]), out_dir / f"sweep-{sweep_id}",
                           model_specs, names)

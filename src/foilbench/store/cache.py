@@ -13,23 +13,54 @@ Every shard is written to a temporary file in the same folder and moved into pla
 ``os.replace`` (atomic on POSIX and Windows), so a killed run leaves either a whole shard or
 none, never a torn one; a rerun reuses every finished batch. Readers ignore ``*.tmp`` files.
 Only shards are ever added, so concurrent writers cannot corrupt each other either.
+
+What the file system does afterwards is another matter: a disk fault, a copy cut short or a
+stray write can leave a shard whose header still parses but whose numbers are not the ones
+written, and such a shard would silently change every score it feeds. So each shard carries
+in its metadata the sha256 of its contents (:func:`content_sha256`: every tensor's name,
+dtype, shape and bytes), verified whenever its values are read. A shard that fails the check,
+cannot be read (truncated, empty) or has no checksum (written before checksums) is reported
+(a :class:`CacheWarning`, or the ``notify`` callable given), deleted, and its entries are
+recomputed as misses.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import uuid
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from safetensors import safe_open
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import save_file
 
 from foilbench.hashing import sha256_text
 from foilbench.paths import embeddings_dir
 
 _DIGEST_BYTES = 32
+CHECKSUM_KEY = "foilbench_sha256"
+
+
+class CacheWarning(UserWarning):
+    """A cache shard was corrupt, unreadable or unverifiable; it is discarded and recomputed."""
+
+
+def content_sha256(tensors: dict[str, np.ndarray]) -> str:
+    """sha256 over every tensor's name, dtype, shape and bytes, in name order."""
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        arr = np.ascontiguousarray(tensors[name])
+        h.update(f"{name}|{arr.dtype.str}|{arr.shape}|".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, CacheWarning, stacklevel=4)
 
 
 def default_cache_root() -> Path:
@@ -61,8 +92,9 @@ def _atomic_save(tensors: dict[str, np.ndarray], folder: Path, prefix: str) -> P
     name = f"{prefix}-{uuid.uuid4().hex}"
     tmp = folder / f"{name}.tmp"
     final = folder / f"{name}.safetensors"
+    tensors = {k: np.ascontiguousarray(v) for k, v in tensors.items()}
     try:
-        save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp))
+        save_file(tensors, str(tmp), metadata={CHECKSUM_KEY: content_sha256(tensors)})
         os.replace(tmp, final)
     finally:
         if tmp.exists():
@@ -76,27 +108,56 @@ class _ShardIndex:
     Only shards not yet seen are read on refresh, so repeated lookups cost one directory listing.
     """
 
-    def __init__(self, folder: Path, prefix: str) -> None:
+    def __init__(self, folder: Path, prefix: str, notify: Callable[[str], None]) -> None:
         self.folder = folder
         self.prefix = prefix
+        self.notify = notify
         self.seen: set[str] = set()
         self.where: dict[bytes, tuple[Path, int]] = {}
 
     def refresh(self) -> None:
         if not self.folder.is_dir():
             return
+        bad: list[tuple[Path, str]] = []
         for path in sorted(self.folder.glob(f"{self.prefix}-*.safetensors")):
             if path.name in self.seen:
                 continue
+            self.seen.add(path.name)
             try:  # read only the keys tensor, not the embeddings
                 with safe_open(str(path), framework="numpy") as shard:
                     keys = shard.get_tensor("keys")
-            except Exception:  # an unreadable shard is skipped (and recomputed), never fatal
-                self.seen.add(path.name)
+            except FileNotFoundError:  # discarded meanwhile by another process
                 continue
-            self.seen.add(path.name)
+            except Exception as e:  # truncated or empty: recomputed, never fatal, never silent
+                bad.append((path, f"unreadable ({_short(e)})"))
+                continue
             for row, key in enumerate(keys):
                 self.where.setdefault(key.tobytes(), (path, row))
+        self.discard(bad)
+
+    def forget(self, *paths: Path) -> None:
+        gone = set(paths)
+        if gone:
+            self.where = {k: v for k, v in self.where.items() if v[0] not in gone}
+
+    def discard(self, bad: list[tuple[Path, str]]) -> None:
+        """Report the shards in ``bad`` ((path, why) pairs; one message per reason), delete
+        them and forget their rows (they become misses)."""
+        by_why: dict[str, list[Path]] = {}
+        for path, why in bad:
+            by_why.setdefault(why, []).append(path)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as e:  # a read-only cache: the shard is still never used
+                self.notify(f"could not delete {path}: {e.strerror or e}")
+        self.forget(*(path for path, _ in bad))
+        for why, paths in by_why.items():
+            what = (f"embedding cache shard {paths[0]} is" if len(paths) == 1 else
+                    f"{len(paths)} embedding cache shards in {self.folder} (e.g. "
+                    f"{paths[0].name}) are")
+            self.notify(f"{what} {why}; discarded, the entries will be recomputed")
 
     def lookup(self, keys: np.ndarray) -> dict[int, tuple[Path, int]]:
         """Positions in ``keys`` that are cached -> (shard, row)."""
@@ -114,15 +175,49 @@ class _ShardIndex:
             self.where.setdefault(key.tobytes(), (path, row))
 
 
-def _read_rows(hits: dict[int, tuple[Path, int]]) -> dict[int, np.ndarray]:
+def _short(err: Exception) -> str:
+    return str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+
+
+def _verified(path: Path) -> tuple[dict[str, np.ndarray] | None, str | None]:
+    """(tensors, None) when the shard's checksum matches, else (None, why)."""
+    try:
+        with safe_open(str(path), framework="numpy") as shard:
+            stored = (shard.metadata() or {}).get(CHECKSUM_KEY)
+            tensors = {name: shard.get_tensor(name) for name in shard.keys()}
+    except FileNotFoundError:
+        return None, None
+    except Exception as e:
+        return None, f"unreadable ({_short(e)})"
+    if stored is None:
+        return None, "without a checksum (written by an older foilbench)"
+    if content_sha256(tensors) != stored:
+        return None, "corrupt (its contents do not match its checksum)"
+    if "values" not in tensors or "keys" not in tensors:
+        return None, "missing its keys or values"
+    return tensors, None
+
+
+def _read_rows(index: _ShardIndex, hits: dict[int, tuple[Path, int]]) -> dict[int, np.ndarray]:
+    """Rows of verified shards; a shard failing verification is discarded (its positions are
+    left out, so the caller recomputes them)."""
     by_shard: dict[Path, list[tuple[int, int]]] = {}
     for pos, (path, row) in hits.items():
         by_shard.setdefault(path, []).append((pos, row))
     out: dict[int, np.ndarray] = {}
+    bad: list[tuple[Path, str]] = []
     for path, pairs in by_shard.items():
-        values = load_file(str(path))["values"]
+        tensors, why = _verified(path)
+        if tensors is None:
+            if why is None:  # deleted meanwhile by another process
+                index.forget(path)
+            else:
+                bad.append((path, why))
+            continue
+        values = tensors["values"]
         for pos, row in pairs:
             out[pos] = values[row]
+    index.discard(bad)
     return out
 
 
@@ -137,8 +232,10 @@ class EmbeddingCache:
     [1.0, 1.0, 1.0]
     """
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, *,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.root = Path(root).expanduser() if root is not None else default_cache_root()
+        self.notify = notify or _warn
         self._indexes: dict[tuple[str, str], _ShardIndex] = {}
 
     def folder(self, fingerprint: str) -> Path:
@@ -147,7 +244,7 @@ class EmbeddingCache:
     def _index(self, fingerprint: str, prefix: str) -> _ShardIndex:
         key = (fingerprint, prefix)
         if key not in self._indexes:
-            self._indexes[key] = _ShardIndex(self.folder(fingerprint), prefix)
+            self._indexes[key] = _ShardIndex(self.folder(fingerprint), prefix, self.notify)
         return self._indexes[key]
 
     def _mark(self, fingerprint: str) -> None:
@@ -163,7 +260,8 @@ class EmbeddingCache:
     def get_many(self, fingerprint: str, hashes: list[str]) -> dict[str, np.ndarray]:
         """The cached embeddings among ``hashes`` (sha256 hex); misses are simply absent."""
         keys = _digest_bytes(list(hashes))
-        rows = _read_rows(self._index(fingerprint, "emb").lookup(keys))
+        index = self._index(fingerprint, "emb")
+        rows = _read_rows(index, index.lookup(keys))
         return {hashes[pos]: vec for pos, vec in rows.items()}
 
     def put_many(self, fingerprint: str, hashes: list[str], array: np.ndarray) -> None:
@@ -183,7 +281,8 @@ class EmbeddingCache:
                         pairs: list[tuple[str, str]]) -> dict[tuple[str, str], float]:
         """Cached scores among (image hash, text hash) pairs."""
         keys = self._pair_keys(pairs)
-        rows = _read_rows(self._index(fingerprint, "pair").lookup(keys))
+        index = self._index(fingerprint, "pair")
+        rows = _read_rows(index, index.lookup(keys))
         return {pairs[pos]: float(v) for pos, v in rows.items()}
 
     def put_pair_scores(self, fingerprint: str, pairs: list[tuple[str, str]],

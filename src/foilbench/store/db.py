@@ -3,6 +3,11 @@
 Tables are described in :mod:`foilbench.store.schema`. A run (one model on one benchmark) is
 written in ONE transaction: either all its rows (run, items, outcomes, metrics) are committed or
 none are, so a crash or an error midway never leaves a half-written run behind.
+
+Opening (:mod:`foilbench.store.connect`) waits while another process holds the file, refuses a
+file that is not a store or whose schema is newer, and migrates an older one when opened for
+writing. Open it for as short a time as possible: several processes share one store
+(:class:`foilbench.store.shared.SharedStore` opens it per call).
 """
 
 from __future__ import annotations
@@ -14,19 +19,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pandas as pd
 
 from foilbench import __version__
 from foilbench.errors import FoilbenchError
 from foilbench.scoring.result import EvalResult
-from foilbench.store.schema import DDL, SCHEMA_VERSION
+from foilbench.store.connect import Notify, StoreError, open_connection, prepare_schema
+from foilbench.store.sweeps import write_sweep
 
 DEFAULT_DB = Path("foilbench-runs") / "foilbench.duckdb"
-# columns added after the first schema; ALTERed into older files on open
-_MIGRATIONS = [("runs", "config_hash", "VARCHAR"), ("runs", "eval_stats", "JSON"),
-               ("item_results", "item_index", "INTEGER")]
 
 
 class RunNotFoundError(FoilbenchError):
@@ -66,24 +68,32 @@ def to_json(value: Any, *, sort_keys: bool = True) -> str:
 class ResultsStore:
     """Read and write runs. Use as a context manager or call :meth:`close`."""
 
-    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
+                 wait_s: float | None = None, notify: Notify | None = None) -> None:
+        """Open the store at ``path``; ``wait_s`` bounds the wait for a lock (default
+        ``$FOILBENCH_STORE_WAIT``), ``notify`` receives the one "waiting" or "migrating"
+        message (default: stderr)."""
         self.path = Path(path) if path is not None else DEFAULT_DB
         if read_only and not self.path.exists():
             raise RunNotFoundError(f"no results database at {self.path} (run `foilbench run` "
                                    "first, or pass --db PATH)")
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder; the results store is a file (e.g. "
+                             f"{self.path / 'foilbench.duckdb'})")
         if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = duckdb.connect(str(self.path), read_only=read_only)
-        if not read_only:
-            self._init_schema()
-
-    def _init_schema(self) -> None:
-        for ddl in DDL:
-            self.con.execute(ddl)
-        for table, column, typ in _MIGRATIONS:
-            self.con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {typ}")
-        self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-                         [str(SCHEMA_VERSION)])
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"cannot create the folder of the results store {self.path}: "
+                                 f"{e.strerror or e}") from None
+        self.con = open_connection(self.path, read_only=read_only, wait_s=wait_s,
+                                   notify=notify)
+        try:
+            self.schema_version = prepare_schema(self.con, self.path, read_only=read_only,
+                                                 notify=notify)
+        except BaseException:
+            self.con.close()
+            raise
 
     def close(self) -> None:
         self.con.close()
@@ -131,7 +141,8 @@ class ResultsStore:
             "model_fingerprint": model.fingerprint, "model_family": model.family,
             "score_kind": model.score_kind, "benchmark_name": bench.name,
             "benchmark_version": bench.manifest.version, "benchmark_kind": bench.kind,
-            "benchmark_checksum": bench.manifest.checksum, "benchmark_root": str(bench.root),
+            "benchmark_checksum": bench.manifest.checksum,
+            "benchmark_root": str(Path(bench.root).resolve()),  # serve/report run elsewhere
             "partial": bool(bench.manifest.partial), "n_items": len(bench),
             "seed": prov.get("seed"), "n_boot": prov.get("n_boot"),
             "tie_policy": prov.get("tie_policy"), "ci_method": prov.get("ci_method"),
@@ -178,6 +189,10 @@ class ResultsStore:
         cols = ["run_id", "metric", "group_by", "group_value", "value", "k", "n", "ci_low",
                 "ci_high", "ci_method", "chance", "ties"]
         self._insert_frame("metrics", frame[cols])
+
+    def write_sweep(self, sweep_id: str, cells: pd.DataFrame) -> None:
+        """Insert one sweep's cells (see :mod:`foilbench.store.sweeps`)."""
+        write_sweep(self.con, sweep_id, cells)
 
     def write_blind_reference(self, checksum: str, audit_key: str, *, benchmark_name: str,
                               n_items: int, reference: dict[str, Any],

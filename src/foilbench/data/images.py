@@ -1,0 +1,119 @@
+"""What validation asks of one image file: inside the folder, present, not too large, decodable.
+
+Three levels, cheapest first, each naming the file in its message:
+
+1. **Where** it is: the path, with every symlink resolved, must lie inside the resolved
+   benchmark root. A symlink that points out of the folder is refused here, and ``run``,
+   ``report`` and ``serve`` all apply this same rule (docs/format.md), so an image is never
+   scored by one command and hidden by another.
+2. **Header**: the file opens as an image and its width x height is within
+   :func:`foilbench.limits.max_image_pixels`. Only the header is read, so a decompression
+   bomb or a 9000 x 9000 photograph is refused before any pixel is decoded.
+3. **Pixels** (``decode=True``): the pixel data decodes completely. A file whose header is
+   valid but whose data is corrupt or truncated passes 1 and 2 and would otherwise stop a run
+   midway; JPEGs are decoded at reduced scale (``draft``), which still reads every byte of
+   the compressed stream.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from foilbench.limits import MAX_IMAGE_PIXELS_ENV, max_image_pixels
+
+OUTSIDE_ROOT = "image_outside_root"
+MISSING = "missing_image"
+UNREADABLE = "unreadable_image"
+TOO_LARGE = "image_too_large"
+CORRUPT = "corrupt_image"
+
+
+@dataclass(frozen=True)
+class ImageProblem:
+    reason: str
+    message: str
+
+
+def resolved_inside(root: Path, rel: str) -> Path | None:
+    """``root / rel`` with symlinks resolved, or None when that lies outside the resolved root.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp())
+    >>> resolved_inside(d, "a/b.png") == d.resolve() / "a" / "b.png"
+    True
+    >>> resolved_inside(d, "../x.png") is None
+    True
+    """
+    base = root.resolve()
+    path = (root / rel).resolve()
+    return path if path.is_relative_to(base) else None
+
+
+def servable_root(root: str | Path) -> Path | None:
+    """The resolved ``root`` when images may be shown from it, or None when it is a file
+    system root, the home folder or a folder above it: no benchmark is rooted there, and a
+    crafted results database naming one would otherwise reach every file below it.
+
+    >>> servable_root("/") is None
+    True
+    >>> servable_root(Path.home()) is None
+    True
+    """
+    path = Path(root).resolve()
+    home = Path.home().resolve()
+    if path == Path(path.anchor) or path == home or path in home.parents:
+        return None
+    return path
+
+
+def check_image(root: Path, rel: str, *, decode: bool = True,
+                max_pixels: int | None = None) -> ImageProblem | None:
+    """The first problem of image ``rel`` under ``root``, or None when it passes."""
+    from PIL import Image, UnidentifiedImageError
+
+    shown = root / rel
+    path = resolved_inside(root, rel)
+    if path is None:
+        return ImageProblem(OUTSIDE_ROOT, f"image {shown} resolves to {(root / rel).resolve()}, "
+                                          f"outside the benchmark folder {root.resolve()} "
+                                          "(symlinks out of the folder are refused)")
+    if not path.is_file():
+        return ImageProblem(MISSING, f"image missing: {shown}")
+    limit = max_image_pixels() if max_pixels is None else max_pixels
+    try:
+        with warnings.catch_warnings():  # PIL's own bomb warning: our limit decides below
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(path)
+        with im:
+            width, height = im.size
+            if width * height > limit:
+                return ImageProblem(TOO_LARGE, _too_large(shown, width, height, limit))
+            if decode:
+                if im.format == "JPEG":
+                    im.draft("RGB", (max(1, width // 8), max(1, height // 8)))
+                im.load()
+    except Image.DecompressionBombError as e:  # beyond PIL's own limit: still from the header
+        claimed = re.search(r"\((\d+) pixels\)", str(e))
+        size = f"{int(claimed.group(1)):,} pixels" if claimed else "too many pixels"
+        return ImageProblem(TOO_LARGE, f"image {shown} claims {size}, over the limit of "
+                                       f"{limit:,} (read from its header, nothing decoded; a "
+                                       "possible decompression bomb)")
+    except UnidentifiedImageError:
+        return ImageProblem(UNREADABLE, f"image unreadable (not an image file PIL knows): "
+                                        f"{shown}")
+    except MemoryError:
+        raise
+    except Exception as e:  # a corrupt stream raises OSError, SyntaxError, ValueError, ...
+        if not decode:
+            return ImageProblem(UNREADABLE, f"image unreadable: {shown} ({e})")
+        return ImageProblem(CORRUPT, f"image data corrupt or truncated (the header is valid): "
+                                     f"{shown} ({e})")
+    return None
+
+
+def _too_large(shown: Path, width: int, height: int, limit: int) -> str:
+    return (f"image {shown} is {width} x {height} = {width * height:,} pixels, over the limit "
+            f"of {limit:,} (read from its header, nothing decoded; set {MAX_IMAGE_PIXELS_ENV} "
+            "to change the limit)")

@@ -1,0 +1,72 @@
+"""Weight files that cannot be loaded, as messages a user can act on.
+
+Two failures reach users as library tracebacks otherwise:
+
+- a ``.safetensors`` file that is truncated or corrupt (a download cut short): safetensors
+  raises its own ``SafetensorError`` about "deserializing header";
+- a PyTorch pickle (``.pt``, ``.bin``) holding Python objects besides tensors: foilbench loads
+  pickles only with ``weights_only=True`` (a pickle can run code), and torch's refusal then
+  advises re-running with ``weights_only=False``. We never do that, so the advice is dropped and
+  the message says what to do instead.
+
+:func:`weights_error` turns either (or any other loading failure) into a
+:class:`~foilbench.errors.ModelError` naming the file; :func:`load_safetensors` is the checked
+reader for our own weight files.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+from foilbench.errors import ModelError
+
+PICKLE_REFUSED = ("holds Python objects besides tensors, and foilbench loads PyTorch pickles "
+                  "only with weights_only=True (a pickle can run code); save just the tensors "
+                  "(the state_dict) or convert the file to .safetensors")
+
+
+def safetensors_errors() -> tuple[type[BaseException], ...]:
+    """The exception types safetensors raises for a bad file."""
+    try:
+        from safetensors import SafetensorError
+    except ImportError:  # pragma: no cover - older safetensors
+        return ()
+    return (SafetensorError,)
+
+
+def is_weights_only_refusal(err: BaseException) -> bool:
+    return isinstance(err, pickle.UnpicklingError) or "weights only load failed" in str(
+        err).lower()
+
+
+def weights_error(where: str | Path, err: BaseException, what: str = "weights") -> ModelError:
+    """A :class:`ModelError` for ``err`` raised while loading ``what`` from ``where``.
+
+    >>> err = weights_error("w.pt", pickle.UnpicklingError("Weights only load failed. ..."))
+    >>> str(err)[:55]
+    'w.pt (weights) holds Python objects besides tensors, an'
+    >>> "weights_only=False" in str(err)
+    False
+    """
+    if is_weights_only_refusal(err):
+        return ModelError(f"{where} ({what}) {PICKLE_REFUSED}")
+    if isinstance(err, safetensors_errors()):
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return ModelError(f"{where}: not a valid safetensors file (truncated or corrupt: "
+                          f"{first}); download or build it again")
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return ModelError(f"could not load {what} from {where}: {text}")
+
+
+def load_safetensors(path: str | Path, what: str = "weights") -> dict[str, Any]:
+    """``safetensors.torch.load_file(path)``, with a bad file named in a :class:`ModelError`."""
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path))
+    except FileNotFoundError:
+        raise ModelError(f"{what} file {path} is missing") from None
+    except (*safetensors_errors(), OSError, ValueError) as e:
+        raise weights_error(path, e, what) from None

@@ -1,0 +1,51 @@
+"""What a run must say about itself: notes that change how its numbers read.
+
+Each note is computed with the cell (:func:`foilbench.runner.cell.evaluate_cell`), printed by
+the runner as a warning, and stored with the run (``eval_stats``), so ``summary.json``,
+``show`` and the report carry it too:
+
+- ``text``: captions the model's tokenizer truncated and tokens it could not represent
+  (:func:`foilbench.models.text_limits.text_report`).
+- ``interval_note``: why the intervals are not the scene-clustered bootstrap the user asked
+  for (``--ci-method auto`` or ``bootstrap``) when some items have no ``scene_id``. The
+  clustered bootstrap needs every item's cluster (:func:`foilbench.stats.breakdown.metric_table`
+  clusters only when the column is complete), so one null switches the whole run to Wilson
+  (auto) or to resampling items (bootstrap): both treat items of one scene as independent and
+  give narrower intervals than the scenes justify.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foilbench.data.format import Benchmark
+from foilbench.models.text_limits import describe, text_report
+from foilbench.stats.breakdown import CLUSTER_COLUMN
+
+
+def interval_note(bench: Benchmark, ci_method: str) -> str | None:
+    """Why the intervals fall back from the scene-clustered bootstrap, or None."""
+    items = bench.items
+    if ci_method not in ("auto", "bootstrap") or CLUSTER_COLUMN not in items.columns:
+        return None
+    nulls = int(items[CLUSTER_COLUMN].isna().sum())
+    if nulls == 0:
+        return None
+    instead = ("Wilson intervals" if ci_method == "auto"
+               else "a bootstrap over items (not scenes)")
+    return (f"{CLUSTER_COLUMN} is null for {nulls} of {len(items)} items, so the intervals are "
+            f"{instead} instead of the scene-clustered bootstrap: items of one scene count as "
+            f"independent and the intervals may be too narrow. Give every item a "
+            f"{CLUSTER_COLUMN}, or pass --ci-method wilson to choose this on purpose.")
+
+
+def cell_notes(adapter: Any, bench: Benchmark, ci_method: str) -> dict[str, Any]:
+    """``{"text": report or None, "interval_note": str or None}`` for one cell."""
+    return {"text": text_report(adapter, bench.unique_texts()),
+            "interval_note": interval_note(bench, ci_method)}
+
+
+def note_lines(stats: dict[str, Any]) -> list[str]:
+    """The console lines of a cell's stored notes (empty when there is nothing to say); the
+    report's provenance section prints the same (report/sections.py)."""
+    return [line for line in (describe(stats.get("text")), stats.get("interval_note")) if line]
