@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -55,17 +56,24 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _timed(cmd: list[str], cores: str, home: Path, log: Path, extra_env=None) -> float:
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _timed(cmd: list[str], cores: str, home: Path, log: Path,
+           extra_env=None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the process and all its threads)."""
     env = _env(home) | (extra_env or {})
-    t0 = time.perf_counter()
+    c0, t0 = _children_cpu(), time.perf_counter()
     with log.open("w") as fh:
         proc = subprocess.run(["taskset", "-c", cores, *cmd], env=env, stdout=fh,
                               stderr=subprocess.STDOUT)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
     if proc.returncode:
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n"
                          f"{log.read_text()[-3000:]}")
-    return wall
+    return wall, cpu
 
 
 def foilbench_cmd(spec: str, bench: str, out: Path, driver: bool = False) -> list[str]:
@@ -110,40 +118,43 @@ def compare_outcomes(db: Path, peer_out: Path, kind: str) -> dict:
             "agree": same}
 
 
-def phase_table(phases: dict, stats: list[dict], wall: float) -> list[tuple[str, float]]:
-    """Rows (phase, seconds) of one instrumented run; the engine split by its own stats
-    (indented rows are parts of the row above them)."""
-    p = dict(phases["phases"])
+def phase_table(phases: dict, stats: list[dict], wall: float,
+                cpu: float) -> list[tuple[str, float, float]]:
+    """Rows (phase, wall s, CPU s) of one instrumented run; the engine split by its own
+    stats (indented rows are parts of the row above them). CPU is the main thread's, plus the
+    prefetch threads' where named."""
+    p = {k: tuple(v) for k, v in phases["phases"].items()}
     st = {k: sum(s.get(k, 0.0) for s in stats) for k in stats[0]} if stats else {}
-    engine = p.pop("engine", 0.0)
-    in_process = p.pop("in-process total", 0.0)
-    rows = [("interpreter start-up", max(0.0, wall - in_process)), *p.items(),
-            ("engine (scoring/engine.evaluate)", engine)]
-    parts = [("forward passes, images", "forward_image_seconds"),
-             ("forward passes, texts", "forward_text_seconds"),
-             ("waiting for decoded images", "load_seconds"),
-             ("hashing inputs", "hash_seconds"),
-             ("embedding cache", "cache_seconds"),
-             ("scoring slots", "score_seconds")]
-    if "forward_image_seconds" not in st:  # an engine without the image/text split
-        parts[:2] = [("forward passes", "forward_seconds")]
-    accounted = 0.0
-    for label, key in parts:
-        rows.append((f"  {label}", st.get(key, 0.0)))
-        accounted += st.get(key, 0.0)
-    rows.append(("  engine, other", engine - accounted))
-    named = sum(v for k, v in rows if not k.startswith("  "))
-    rows.append(("not inside a named phase", wall - named))
-    if "prefetch_seconds" in st:
-        rows.append(("(image decode + preprocess on prefetch threads, overlapped)",
-                     st["prefetch_seconds"]))
+    engine = p.pop("engine", (0.0, 0.0))
+    in_wall, in_cpu = p.pop("in-process total", (0.0, 0.0))
+    workers = st.get("prefetch_cpu_seconds", 0.0)
+    rows = [("interpreter start-up and exit", wall - in_wall, cpu - in_cpu - workers),
+            *((k, w, c) for k, (w, c) in p.items()),
+            ("engine (scoring/engine.evaluate)", engine[0], engine[1] + workers)]
+    fw, fw_cpu = st.get("forward_seconds", 0.0), st.get("forward_cpu_seconds", 0.0)
+    img, txt = st.get("forward_image_seconds", 0.0), st.get("forward_text_seconds", 0.0)
+    parts = [
+        ("forward passes (texts incl. tokenising)", fw, fw_cpu),
+        ("  of which images / texts (wall)", img, txt),
+        ("image decode + prepare (prefetch threads)", st.get("prefetch_seconds", 0.0), workers),
+        ("waiting for / loading inputs", st.get("load_seconds", 0.0),
+         st.get("load_cpu_seconds", 0.0)),
+        ("hashing inputs", st.get("hash_seconds", 0.0), None),
+        ("embedding cache", st.get("cache_seconds", 0.0), None),
+        ("scoring slots", st.get("score_seconds", 0.0), None),
+    ]
+    rows += [(f"  {label}", w, c) for label, w, c in parts]
+    named_w = sum(w for k, w, _ in rows if not k.startswith("  "))
+    named_c = sum(c for k, _, c in rows if not k.startswith("  "))
+    rows.append(("not inside a named phase", wall - named_w, cpu - named_c))
     return rows
 
 
 def run_pair(name: str, fb_args: tuple[str, str], peer_cmd, peer_out: Path, args, work: Path,
              runs: Path) -> dict:
     spec, bench = fb_args
-    walls: dict[str, list[float]] = {"foilbench": [], "peer": [], "foilbench_2cores": []}
+    walls: dict[str, list[tuple[float, float]]] = {"foilbench": [], "peer": [],
+                                                   "foilbench_2cores": []}
     for r in range(args.repeats):
         order = ["foilbench", "peer"] if r % 2 == 0 else ["peer", "foilbench"]
         if args.two_cores:
@@ -157,39 +168,55 @@ def run_pair(name: str, fb_args: tuple[str, str], peer_cmd, peer_out: Path, args
             else:
                 cmd = foilbench_cmd(spec, bench, tag / "out")
                 cores = args.cores if who == "foilbench" else args.cores2
-            wall = _timed(cmd, cores, tag / "home", tag / "log.txt")
-            walls[who].append(wall)
-            print(f"  {name} repeat {r + 1}: {who:17s} {wall:7.2f} s", flush=True)
+            wall, cpu = _timed(cmd, cores, tag / "home", tag / "log.txt")
+            walls[who].append((wall, cpu))
+            print(f"  {name} repeat {r + 1}: {who:17s} wall {wall:7.2f} s, CPU {cpu:7.2f} s "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
     tag = runs / f"{name}-phases"
     shutil.rmtree(tag, ignore_errors=True)
     tag.mkdir(parents=True)
-    wall = _timed(foilbench_cmd(spec, bench, tag / "out", driver=True), args.cores, tag / "home",
-                  tag / "log.txt", {"FB_PHASES_OUT": str(tag / "phases.json")})
+    wall, cpu = _timed(foilbench_cmd(spec, bench, tag / "out", driver=True), args.cores,
+                       tag / "home", tag / "log.txt", {"FB_PHASES_OUT": str(tag / "phases.json")})
     phases = json.loads((tag / "phases.json").read_text())
     last_fb = runs / f"{name}-foilbench-{args.repeats - 1}" / "out" / "foilbench.duckdb"
-    return {"walls": walls, "phases": phases, "phase_wall": wall,
+    return {"walls": walls, "phases": phases, "phase_wall": wall, "phase_cpu": cpu,
             "outcomes": compare_outcomes(last_fb, peer_out, name)}
 
 
+def _medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+
+
 def report(name: str, res: dict) -> None:
-    fb = statistics.median(res["walls"]["foilbench"])
-    peer = statistics.median(res["walls"]["peer"])
+    fb_w, fb_c = _medians(res["walls"]["foilbench"])
+    peer_w, peer_c = _medians(res["walls"]["peer"])
     stats = res["phases"]["eval_stats"]
-    forward = sum(s.get("forward_seconds", 0.0) for s in stats)
-    wall = res["phase_wall"]
+    fw_cpu = sum(s.get("forward_cpu_seconds", 0.0) for s in stats)
+    fw_wall = sum(s.get("forward_seconds", 0.0) for s in stats)
+    wall, cpu = res["phase_wall"], res["phase_cpu"]
+    fmt = "  ".join
     print(f"\n== {name} ==")
-    print(f"peer loop process   : median {peer:7.2f} s  {res['walls']['peer']}")
-    print(f"foilbench run       : median {fb:7.2f} s  {res['walls']['foilbench']}")
-    print(f"ratio (peer / foilbench, one core each): {peer / fb:.2f}x")
+    print(f"peer loop process   : median wall {peer_w:7.2f} s, CPU {peer_c:7.2f} s   "
+          + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["peer"]))
+    print(f"foilbench run       : median wall {fb_w:7.2f} s, CPU {fb_c:7.2f} s   "
+          + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["foilbench"]))
+    print(f"ratio peer / foilbench, one core each: CPU {peer_c / fb_c:.2f}x, "
+          f"wall {peer_w / fb_w:.2f}x")
     if res["walls"]["foilbench_2cores"]:
-        fb2 = statistics.median(res["walls"]["foilbench_2cores"])
-        print(f"foilbench, 2 cores  : median {fb2:7.2f} s -> ratio {peer / fb2:.2f}x "
-              f"(the second core adds {100 * (fb / fb2 - 1):.0f}%)")
-    print(f"forward passes in the instrumented run: {forward:.2f} s of {wall:.2f} s wall = "
-          f"{100 * forward / wall:.1f}%")
-    print("phase table (instrumented run):")
-    for label, secs in phase_table(res["phases"], stats, wall):
-        print(f"  {label:58s} {secs:7.2f} s  {100 * secs / wall:5.1f}%")
+        fb2_w, fb2_c = _medians(res["walls"]["foilbench_2cores"])
+        print(f"foilbench allowed 2 cores: median wall {fb2_w:7.2f} s (CPU {fb2_c:.2f} s) -> "
+              f"wall ratio {peer_w / fb2_w:.2f}x; the second core changes foilbench's wall "
+              f"time by {100 * (fb2_w / fb_w - 1):+.0f}%")
+    print(f"forward passes (instrumented run): CPU {fw_cpu:.2f} s of {cpu:.2f} s = "
+          f"{100 * fw_cpu / cpu:.1f}%; wall {fw_wall:.2f} s of {wall:.2f} s = "
+          f"{100 * fw_wall / wall:.1f}%")
+    print(f"phase table (instrumented run){'':29s}   wall s      %    CPU s      %")
+    for label, w, c in phase_table(res["phases"], stats, wall, cpu):
+        cpu_cols = f"{c:8.2f} {100 * c / cpu:6.1f}" if c is not None else f"{'':8s} {'':6s}"
+        if label.strip().startswith("of which"):
+            print(f"  {label:58s} {w:8.2f} / {c:.2f}")
+            continue
+        print(f"  {label:58s} {w:8.2f} {100 * w / wall:6.1f} {cpu_cols}")
     out = res["outcomes"]
     print(f"outcomes: {out['n']} items; agreeing per metric {out['agree']}; largest score "
           f"difference {out['max_abs_diff']:.2e}")

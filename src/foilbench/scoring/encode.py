@@ -14,6 +14,10 @@ Two things keep the forward passes the bulk of the time:
   memory). Pillow and numpy release the GIL while they work, so on a machine with a free core
   the decoding is hidden; on one core it costs what it did before. Time the main thread
   waits for inputs is "load"; the workers' own time, summed, is "prefetch".
+
+Besides wall seconds the timer keeps thread CPU seconds ("forward_cpu", "load_cpu",
+"prefetch_cpu"): on a shared or single core, wall time in one thread also counts the time the
+other threads ran, CPU time does not.
 """
 
 from __future__ import annotations
@@ -145,9 +149,10 @@ def encode_unique(
         loaded = _in_turn(batches, load, timer)
     try:
         for batch, inputs in loaded:
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.thread_time()
             emb = np.asarray(embed(inputs), dtype=np.float32)
             t2 = time.perf_counter()
+            timer.add("forward_cpu", time.thread_time() - c1)
             timer.add("forward", t2 - t1)
             if phase != "forward":
                 timer.add(phase, t2 - t1)
@@ -170,9 +175,10 @@ def encode_unique(
 def _in_turn(batches: list[list[int]], load: Callable[[list[int]], list[Any]],
              timer: Timer) -> Iterator[tuple[list[int], list[Any]]]:
     for batch in batches:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         inputs = load(batch)
         timer.add("load", time.perf_counter() - t0)
+        timer.add("load_cpu", time.thread_time() - c0)
         yield batch, inputs
 
 
@@ -183,11 +189,12 @@ def _prefetched(batches: list[list[int]], load_one: Callable[[int], Any], worker
     from concurrent.futures import ThreadPoolExecutor
 
     def timed(position: int) -> Any:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             return load_one(position)
         finally:
             timer.add("prefetch", time.perf_counter() - t0)
+            timer.add("prefetch_cpu", time.thread_time() - c0)
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="foilbench-decode")
     pending: deque = deque()
