@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foilbench.audit.ngram import BOS, EOS, NgramLM
+from foilbench.audit.ngram import BOS, EOS, NgramLM, Queries
 from foilbench.errors import BenchmarkError
 from foilbench.report import figures
 from foilbench.scoring import encode
@@ -108,6 +108,19 @@ def test_ngram_totals_and_memo_change_no_number():
     assert Counter(lm.follow[("a",)])["red"] == 2
 
 
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_vectorised_ngram_scores_equal_the_model_exactly(order):
+    rng = np.random.default_rng(order)
+    vocab = ["a", "red", "blue", "cube", "sphere", "left", "of", "two", "cats", "the"]
+    sentences = [list(rng.choice(vocab, int(rng.integers(0, 9)))) for _ in range(60)]
+    sentences.append(["zebra", "unseen"])  # words never in training
+    queries = Queries(sentences, order)
+    for train in (np.arange(0, 60, 2), np.array([], dtype=np.int64), np.array([5])):
+        lm = NgramLM(order).fit([sentences[i] for i in train])
+        want = np.array([lm.mean_logprob(s) for s in sentences])
+        assert np.array_equal(queries.fit_mean_logprobs(train), want)
+
+
 def _parse(fig) -> ET.Element:
     root = ET.fromstring(fig.to_svg())
     assert root.tag.endswith("svg")
@@ -161,3 +174,36 @@ def test_exit_now_keeps_the_normal_exit_while_a_thread_runs():
     finally:
         stop.set()
         worker.join()
+
+
+def test_open_clip_is_imported_without_transformers_only_when_unneeded(tmp_path):
+    from foilbench.models.openclip_import import config_needs_transformers
+
+    assert not config_needs_transformers({"text_cfg": {"width": 8}, "vision_cfg": {}})
+    assert config_needs_transformers({"text_cfg": {"hf_model_name": "roberta-base"}})
+    assert config_needs_transformers({"text_cfg": {}, "multimodal_cfg": {}})
+    assert config_needs_transformers(None)
+    import json
+
+    from _models_tiny import TINY_OPENCLIP_CFG
+
+    cfg = tmp_path / "fb-noimport.json"
+    cfg.write_text(json.dumps(TINY_OPENCLIP_CFG))
+    code = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "from foilbench.models.registry import resolve_model\n"
+        f"a = resolve_model('openclip:{cfg}', device='cpu')\n"
+        "print('embeds', a.embed_texts(['a cat']).shape)\n"
+        "print('transformers', 'transformers' in sys.modules)\n"
+        "from foilbench.models.openclip_import import import_open_clip\n"
+        "print('back', import_open_clip(True).hf_model.transformers is not None)\n")
+    import os
+
+    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "embeds (1, 16)" in out.stdout
+    assert "transformers False" in out.stdout
+    assert "back True" in out.stdout

@@ -41,6 +41,12 @@ from foilbench.models.openclip_fast import (
     to_normalised_tensor,
     trim_blocker,
 )
+from foilbench.models.openclip_import import (
+    config_needs_transformers,
+    import_open_clip,
+    packaged_config,
+    read_config,
+)
 from foilbench.models.spec_options import int_option, split_options
 
 log = logging.getLogger(__name__)
@@ -111,6 +117,7 @@ def _register_json_config(config: Path) -> str:
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenClipAdapter:
     """Build an adapter from the text after ``openclip:`` (see the module docstring)."""
     body, opts = split_options(rest, OPTIONS)
+    import_open_clip(_needs_transformers(body))
     kwargs = {"score": opts.get("score", "cosine"), "batch_size": int_option(opts, "batch", 32)}
     if body.startswith("hf-hub:"):
         return OpenClipAdapter(f"openclip:{rest}", body, None, source={"hub": body[7:]},
@@ -255,6 +262,17 @@ class OpenClipAdapter(BatchedDualEncoder):
                         self.trim_blocker)
             return False
         return True
+
+
+def _needs_transformers(body: str) -> bool:
+    """Whether the model a spec names may need ``transformers`` (a Hugging Face text tower or
+    CoCa); anything not readable before building it counts as yes."""
+    if body.startswith("hf-hub:"):
+        return True
+    first = body.partition(":")[0]
+    cfg = read_config(Path(first).expanduser()) if first.endswith(".json") \
+        else packaged_config(first)
+    return config_needs_transformers(cfg)
 
 
 def _downloaded_weights(arch: str, source: dict) -> Path | None:
