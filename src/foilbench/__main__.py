@@ -1,4 +1,4 @@
 from foilbench.cli.main import main
 
 if __name__ == "__main__":
-    main()
+    main(fast_exit=True)

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from foilbench.audit.crossfit import FeatureFn
-from foilbench.audit.ngram import NgramLM
+from foilbench.audit.ngram import Queries
 from foilbench.audit.text import words
 from foilbench.errors import UnknownNameError
 from foilbench.registry import Registry, unknown_message
@@ -80,14 +80,13 @@ def ngram_scorer(texts: list[str], index: np.ndarray, order: int = 3) -> Feature
     """Feature = mean per-token log-probability under an n-gram LM trained on the positive
     captions of the training items only (SugarCrepe section 3 measures plausibility/fluency
     gaps; this is the benchmark-internal version of that attack)."""
-    tokens = [words(t) for t in texts]
+    used = np.unique(index[index >= 0])
+    queries = Queries([words(texts[i]) for i in used], order)  # prepared once for all folds
 
     def features(train_mask: np.ndarray) -> np.ndarray:
         positives = np.unique(index[train_mask, 0])
-        lm = NgramLM(order).fit([tokens[i] for i in positives])
-        used = np.unique(index[index >= 0])
         values = np.full(len(texts), np.nan)
-        values[used] = [lm.mean_logprob(tokens[i]) for i in used]
+        values[used] = queries.fit_mean_logprobs(np.searchsorted(used, positives))
         return gather(values, index)
 
     return features

@@ -13,6 +13,19 @@ scores embedding pairs with the configured head:
 (see :mod:`foilbench.models.score_heads`). The engine already batches and asks for at most
 ``batch_size`` inputs per call (:func:`forward_batch_size`), so inside a run the chunking here
 is a single pass; it only splits calls from elsewhere (training evaluation, dataset controls).
+
+Two optional declarations let the engine spend CPU only where it changes the answer:
+
+- ``trims_text``: ``text_features`` runs each batch at the token length of its longest text,
+  and that is exact (a causal text tower pooled at the end-of-text token, as CLIP's: padding
+  after the last real token can influence no earlier position). The engine then orders the
+  unique texts by length before batching, so each batch costs about its captions' length
+  rather than the context length. Towers that attend both ways or pool over every position
+  (SigLIP-style, mean pooling) keep the full length and leave this False.
+- ``prepare_image`` / ``prepared_features``: the per-image part of the pipeline (resize, crop,
+  to tensor) split from the batched forward pass, so the engine can run it on prefetch threads
+  while the model computes (see :mod:`foilbench.scoring.encode`). The default prepares
+  nothing and hands the images to ``image_features``.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ class BatchedDualEncoder(DualEncoder):
     logit_bias: float = 0.0
     embed_dim: int = 0  # width of an empty result
     features_normalised: ClassVar[bool] = False  # the network's output is already unit-norm
+    trims_text: bool = False  # text batches run exactly at their longest text's length
 
     @abstractmethod
     def image_features(self, images: list[Image.Image], offset: int) -> Any:
@@ -50,11 +64,33 @@ class BatchedDualEncoder(DualEncoder):
     def text_features(self, texts: list[str], offset: int) -> Any:
         """A torch tensor (n, d) for one batch of texts."""
 
+    def prepare_image(self, image: Image.Image, index: int) -> Any:
+        """One image as the network will take it (thread-safe; runs on a prefetch thread).
+        The default keeps the image: :meth:`prepared_features` then calls
+        :meth:`image_features`."""
+        return image
+
+    def prepared_features(self, prepared: list, offset: int) -> Any:
+        """Features of a batch of :meth:`prepare_image` outputs."""
+        return self.image_features(prepared, offset)
+
     def embed_images(self, images: list[Image.Image]) -> np.ndarray:
         return self._embed(images, self.image_features)
 
+    def embed_prepared(self, prepared: list) -> np.ndarray:
+        """:meth:`embed_images` for inputs already through :meth:`prepare_image`."""
+        return self._embed(prepared, self.prepared_features)
+
     def embed_texts(self, texts: list[str]) -> np.ndarray:
-        return self._embed(texts, self.text_features)
+        texts = list(texts)
+        if not self.trims_text or len(texts) <= max(1, int(self.batch_size)):
+            return self._embed(texts, self.text_features)
+        # a long call from outside the engine: batch by length too, answer in the given order
+        order = text_order(texts)
+        emb = self._embed([texts[k] for k in order], self.text_features)
+        out = np.empty_like(emb)
+        out[order] = emb
+        return out
 
     def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
         if self.score == "cosine":
@@ -82,6 +118,14 @@ class BatchedDualEncoder(DualEncoder):
         if not self.features_normalised:
             feats = torch.nn.functional.normalize(feats, dim=-1)
         return feats.cpu().numpy().astype(np.float32)
+
+
+def text_order(texts: Sequence[str]) -> np.ndarray:
+    """Positions of ``texts`` from shortest to longest (characters, a cheap stand-in for
+    tokens; stable). Only the cost depends on it: each batch is trimmed to its own longest
+    text, whatever the order."""
+    return np.argsort(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)),
+                      kind="stable")
 
 
 def forward_batch_size(adapter: Any, batch_size: int) -> int:

@@ -8,7 +8,10 @@ matches" (Zhai et al. 2023, Eq. 1); CLIP-family models by cosine. The scale and 
 read once from the model and kept, so ``pair_scores`` works on cached embeddings.
 
 Text padding follows the model's training: SigLIP pads to the tokenizer's max length (its
-text tower pools the last position), CLIP pads to the longest text in the batch.
+text tower pools the last position), CLIP pads to the longest text in the batch. Padding to
+the longest text is exact for CLIP (a causal tower, pooled at the end-of-text token, with the
+padding masked), so a CLIP adapter declares ``trims_text`` and the engine batches texts of
+similar length together; SigLIP keeps the full length (tested against max-length padding).
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class HFDualEncoder(BatchedDualEncoder):
         self.is_sigmoid_model = bias is not None
         self.score = score or ("sigmoid" if self.is_sigmoid_model else "cosine")
         self.text_padding = "max_length" if self.is_sigmoid_model else "longest"
+        self.trims_text = self.text_padding == "longest"
         parts = {
             **source_identity(source, is_local, model.config),
             "model_class": type(model).__name__,

@@ -28,6 +28,11 @@ untouched, so an open_clip model sees exactly what open_clip's own users feed it
 departure, a decision: 16-bit and float images (``I;16``, ``I``, ``F``) are scaled to 8 bits
 first (:func:`foilbench.models.base.to_rgb`), because open_clip's plain ``convert`` clips every
 value above 255 to white.
+
+Speed (:mod:`foilbench.models.openclip_fast`): text batches run at their longest caption's
+token length where that is exact (``trims_text``), and images are prepared (resize, crop,
+tensor) apart from the forward pass so the engine can do it on prefetch threads; both give
+the same embeddings as open_clip's own calls (within float rounding for the text, tested).
 """
 
 from __future__ import annotations
@@ -45,6 +50,18 @@ from foilbench.models.base import ModelInfo, to_rgb
 from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import file_sha256, make_fingerprint, require_file
+from foilbench.models.openclip_fast import (
+    encode_text_trimmed,
+    tensor_tail,
+    to_normalised_tensor,
+    trim_blocker,
+)
+from foilbench.models.openclip_import import (
+    config_needs_transformers,
+    import_open_clip,
+    packaged_config,
+    read_config,
+)
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.weight_errors import (
     is_weights_only_refusal,
@@ -55,6 +72,7 @@ from foilbench.models.weight_errors import (
 log = logging.getLogger(__name__)
 
 WEIGHT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
+TRIM_CHECK_ATOL = 1e-5  # trimmed vs full-length text features on the first batch
 OPTIONS = {"score": ("cosine", "logit"), "batch": None}
 
 
@@ -122,6 +140,7 @@ def _register_json_config(config: Path) -> str:
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenClipAdapter:
     """Build an adapter from the text after ``openclip:`` (see the module docstring)."""
     body, opts = split_options(rest, OPTIONS)
+    import_open_clip(_needs_transformers(body))
     kwargs = {"score": opts.get("score", "cosine"), "batch_size": int_option(opts, "batch", 32)}
     if body.startswith("hf-hub:"):
         return OpenClipAdapter(f"openclip:{rest}", body, None, source={"hub": body[7:]},
@@ -195,6 +214,10 @@ class OpenClipAdapter(BatchedDualEncoder):
             bias = getattr(model, "logit_bias", None)
             self.logit_bias = float(bias.item()) if bias is not None else 0.0
         self.has_bias = bias is not None
+        self.trim_blocker = trim_blocker(model)
+        self.trims_text = self.trim_blocker is None
+        self._trim_checked = False
+        self._tail = tensor_tail(preprocess)
         quick = any(type(m).__name__ == "QuickGELU" for m in model.modules())
         weights = weights or _downloaded_weights(arch, source)
         parts = {
@@ -221,15 +244,62 @@ class OpenClipAdapter(BatchedDualEncoder):
     def info(self) -> ModelInfo:
         return self._info
 
-    def image_features(self, images: list[Image.Image], offset: int):
+    def prepare_image(self, image: Image.Image, index: int):
+        """The pixel tensor open_clip's transform would give (bit-identical, tested)."""
+        image = _named_rgb(image, index)
+        if self._tail is not None:
+            head, mean, std = self._tail
+            small = head(image)
+            if getattr(small, "mode", None) == "RGB" and len(mean) in (1, 3) \
+                    and len(std) in (1, 3):
+                return to_normalised_tensor(small, mean, std)
+        return self.preprocess(image)
+
+    def prepared_features(self, prepared: list, offset: int):
         import torch
 
-        pixels = torch.stack([self.preprocess(_named_rgb(im, offset + k))
-                              for k, im in enumerate(images)])
-        return self.model.encode_image(pixels.to(self.device, self.torch_dtype))
+        pixels = torch.stack(prepared).to(self.device, self.torch_dtype)
+        return self.model.encode_image(pixels)
+
+    def image_features(self, images: list[Image.Image], offset: int):
+        return self.prepared_features(
+            [self.prepare_image(im, offset + k) for k, im in enumerate(images)], offset)
 
     def text_features(self, texts: list[str], offset: int):
-        return self.model.encode_text(self.tokenizer(list(texts)).to(self.device))
+        tokens = self.tokenizer(list(texts)).to(self.device)
+        if not self.trims_text:
+            return self.model.encode_text(tokens)
+        feats = encode_text_trimmed(self.model, tokens)
+        if not self._trim_checked and not self._trim_agrees(tokens, feats):
+            return self.model.encode_text(tokens)
+        return feats
+
+    def _trim_agrees(self, tokens, trimmed) -> bool:
+        """Compare with open_clip's full-length call once; on a difference stop trimming."""
+        import torch
+
+        self._trim_checked = True
+        full = self.model.encode_text(tokens[:4])
+        a = torch.nn.functional.normalize(full.float(), dim=-1)
+        b = torch.nn.functional.normalize(trimmed[:4].float(), dim=-1)
+        if not torch.allclose(a, b, atol=TRIM_CHECK_ATOL, rtol=0):
+            self.trims_text = False
+            self.trim_blocker = "trimmed and full-length text features differed"
+            log.warning("%s: %s; encoding texts at full length", self._info.spec,
+                        self.trim_blocker)
+            return False
+        return True
+
+
+def _needs_transformers(body: str) -> bool:
+    """Whether the model a spec names may need ``transformers`` (a Hugging Face text tower or
+    CoCa); anything not readable before building it counts as yes."""
+    if body.startswith("hf-hub:"):
+        return True
+    first = body.partition(":")[0]
+    cfg = read_config(Path(first).expanduser()) if first.endswith(".json") \
+        else packaged_config(first)
+    return config_needs_transformers(cfg)
 
 
 def _downloaded_weights(arch: str, source: dict) -> Path | None:

@@ -21,7 +21,7 @@ th{background:#f0f2f6;cursor:pointer;user-select:none} td.num{text-align:right;
 font-variant-numeric:tabular-nums}
 tr.ref td{color:#6a7385;font-style:italic}
 .ok{color:#127a3a;font-weight:600}.bad{color:#b3261e;font-weight:600}
-.note{color:#5b6476;font-size:12.5px}.fig{max-width:100%}
+.note{color:#5b6476;font-size:12.5px}.fig{max-width:100%}svg.fig{height:auto}figure.fig{margin:8px 0}
 .items{display:flex;flex-wrap:wrap;gap:14px}
 .item{border:1px solid #e1e4ea;border-radius:6px;padding:8px;width:360px;font-size:12.5px}
 .item img{width:170px;height:170px;object-fit:contain;background:#fafafa}
@@ -87,7 +87,10 @@ def png_data_uri(png_bytes: bytes) -> str:
 
 
 def figure_img(fig, alt: str) -> str:
-    """Render a matplotlib figure to an inline PNG ``<img>`` and close it."""
+    """Place a figure in the page: an SVG figure (:mod:`foilbench.report.figures`) inline,
+    a matplotlib figure as an inline PNG ``<img>`` (closed after)."""
+    if hasattr(fig, "to_svg"):
+        return f'<figure class="fig" title="{esc(alt)}">{fig.to_svg()}</figure>'
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()

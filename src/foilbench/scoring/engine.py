@@ -26,7 +26,7 @@ from foilbench.data.format import Benchmark
 from foilbench.errors import ModelError
 from foilbench.kinds import ItemKind, kind_of
 from foilbench.models.base import ApiChoiceModel, DualEncoder, family_of
-from foilbench.models.batched import forward_batch_size
+from foilbench.models.batched import BatchedDualEncoder, forward_batch_size
 from foilbench.scoring import api_protocol, norms
 from foilbench.scoring.encode import (
     Cache,
@@ -35,6 +35,7 @@ from foilbench.scoring.encode import (
     hash_images,
     hash_texts,
     open_rgb,
+    prefetch_workers,
 )
 from foilbench.scoring.layout import SlotLayout, build_layout
 from foilbench.scoring.pairwise import score_unique_pairs
@@ -90,7 +91,14 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         **norms.norm_stats(adapter),
         "slots_scored": int(len(flat)),
         "forward_seconds": timer.seconds.get("forward", 0.0),
+        "forward_image_seconds": timer.seconds.get("forward_image", 0.0),
+        "forward_text_seconds": timer.seconds.get("forward_text", 0.0),
         "load_seconds": timer.seconds.get("load", 0.0),
+        "prefetch_seconds": timer.seconds.get("prefetch", 0.0),
+        # thread CPU seconds: what the phases cost whatever else shares the cores
+        "forward_cpu_seconds": timer.seconds.get("forward_cpu", 0.0),
+        "load_cpu_seconds": timer.seconds.get("load_cpu", 0.0),
+        "prefetch_cpu_seconds": timer.seconds.get("prefetch_cpu", 0.0),
         "hash_seconds": timer.seconds.get("hash", 0.0),
         "cache_seconds": timer.seconds.get("cache", 0.0),
         "score_seconds": timer.seconds.get("score", 0.0),
@@ -117,18 +125,31 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     images = bench.unique_images()
     texts = bench.unique_texts()
 
+    batched = isinstance(adapter, BatchedDualEncoder)
+
+    def load_image(p: int):
+        image = open_rgb(bench.image_path(images[first_img_ref[p]]))
+        return adapter.prepare_image(image, p) if batched else image
+
     def load_images(pos: list[int]):
-        return [open_rgb(bench.image_path(images[first_img_ref[p]])) for p in pos]
+        return [load_image(p) for p in pos]
 
     def load_texts(pos: list[int]):
         return [texts[first_txt_ref[p]] for p in pos]
 
+    # prepared images (decoded, resized, as tensors) come from threads while the model runs;
+    # texts are ordered by length where the adapter trims each batch to its longest text
     img_emb, img_enc, img_hits = encode_unique(
-        uniq_img, load_images, adapter.embed_images, fingerprint=fp, cache=cache,
-        batch_size=batch_size, timer=timer, label=f"{name}: images", progress=progress)
+        uniq_img, load_images, adapter.embed_prepared if batched else adapter.embed_images,
+        fingerprint=fp, cache=cache, batch_size=batch_size, timer=timer,
+        label=f"{name}: images", progress=progress, load_one=load_image,
+        workers=prefetch_workers(), phase="forward_image")
+    text_order = [len(texts[first_txt_ref[p]]) for p in range(len(uniq_txt))] \
+        if getattr(adapter, "trims_text", False) else None
     txt_emb, txt_enc, txt_hits = encode_unique(
         uniq_txt, load_texts, adapter.embed_texts, fingerprint=fp, cache=cache,
-        batch_size=batch_size, timer=timer, label=f"{name}: texts", progress=progress)
+        batch_size=batch_size, timer=timer, label=f"{name}: texts", progress=progress,
+        order=text_order, phase="forward_text")
     t0 = time.perf_counter()
     img_rows = img_of_ref[layout.image_idx]
     txt_rows = txt_of_ref[layout.text_idx]

@@ -1,0 +1,272 @@
+"""foilbench's whole ``foilbench run`` process against the peers' own evaluation loops.
+
+Two comparisons, each on the same data and the same tiny open_clip model files:
+
+- CompoSET-shaped release (80 scenes x 22 foils x 3 tiers = 5,280 pair rows, 224 px PNGs;
+  :mod:`peer_data`) read by foilbench through ``composet:DIR``, against CompoSET's
+  ``run_composet`` loop (:mod:`peer_composet`: per row and tier, each image alone and the two
+  captions together, twice).
+- SugarCrepe-shaped set (the real 7,511 items, 1,560 synthetic 640x480 JPEGs under the COCO
+  names) read through ``sugarcrepe:DIR?images=...``, against SugarCrepe's ``main_eval.py`` loop
+  (:mod:`peer_sugarcrepe`: per item, one image and its two captions, batch of 1).
+
+Every timed command is a fresh process (``python -m foilbench run`` with a fresh output
+folder, embedding cache and ``$FOILBENCH_HOME``, so nothing is reused from an earlier run;
+start-up, blind reference rows and the HTML report included), pinned with ``taskset`` to the
+same core list and run with ``OMP_NUM_THREADS=1`` (one torch thread each). foilbench and the
+peer alternate order within each repeat; the ratio is the median peer time over the median
+foilbench time. ``--two-cores`` adds foilbench runs allowed a second core (its image prefetch
+threads can use it; torch stays at one thread), reported separately.
+
+After the timed runs, one instrumented foilbench run (:mod:`fb_phases`, the same CLI path)
+gives the phase table, and the outcomes of foilbench and the peer are compared item by item.
+
+    PYTHONPATH=src python bench/bench_peers.py [--scale 0.25 --repeats 1] [--two-cores]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import peer_data  # noqa: E402
+
+SRC = HERE.parent / "src"
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FOILBENCH_HOME=str(home),
+               PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+               TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
+    env.pop("FOILBENCH_CACHE", None)
+    return env
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _timed(cmd: list[str], cores: str, home: Path, log: Path,
+           extra_env=None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the process and all its threads)."""
+    env = _env(home) | (extra_env or {})
+    c0, t0 = _children_cpu(), time.perf_counter()
+    with log.open("w") as fh:
+        proc = subprocess.run(["taskset", "-c", cores, *cmd], env=env, stdout=fh,
+                              stderr=subprocess.STDOUT)
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
+    if proc.returncode:
+        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n"
+                         f"{log.read_text()[-3000:]}")
+    return wall, cpu
+
+
+def foilbench_cmd(spec: str, bench: str, out: Path, driver: bool = False) -> list[str]:
+    head = [sys.executable, str(HERE / "fb_phases.py")] if driver else \
+        [sys.executable, "-m", "foilbench", "run"]
+    return [*head, "--model", spec, "--benchmark", bench, "--out", str(out),
+            "--cache", str(out / "cache"), "--quiet"]
+
+
+def warm_files(*folders: Path) -> None:
+    """Read every data file once so no timed run pays the first disk read."""
+    for folder in folders:
+        for p in folder.rglob("*"):
+            if p.is_file():
+                p.read_bytes()
+
+
+def compare_outcomes(db: Path, peer_out: Path, kind: str) -> dict:
+    """foilbench's stored per-item scores and outcomes against the peer's, item by item."""
+    from foilbench.store.db import ResultsStore
+
+    with ResultsStore(db, read_only=True) as store:
+        run_id = store.list_runs()["run_id"].iloc[0]
+        items = store.load_item_results(run_id)
+    if kind == "composet":
+        import pandas as pd
+
+        peer = pd.read_csv(peer_out)
+        peer["item_id"] = peer["variation_id"] + "/" + peer["tier"]
+        peer = peer.set_index("item_id").loc[items["item_id"]]
+        mine = np.stack(items["scores"].to_numpy())  # s(c0,i0), s(c0,i1), s(c1,i0), s(c1,i1)
+        theirs = peer[["sim_base_cb", "sim_var_cb", "sim_base_cv", "sim_var_cv"]].to_numpy()
+        same = {m: int((items[m].to_numpy().astype(int) == peer[f"{m}_score"].to_numpy()).sum())
+                for m in ("i2t", "t2i", "group")}
+    else:
+        peer = json.loads(peer_out.read_text())["items"]
+        mine = np.stack(items["scores"].to_numpy())
+        theirs = np.array([peer[i] for i in items["item_id"]])
+        same = {"r1": int((items["r1"].to_numpy().astype(int)
+                           == (theirs[:, 0] > theirs[:, 1]).astype(int)).sum())}
+    return {"n": len(items), "max_abs_diff": float(np.abs(mine - theirs).max()),
+            "agree": same}
+
+
+def phase_table(phases: dict, stats: list[dict], wall: float,
+                cpu: float) -> list[tuple[str, float, float]]:
+    """Rows (phase, wall s, CPU s) of one instrumented run; the engine split by its own
+    stats (indented rows are parts of the row above them). CPU is the main thread's, plus the
+    prefetch threads' where named."""
+    p = {k: tuple(v) for k, v in phases["phases"].items()}
+    st = {k: sum(s.get(k, 0.0) for s in stats) for k in stats[0]} if stats else {}
+    engine = p.pop("engine", (0.0, 0.0))
+    in_wall, in_cpu = p.pop("in-process total", (0.0, 0.0))
+    workers = st.get("prefetch_cpu_seconds", 0.0)
+    rows = [("interpreter start-up and exit", wall - in_wall, cpu - in_cpu - workers),
+            *((k, w, c) for k, (w, c) in p.items()),
+            ("engine (scoring/engine.evaluate)", engine[0], engine[1] + workers)]
+    fw, fw_cpu = st.get("forward_seconds", 0.0), st.get("forward_cpu_seconds", 0.0)
+    img, txt = st.get("forward_image_seconds", 0.0), st.get("forward_text_seconds", 0.0)
+    parts = [
+        ("forward passes (texts incl. tokenising)", fw, fw_cpu),
+        ("  of which images / texts (wall)", img, txt),
+        ("image decode + prepare (prefetch threads)", st.get("prefetch_seconds", 0.0), workers),
+        ("waiting for / loading inputs", st.get("load_seconds", 0.0),
+         st.get("load_cpu_seconds", 0.0)),
+        ("hashing inputs", st.get("hash_seconds", 0.0), None),
+        ("embedding cache", st.get("cache_seconds", 0.0), None),
+        ("scoring slots", st.get("score_seconds", 0.0), None),
+    ]
+    rows += [(f"  {label}", w, c) for label, w, c in parts]
+    named_w = sum(w for k, w, _ in rows if not k.startswith("  "))
+    named_c = sum(c for k, _, c in rows if not k.startswith("  "))
+    rows.append(("not inside a named phase", wall - named_w, cpu - named_c))
+    return rows
+
+
+def run_pair(name: str, fb_args: tuple[str, str], peer_cmd, peer_out: Path, args, work: Path,
+             runs: Path) -> dict:
+    spec, bench = fb_args
+    walls: dict[str, list[tuple[float, float]]] = {"foilbench": [], "peer": [],
+                                                   "foilbench_2cores": []}
+    for r in range(args.repeats):
+        order = ["foilbench", "peer"] if r % 2 == 0 else ["peer", "foilbench"]
+        if args.two_cores:
+            order.append("foilbench_2cores")
+        for who in order:
+            tag = runs / f"{name}-{who}-{r}"
+            shutil.rmtree(tag, ignore_errors=True)
+            tag.mkdir(parents=True)
+            if who == "peer":
+                cmd, cores = peer_cmd, args.cores
+            else:
+                cmd = foilbench_cmd(spec, bench, tag / "out")
+                cores = args.cores if who == "foilbench" else args.cores2
+            wall, cpu = _timed(cmd, cores, tag / "home", tag / "log.txt")
+            walls[who].append((wall, cpu))
+            print(f"  {name} repeat {r + 1}: {who:17s} wall {wall:7.2f} s, CPU {cpu:7.2f} s "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+    tag = runs / f"{name}-phases"
+    shutil.rmtree(tag, ignore_errors=True)
+    tag.mkdir(parents=True)
+    wall, cpu = _timed(foilbench_cmd(spec, bench, tag / "out", driver=True), args.cores,
+                       tag / "home", tag / "log.txt", {"FB_PHASES_OUT": str(tag / "phases.json")})
+    phases = json.loads((tag / "phases.json").read_text())
+    last_fb = runs / f"{name}-foilbench-{args.repeats - 1}" / "out" / "foilbench.duckdb"
+    return {"walls": walls, "phases": phases, "phase_wall": wall, "phase_cpu": cpu,
+            "outcomes": compare_outcomes(last_fb, peer_out, name)}
+
+
+def _medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+
+
+def report(name: str, res: dict) -> None:
+    fb_w, fb_c = _medians(res["walls"]["foilbench"])
+    peer_w, peer_c = _medians(res["walls"]["peer"])
+    stats = res["phases"]["eval_stats"]
+    fw_cpu = sum(s.get("forward_cpu_seconds", 0.0) for s in stats)
+    fw_wall = sum(s.get("forward_seconds", 0.0) for s in stats)
+    wall, cpu = res["phase_wall"], res["phase_cpu"]
+    fmt = "  ".join
+    print(f"\n== {name} ==")
+    print(f"peer loop process   : median wall {peer_w:7.2f} s, CPU {peer_c:7.2f} s   "
+          + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["peer"]))
+    print(f"foilbench run       : median wall {fb_w:7.2f} s, CPU {fb_c:7.2f} s   "
+          + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["foilbench"]))
+    print(f"ratio peer / foilbench, one core each: CPU {peer_c / fb_c:.2f}x, "
+          f"wall {peer_w / fb_w:.2f}x")
+    if res["walls"]["foilbench_2cores"]:
+        fb2_w, fb2_c = _medians(res["walls"]["foilbench_2cores"])
+        print(f"foilbench allowed 2 cores: median wall {fb2_w:7.2f} s (CPU {fb2_c:.2f} s) -> "
+              f"wall ratio {peer_w / fb2_w:.2f}x; the second core changes foilbench's wall "
+              f"time by {100 * (fb2_w / fb_w - 1):+.0f}%")
+    print(f"forward passes (instrumented run): CPU {fw_cpu:.2f} s of {cpu:.2f} s = "
+          f"{100 * fw_cpu / cpu:.1f}%; wall {fw_wall:.2f} s of {wall:.2f} s = "
+          f"{100 * fw_wall / wall:.1f}%")
+    print(f"phase table (instrumented run){'':29s}   wall s      %    CPU s      %")
+    for label, w, c in phase_table(res["phases"], stats, wall, cpu):
+        cpu_cols = f"{c:8.2f} {100 * c / cpu:6.1f}" if c is not None else f"{'':8s} {'':6s}"
+        if label.strip().startswith("of which"):
+            print(f"  {label:58s} {w:8.2f} / {c:.2f}")
+            continue
+        print(f"  {label:58s} {w:8.2f} {100 * w / wall:6.1f} {cpu_cols}")
+    out = res["outcomes"]
+    print(f"outcomes: {out['n']} items; agreeing per metric {out['agree']}; largest score "
+          f"difference {out['max_abs_diff']:.2e}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="fraction of scenes / items (0.25 for a quick run)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "fb_bench_peers"),
+                    help="data and model files, built once and reused")
+    ap.add_argument("--cores", default="0", help="taskset core list for every timed run")
+    ap.add_argument("--cores2", default="0,1", help="core list of --two-cores runs")
+    ap.add_argument("--two-cores", action="store_true")
+    ap.add_argument("--only", choices=("composet", "sugarcrepe"), default=None)
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    config, weights = peer_data.model_files(work)
+    spec = f"openclip:{config}:{weights}"
+    todo = []
+    if args.only in (None, "composet"):
+        root = peer_data.composet_release(work, args.scale)
+        todo.append(("composet", (spec, f"composet:{root}"), root))
+    if args.only in (None, "sugarcrepe"):
+        jdir, images = peer_data.sugarcrepe_set(work, args.scale)
+        todo.append(("sugarcrepe", (spec, f"sugarcrepe:{jdir}?images={images}"), (jdir, images)))
+    print(f"data ready in {time.perf_counter() - t0:.1f} s (scale {args.scale}); load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; timed runs on cores "
+          f"{args.cores}, OMP_NUM_THREADS=1", flush=True)
+    runs = work / "runs"
+    results = {}
+    for name, fb_args, data in todo:
+        peer_out = runs / f"{name}-peer.out"
+        runs.mkdir(exist_ok=True)
+        if name == "composet":
+            warm_files(data)
+            peer_cmd = [sys.executable, str(HERE / "peer_composet.py"), str(config),
+                        str(weights), str(data), str(peer_out)]
+        else:
+            warm_files(*data)
+            peer_cmd = [sys.executable, str(HERE / "peer_sugarcrepe.py"), str(config),
+                        str(weights), str(data[0]), str(data[1]), str(peer_out)]
+        results[name] = run_pair(name, fb_args, peer_cmd, peer_out, args, work, runs)
+    for name, res in results.items():
+        report(name, res)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

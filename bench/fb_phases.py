@@ -1,0 +1,104 @@
+"""``foilbench run`` with a stopwatch on each phase: the same CLI path, timed from inside.
+
+Runs the ``foilbench`` command with the given arguments after wrapping the runner's steps
+(model load, benchmark load, engine, metrics, COMPASS tables, store writes, reference rows,
+summary, report, printed tables) in timers that keep wall seconds and the main thread's CPU
+seconds; the engine's own split (hash, cache, decode, forward passes) comes from its
+``eval_stats``. Writes ``{"phases": {phase: [wall, cpu]}, "eval_stats": [...]}`` as JSON to
+the file named by ``$FB_PHASES_OUT``, then ends the process as ``python -m foilbench`` does
+(fast exit). Used by ``bench_peers.py`` for the phase table; the timed runs of the ratios use
+the plain ``python -m foilbench run``.
+"""
+
+from __future__ import annotations
+
+import time
+
+T_START, C_START = time.perf_counter(), time.thread_time()
+
+import functools  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+
+PHASES: dict[str, list[float]] = {}
+STATS: list[dict] = []
+
+
+def _add(phase: str, t0: float, c0: float) -> None:
+    wall, cpu = PHASES.setdefault(phase, [0.0, 0.0])
+    PHASES[phase] = [wall + time.perf_counter() - t0, cpu + time.thread_time() - c0]
+
+
+def _timed(module, name: str, phase: str) -> None:
+    real = getattr(module, name)
+
+    @functools.wraps(real)
+    def wrapper(*args, **kwargs):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            _add(phase, t0, c0)
+
+    setattr(module, name, wrapper)
+
+
+def main() -> None:
+    from foilbench import evaluation, report
+    from foilbench.cli import main as cli_main
+    from foilbench.runner import cell, runs
+
+    _add("foilbench imports (cli, runner)", T_START, C_START)
+    real_load_models = runs.load_models
+
+    def load_models(*args, **kwargs):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        if "open_clip" not in sys.modules:
+            import open_clip  # noqa: F401 - timed on its own: the dominant import
+
+            _add("import open_clip (+torch)", t0, c0)
+        t1, c1 = time.perf_counter(), time.thread_time()
+        out = real_load_models(*args, **kwargs)
+        _add("model build", t1, c1)
+        return out
+
+    runs.load_models = load_models
+    _timed(runs, "load_benchmarks", "benchmark load + validate")
+    real_evaluate = evaluation.evaluate
+
+    def evaluate(*args, **kwargs):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        result = real_evaluate(*args, **kwargs)
+        _add("engine", t0, c0)
+        STATS.append(dict(result.stats))
+        return result
+
+    evaluation.evaluate = evaluate
+    _timed(evaluation, "metric_table", "metrics (breakdowns, bootstrap)")
+    _timed(cell, "compass_summary", "COMPASS tables")
+    _timed(runs, "write_cell", "store writes")
+    _timed(runs, "benchmark_reference", "reference rows (chance, blind)")
+    _timed(runs, "build_summary", "summary.json")
+    _timed(report, "write_report", "HTML report")
+    import foilbench.cli.run_cmd as run_cmd
+
+    _timed(run_cmd, "print_tables", "printed tables")
+    sys.argv = ["foilbench", "run", *sys.argv[1:]]
+    code = 0
+    try:
+        cli_main._main()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    finally:
+        PHASES["in-process total"] = [time.perf_counter() - T_START,
+                                      time.thread_time() - C_START]
+        out = os.environ.get("FB_PHASES_OUT")
+        if out:
+            with open(out, "w") as fh:
+                json.dump({"phases": PHASES, "eval_stats": STATS}, fh, indent=1)
+    cli_main.exit_now(code)
+
+
+if __name__ == "__main__":
+    main()

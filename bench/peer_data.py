@@ -1,0 +1,164 @@
+"""Data and model files for ``bench_peers.py``: built once into a work folder, then reused.
+
+- A CompoSET-shaped release (the published format: ``variations.parquet`` with
+  ``captions = {short, medium, long: {base, var}}``, ``scenes.parquet``, 224 px PNGs): 80
+  scenes x 22 foils x 3 tiers. Each foil recolours or reshapes one of the scene's three
+  objects; the base caption names the edited object first, so a scene's base caption is shared
+  by the foils editing the same object, as in the release (about 6,000 unique texts over 1,840
+  unique images). Caption lengths follow the paper's medians (4 / 7 / 25 words, section 4).
+- A SugarCrepe-shaped set: the real release's 7,511 items (``/work/shared/data/sugarcrepe``)
+  and, since COCO itself is not on this machine, 1,560 synthetic 640x480 JPEGs under the COCO
+  file names (smooth blobs plus sensor-like noise, quality 90, so a file is about the size of a
+  COCO photo and decodes at a similar cost).
+- A tiny random open_clip model: a JSON architecture config and a safetensors weights file,
+  read by both foilbench (``openclip:CONFIG:WEIGHTS``) and the peers' loops.
+
+``scale`` keeps the first fraction of scenes (CompoSET) and of each type file's items
+(SugarCrepe), so a quick run has the same shape.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+TIERS = ("short", "medium", "long")
+SUGARCREPE_JSON = Path("/work/shared/data/sugarcrepe")
+COLOURS = {"red": (220, 40, 40), "green": (40, 170, 60), "blue": (40, 80, 220),
+           "yellow": (235, 200, 40), "purple": (140, 60, 170), "orange": (240, 140, 30),
+           "white": (245, 245, 245), "black": (20, 20, 20)}
+SHAPES = ("circle", "square", "triangle")
+NOUNS = {"circle": "ball", "square": "box", "triangle": "cone"}
+MATERIALS = ("metal", "wooden", "ceramic", "glass", "plastic", "woven")
+ANCHORS = ("the cart", "the bench", "the table", "the shelf", "the window", "the rug")
+PLACES = ("a sculpture garden", "a quiet kitchen", "a sunlit workshop", "a busy market stall",
+          "a small classroom", "a hotel lobby", "a rooftop terrace", "a train platform")
+MODEL_NAME = "fbpeer_tiny"
+TINY_CFG = {
+    "embed_dim": 64,
+    "vision_cfg": {"image_size": 224, "layers": 2, "width": 128, "patch_size": 32,
+                   "head_width": 64},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 128, "heads": 2,
+                 "layers": 2},
+}
+
+
+def model_files(work: Path) -> tuple[Path, Path]:
+    """(config.json, weights.safetensors) of the tiny model, written once (seed 0)."""
+    cfg, weights = work / f"{MODEL_NAME}.json", work / f"{MODEL_NAME}.safetensors"
+    if not weights.exists():
+        import open_clip
+        import torch
+        from safetensors.torch import save_file
+
+        cfg.write_text(json.dumps(TINY_CFG))
+        torch.manual_seed(0)
+        model = open_clip.CLIP(**TINY_CFG)
+        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
+    return cfg, weights
+
+
+def _draw(objects, bg):
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGB", (224, 224), bg)
+    d = ImageDraw.Draw(im)
+    for shape, colour, _material, (x, y) in objects:
+        box, fill = (x, y, x + 48, y + 48), COLOURS[colour]
+        if shape == "circle":
+            d.ellipse(box, fill=fill)
+        elif shape == "square":
+            d.rectangle(box, fill=fill)
+        else:
+            d.polygon([(x + 24, y), (x + 48, y + 48), (x, y + 48)], fill=fill)
+    return im
+
+
+def _captions(obj, anchor: str, context: str) -> dict[str, str]:
+    shape, colour, material, _ = obj
+    short = f"a {colour} {material} {NOUNS[shape]}"
+    medium = f"{short} on the left side of {anchor}"
+    return {"short": short, "medium": medium,
+            "long": f"{context}, with {medium} near the far wall"}
+
+
+def composet_release(work: Path, scale: float, n_foils: int = 22) -> Path:
+    """The CompoSET-shaped release folder for ``scale`` (built once)."""
+    import pandas as pd
+
+    n_scenes = max(1, round(80 * scale))
+    root = work / f"composet_{n_scenes}x{n_foils}"
+    if (root / "variations.parquet").exists():
+        return root
+    rng = np.random.default_rng(0)
+    colours = list(COLOURS)
+    rows, scenes = [], []
+    for s in range(n_scenes):
+        sid = f"s{s:03d}"
+        objects = [(SHAPES[rng.integers(3)], colours[rng.integers(8)],
+                    MATERIALS[rng.integers(len(MATERIALS))],
+                    (int(rng.integers(0, 170)), int(rng.integers(0, 170)))) for _ in range(3)]
+        anchor = ANCHORS[rng.integers(len(ANCHORS))]
+        context = (f"A {MATERIALS[rng.integers(6)]} display stands in {PLACES[s % len(PLACES)]} "
+                   f"under soft morning light, beside a {colours[rng.integers(8)]} crate")
+        bg = tuple(int(v) for v in rng.integers(90, 180, 3))
+        (root / "images" / sid).mkdir(parents=True, exist_ok=True)
+        base_rel = f"images/{sid}/base.png"
+        _draw(objects, bg).save(root / base_rel)
+        scenes.append({"scene_id": sid, "image": base_rel})
+        for v in range(n_foils):
+            k = v % 3
+            shape, colour, material, pos = objects[k]
+            others = [c for c in colours if c != colour]
+            if v // 3 < len(others):
+                edit, new = "modify_color", (shape, others[v // 3], material, pos)
+            else:
+                new_shape = SHAPES[(SHAPES.index(shape) + 1 + v // 3) % 3]
+                edit, new = "modify_shape", (new_shape, colour, material, pos)
+            foil = list(objects)
+            foil[k] = new
+            var_rel = f"images/{sid}/v{v:02d}.png"
+            _draw(foil, bg).save(root / var_rel)
+            base_caps, var_caps = _captions(objects[k], anchor, context), \
+                _captions(new, anchor, context)
+            rows.append({"id": f"{sid}-v{v:02d}", "scene_id": sid, "edit_type": edit,
+                         "image_base": base_rel, "image_var": var_rel,
+                         "captions": {t: {"base": base_caps[t], "var": var_caps[t]}
+                                      for t in TIERS}})
+    pd.DataFrame(rows).to_parquet(root / "variations.parquet", index=False)
+    pd.DataFrame(scenes).to_parquet(root / "scenes.parquet", index=False)
+    return root
+
+
+def _photo_like(rng: np.random.Generator, width: int = 640, height: int = 480):
+    """Smooth colour blobs plus per-pixel noise: about a COCO photo's JPEG size and decode."""
+    from PIL import Image, ImageFilter
+
+    small = rng.integers(0, 256, (height // 32, width // 32, 3), dtype=np.uint8)
+    im = Image.fromarray(small).resize((width, height), Image.Resampling.BICUBIC)
+    im = im.filter(ImageFilter.GaussianBlur(3))
+    noise = rng.normal(0, 9, (height, width, 3))
+    return Image.fromarray(np.clip(np.asarray(im, float) + noise, 0, 255).astype(np.uint8))
+
+
+def sugarcrepe_set(work: Path, scale: float) -> tuple[Path, Path]:
+    """(json folder, image folder) for ``scale``: the first fraction of each type file's
+    items, and a synthetic JPEG per COCO file name they use (images built once, shared)."""
+    images = work / "coco_synth"
+    jdir = work / f"sugarcrepe_{scale:g}"
+    jdir.mkdir(parents=True, exist_ok=True)
+    needed: set[str] = set()
+    for path in sorted(SUGARCREPE_JSON.glob("*.json")):
+        data = json.loads(path.read_text())
+        keep = dict(list(data.items())[: max(1, round(len(data) * scale))])
+        (jdir / path.name).write_text(json.dumps(keep))
+        needed.update(v["filename"] for v in keep.values())
+    images.mkdir(exist_ok=True)
+    for name in sorted(needed):
+        out = images / name
+        if not out.exists():
+            seed = int("".join(ch for ch in name if ch.isdigit()) or 0)
+            _photo_like(np.random.default_rng(seed)).save(out, quality=90)
+    return jdir, images
