@@ -37,7 +37,6 @@ the same embeddings as open_clip's own calls (within float rounding for the text
 
 from __future__ import annotations
 
-import inspect
 import logging
 import pickle  # only for its exception type: weights load with weights_only=True
 import warnings
@@ -46,6 +45,7 @@ from pathlib import Path
 from PIL import Image
 
 from foilbench.errors import ModelError
+from foilbench.limits import max_image_pixels
 from foilbench.models.base import ModelInfo, to_rgb
 from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
@@ -320,7 +320,6 @@ def _downloaded_weights(arch: str, source: dict) -> Path | None:
 
 
 _WIDE_MODES = ("I;16", "I;16B", "I;16L", "I", "F")
-_MAX_PIXELS = inspect.signature(to_rgb).parameters["max_pixels"].default
 
 
 def _named_rgb(image: Image.Image, index: int) -> Image.Image:
@@ -328,7 +327,7 @@ def _named_rgb(image: Image.Image, index: int) -> Image.Image:
     modes untouched (the transform converts after resize and crop), 16-bit/float scaled to
     8-bit RGB; images over the pixel limit are refused by name."""
     name = getattr(image, "filename", "") or f"image #{index}"
-    if image.mode in _WIDE_MODES or image.width * image.height > _MAX_PIXELS:
+    if image.mode in _WIDE_MODES or image.width * image.height > max_image_pixels():
         return to_rgb(image, name=name)
     return image
 
