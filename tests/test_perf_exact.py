@@ -148,7 +148,9 @@ def test_prepared_tensor_is_bit_identical_to_open_clip_transform(tmp_path, mode)
     adapter = _openclip(tmp_path, f"fb-prep-{mode.lower()}")
     image = _image_modes()[mode]
     got = adapter.prepare_image(image, 0)
-    want = adapter.preprocess(image.convert("RGB"))
+    # open_clip's own transform on the image as given: it resizes and crops in the image's own
+    # mode and converts to RGB after (palette and RGBA images; see openclip_adapter's docstring)
+    want = adapter.preprocess(image)
     assert got.shape == want.shape and got.dtype == want.dtype
     assert torch.equal(got, want)
     # and the batched embeddings match open_clip's own call
