@@ -17,7 +17,7 @@ from foilbench.train.pipeline import train_variants
 from foilbench.train.world_source import load_world, sample_training_scenes
 
 TINY_ARCH = ArchConfig(cnn_width=8, token_dim=32, heads=2, text_layers=1, embed_dim=16)
-TINY_DATA = DataConfig(n_scenes=12, image_size=32, render_size=32)
+TINY_DATA = DataConfig(n_scenes=12, image_size=32, render_size=32, n_twins=4)
 TINY_TRAIN = TrainConfig(steps=3, batch_size=8, warmup=1, threads=1)
 TINY_FINETUNE = replace(TINY_TRAIN, finetune_steps=2, finetune_warmup=1)
 
@@ -72,8 +72,32 @@ def test_cache_round_trip_gives_the_same_data(tmp_path):
     assert len(list(tmp_path.iterdir())) == 2  # one .npz and one .json
     np.testing.assert_array_equal(built.pixels, loaded.pixels)
     np.testing.assert_array_equal(built.confusion, loaded.confusion)
-    assert built.texts == loaded.texts and built.pixels.shape == (12, 32, 32, 3)
+    assert built.texts == loaded.texts and built.pixels.shape == (12 + 2 * 4, 32, 32, 3)
     np.testing.assert_array_equal(built.minimal, loaded.minimal)
+    np.testing.assert_array_equal(built.twin, loaded.twin)
+    # twins follow the scenes in adjacent pairs, each the other's partner, captioned apart
+    assert (built.twin[:12] == -1).all()
+    assert list(built.twin[12:]) == [13, 12, 15, 14, 17, 16, 19, 18]
+    first, second = (built.texts[built.positive[i, 0]] for i in (12, 13))
+    assert first != second and first.split()[-1] == second.split()[-1]
+    assert built.minimal[12] == built.minimal[13]
+
+
+def test_procedural_twins_are_single_edits_captioned_at_three_tiers():
+    from collections import Counter
+
+    from foilbench.train.twins import make_twin
+    from foilbench.world.cast import sample_training_scene
+
+    rng = np.random.default_rng(4)
+    counts: Counter = Counter()
+    for _ in range(12):
+        scene = sample_training_scene(rng, 4, "minimal")
+        foil, edit_type, tiers = make_twin(scene, rng, counts)
+        assert foil != scene and len(tiers) == 3
+        assert all(base != foil_text for base, foil_text in tiers)
+    assert len(counts) >= 8  # least-used types first: the twelve edits spread over the types
+    assert not any(name.startswith("swap_") for name in counts)  # re-binding is left to negatives
 
 
 def test_a_scene_whose_signature_is_a_benchmark_scene_is_dropped():

@@ -56,15 +56,15 @@ def scene_rng(seed: int, attempt: int, purpose: int = 0) -> np.random.Generator:
 
 
 def plan_edits(scene: Scene, rng: np.random.Generator, n_edits: int,
-               counts: Counter | None = None) -> list[Edit]:
+               counts: Counter | None = None, types=None) -> list[Edit]:
     """Up to ``n_edits`` distinct single edits of ``scene`` (distinct foil scenes and distinct
     phrase pairs), round-robin over the edit types. Each round tries the types used least so
     far first (``counts``, updated in place), so types that few scenes allow are not crowded
-    out by those every scene allows."""
+    out by those every scene allows. ``types`` narrows the edit types (default: all)."""
     counts = Counter() if counts is None else counts
     edits: list[Edit] = []
     seen: set = {scene_signature(scene)}
-    open_types = list(EDIT_TYPES)
+    open_types = list(EDIT_TYPES if types is None else types)
     for _ in range(MAX_ROUNDS):
         if not open_types or len(edits) >= n_edits:
             break

@@ -7,6 +7,11 @@ a confusion negative. Texts are stored once in a table and referenced by index (
 negative). The whole set is cached as ``.npz`` (arrays only, loaded without pickle) plus
 ``.json`` so the three models reuse one rendering.
 
+Edited twins (:mod:`foilbench.train.twins`) follow the ordinary scenes in the arrays: two
+adjacent images, a scene and its copy after one single edit, each captioned by the edit at the
+three tiers (cycled over the mention slots); ``twin`` holds each image's partner (-1 for an
+ordinary scene).
+
 Rendering and captioning run in chunks of ``CHUNK`` scenes, each chunk with its own seeded
 generator, so the result is the same whether the chunks run in one process or several
 (``workers``): a worker count changes the time, never the data.
@@ -29,7 +34,7 @@ from foilbench.train.hard_negatives import confusion_negative, swap_negative
 from foilbench.train.mentions import Mention, mention_text, sample_mentions
 from foilbench.train.world_source import WorldSource, sample_training_scenes
 
-DATA_VERSION = "v2"
+DATA_VERSION = "v3"
 CHUNK = 256  # scenes per generator (and per unit of parallel work)
 
 
@@ -41,11 +46,12 @@ class DataConfig:
     render_size: int = 160  # the embedded suite's image size: identical downsampling
     max_objects: int = 6
     contextual: float = 0.5  # probability that a scene is shown in the Contextual condition
+    n_twins: int = 0  # edited twin pairs (two images each) beyond the n_scenes scenes
 
     def key(self, world: str) -> str:
         text = json.dumps([DATA_VERSION, PREPROCESS_VERSION, world, self.n_scenes, self.seed,
                            self.image_size, self.render_size, self.max_objects,
-                           self.contextual])
+                           self.contextual, self.n_twins])
         return sha256_text(text)[:16]
 
 
@@ -59,10 +65,17 @@ class TrainingData:
     confusion: np.ndarray  # (n_scenes, K) int32, -1 = none
     kinds: list[str]  # mention kinds seen, most frequent first (info only)
     stats: dict
+    twin: np.ndarray | None = None  # (n_images,) int32: the edited twin's index, -1 = none
 
     @property
     def n_scenes(self) -> int:
         return len(self.pixels)
+
+    def twin_index(self) -> np.ndarray:
+        """Each image's edited twin (-1 = none), all -1 for a set built without twins."""
+        if self.twin is None:
+            return np.full(len(self.pixels), -1, np.int32)
+        return self.twin
 
 
 class _TextTable:
@@ -102,39 +115,93 @@ def _chunk(world: WorldSource, cfg: DataConfig, index: int, scenes: list):
     return pixels, captions, kinds
 
 
-def build_training_data(world: WorldSource, cfg: DataConfig, progress: bool = True,
-                        workers: int = 1) -> TrainingData:
-    """Sample, caption and render ``cfg.n_scenes`` training scenes (deterministic in seed,
-    independent of ``workers``)."""
-    scenes, disjoint = sample_training_scenes(world, cfg.n_scenes, cfg.seed, cfg.max_objects,
-                                              cfg.contextual)
-    chunks = [scenes[k:k + CHUNK] for k in range(0, len(scenes), CHUNK)]
-    bar = tqdm(total=len(scenes), desc="rendering training scenes", disable=not progress,
-               unit="scene")
+def _twin_chunk(world: WorldSource, cfg: DataConfig, index: int, bases: list, banned: set,
+                k_slots: int):
+    """Both images of each edited twin in one chunk, captioned by the edit (-1: no negative)."""
+    from collections import Counter
+
+    rng = np.random.default_rng(np.random.SeedSequence(entropy=cfg.seed, spawn_key=(3, index)))
+    counts: Counter = Counter()
+    pixels, captions, kinds, minimal, dropped = [], [], [], [], 0
+    for base in bases:
+        made = world.make_twin(base, rng, counts)
+        if made is None or world.scene_signature(made[0]) in banned:
+            dropped += 1
+            continue
+        foil, edit_type, tiers = made
+        pair = [image_to_array(world.render(s, cfg.render_size), cfg.image_size)
+                for s in (base, foil)]
+        if np.array_equal(*pair):  # the edit does not show at the training size
+            dropped += 1
+            continue
+        pixels.extend(pair)
+        minimal.extend([base.condition == "minimal"] * 2)
+        for side in (0, 1):
+            captions.append([(tiers[k % len(tiers)][side], None, None) for k in range(k_slots)])
+        kinds.append(edit_type)
+    shape = (0, cfg.image_size, cfg.image_size, 3)
+    return ((np.stack(pixels) if pixels else np.zeros(shape, np.uint8)), captions, kinds,
+            dropped, minimal)
+
+
+def _run_chunks(fn, jobs: list[tuple], sizes: list[int], workers: int, bar) -> list:
     results = []
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            futures = [pool.submit(_chunk, world, cfg, k, c) for k, c in enumerate(chunks)]
-            for future, c in zip(futures, chunks, strict=True):
+            futures = [pool.submit(fn, *job) for job in jobs]
+            for future, size in zip(futures, sizes, strict=True):
                 results.append(future.result())
-                bar.update(len(c))
+                bar.update(size)
     else:
-        for k, c in enumerate(chunks):
-            results.append(_chunk(world, cfg, k, c))
-            bar.update(len(c))
+        for job, size in zip(jobs, sizes, strict=True):
+            results.append(fn(*job))
+            bar.update(size)
+    return results
+
+
+def build_training_data(world: WorldSource, cfg: DataConfig, progress: bool = True,
+                        workers: int = 1) -> TrainingData:
+    """Sample, caption and render ``cfg.n_scenes`` training scenes and ``cfg.n_twins`` edited
+    twins (deterministic in seed, independent of ``workers``)."""
+    every, disjoint = sample_training_scenes(world, cfg.n_scenes + cfg.n_twins, cfg.seed,
+                                             cfg.max_objects, cfg.contextual)
+    scenes, bases = every[:cfg.n_scenes], every[cfg.n_scenes:]
+    chunks = [scenes[k:k + CHUNK] for k in range(0, len(scenes), CHUNK)]
+    twin_chunks = [bases[k:k + CHUNK] for k in range(0, len(bases), CHUNK)]
+    bar = tqdm(total=len(every), desc="rendering training scenes", disable=not progress,
+               unit="scene")
+    results = _run_chunks(_chunk, [(world, cfg, k, c) for k, c in enumerate(chunks)],
+                          [len(c) for c in chunks], workers, bar)
+    k_slots = len(results[0][1][0]) if results and results[0][1] else 7
+    banned = set(world.benchmark_signatures()) if twin_chunks else set()
+    twins = _run_chunks(_twin_chunk, [(world, cfg, k, c, banned, k_slots)
+                                      for k, c in enumerate(twin_chunks)],
+                        [len(c) for c in twin_chunks], workers, bar)
     bar.close()
     table = _TextTable()
-    rows, kinds = [], {}
+    rows, kinds, twin_types = [], {}, {}
     for _, captions, chunk_kinds in results:
         for scene_rows in captions:
             rows.append([[table.add(t) for t in triple] for triple in scene_rows])
         for kind in chunk_kinds:
             kinds[kind] = kinds.get(kind, 0) + 1
-    arr = np.asarray(rows, np.int32)  # (n_scenes, K, 3)
+    for _, captions, types, _, _ in twins:
+        for image_rows in captions:
+            rows.append([[table.add(t) for t in triple] for triple in image_rows])
+        for t in types:
+            twin_types[t] = twin_types.get(t, 0) + 1
+    arr = np.asarray(rows, np.int32)  # (n_images, K, 3)
     positive, swap, conf = arr[..., 0], arr[..., 1], arr[..., 2]
-    pixels = np.concatenate([r[0] for r in results])
-    minimal = np.asarray([s.condition == "minimal" for s in scenes])
-    stats = {**disjoint, "n_scenes": len(scenes), "n_images": len(scenes),
+    pixels = np.concatenate([r[0] for r in results] + [t[0] for t in twins])
+    n_twin_images = len(pixels) - len(scenes)
+    twin = np.full(len(pixels), -1, np.int32)
+    firsts = np.arange(len(scenes), len(pixels), 2)
+    twin[firsts], twin[firsts + 1] = firsts + 1, firsts
+    minimal = np.asarray([s.condition == "minimal" for s in scenes] +
+                         [m for t in twins for m in t[4]], dtype=bool)
+    stats = {**disjoint, "n_scenes": len(scenes), "n_images": len(pixels),
+             "n_twin_pairs": n_twin_images // 2, "twin_edit_types": twin_types,
+             "twins_dropped": sum(t[3] for t in twins),
              "minimal_scenes": int(minimal.sum()), "n_texts": len(table.texts),
              "mentions_per_scene": positive.shape[1], "mention_kinds": kinds,
              "swap_negative_rate": float((swap >= 0).mean()),
@@ -143,14 +210,15 @@ def build_training_data(world: WorldSource, cfg: DataConfig, progress: bool = Tr
              "scenes_with_agents": sum(any(o.category == "robot" for o in s.objects)
                                        for s in scenes)}
     order = sorted(kinds, key=lambda k: (-kinds[k], k))
-    return TrainingData(pixels, minimal, table.texts, positive, swap, conf, order, stats)
+    return TrainingData(pixels, minimal, table.texts, positive, swap, conf, order, stats, twin)
 
 
 def save_training_data(data: TrainingData, path: Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path.with_suffix(".npz"), pixels=data.pixels, minimal=data.minimal,
-             positive=data.positive, swap=data.swap, confusion=data.confusion)
+             positive=data.positive, swap=data.swap, confusion=data.confusion,
+             twin=data.twin_index())
     write_json(path.with_suffix(".json"),
                {"texts": data.texts, "kinds": data.kinds, "stats": data.stats}, indent=None)
 
@@ -158,7 +226,8 @@ def save_training_data(data: TrainingData, path: Path) -> None:
 def load_training_data(path: Path) -> TrainingData:
     path = Path(path)
     with np.load(path.with_suffix(".npz"), allow_pickle=False) as arrays:
-        parts = {k: arrays[k] for k in ("pixels", "minimal", "positive", "swap", "confusion")}
+        parts = {k: arrays[k] for k in ("pixels", "minimal", "positive", "swap", "confusion",
+                                        "twin")}
     meta = json.loads(path.with_suffix(".json").read_text())
     return TrainingData(texts=meta["texts"], kinds=meta["kinds"], stats=meta["stats"], **parts)
 

@@ -15,6 +15,9 @@ Curriculum: the first ``minimal_first`` of the steps show Minimal-condition scen
 short trial, clutter from the start left the loss at the "which backdrop" level for hundreds
 of steps), the rest draws from all scenes.
 
+Batches: ``twin_share`` of each batch is edited twin pairs (both images of one single edit,
+each with the edit's caption; :mod:`foilbench.train.twins`), the rest distinct ordinary scenes.
+
 Fine-tuning (``init``): a stage may start from another model's weights, as NegCLIP and
 Auto-Comp fine-tune a pretrained CLIP with their hard negatives; the pipeline trains one plain
 model and fine-tunes it three times (plain, swapneg, confneg) with the same batches, so the
@@ -58,6 +61,7 @@ class TrainConfig:
     minimal_first: float = 0.4  # fraction of steps that show only Minimal-condition images
     seed: int = 0
     threads: int = 1
+    twin_share: float = 0.5  # fraction of a batch filled with edited twin pairs (if any)
     finetune_steps: int = 0  # > 0: pretrain plain for ``steps``, then fine-tune each recipe
     finetune_lr: float = 3e-4
     finetune_warmup: int = 50
@@ -106,6 +110,21 @@ def _trim(ids: torch.Tensor) -> torch.Tensor:
     return ids[:, : max(width, 1)]
 
 
+def _draw(rng: np.random.Generator, pool: np.ndarray, k: int, minimal: np.ndarray,
+          minimal_only: bool) -> np.ndarray:
+    """``k`` distinct indices of ``pool`` (only Minimal ones when asked and there are enough)."""
+    if minimal_only:
+        clean = pool[minimal[pool]]
+        if len(clean) >= max(k, 2):
+            pool = clean
+    return pool[rng.choice(len(pool), min(k, len(pool)), replace=False)]
+
+
+def _twins(firsts: np.ndarray, twin: np.ndarray) -> np.ndarray:
+    """Each pair's two images, side by side."""
+    return np.stack([firsts, twin[firsts]], axis=1).reshape(-1)
+
+
 def train_model(data: TrainingData, tokenizer: WordTokenizer, arch: ArchConfig,
                 cfg: TrainConfig, progress: bool = True,
                 init: dict | None = None) -> tuple[DualEncoderNet, dict]:
@@ -133,21 +152,22 @@ def _train(data, tokenizer, arch, cfg, progress, init):
     rest = [p for n, p in net.named_parameters() if not (p.ndim >= 2 and "pos" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                              {"params": rest, "weight_decay": 0.0}], lr=cfg.lr)
-    n_scenes = len(data.pixels)
-    minimal = np.flatnonzero(data.minimal)
-    batch = min(cfg.batch_size, n_scenes)
-    early = min(batch, len(minimal))
+    twin = data.twin_index()
+    pairs = np.flatnonzero((twin >= 0) & (twin > np.arange(len(twin))))  # first of each pair
+    ordinary = np.flatnonzero(twin < 0)
+    n_pairs = min(int(cfg.batch_size * cfg.twin_share) // 2, len(pairs))
+    batch = min(cfg.batch_size - 2 * n_pairs, len(ordinary))
     columns = {"swap": data.swap, "confusion": data.confusion}
     net.train()
     losses, start = [], time.perf_counter()
     bar = tqdm(range(cfg.steps), desc=f"training {cfg.recipe}", disable=not progress, unit="step")
     for step in bar:
-        if step < cfg.minimal_first * cfg.steps and early >= 2:
-            # curriculum: clean images first, clutter once objects are learnt
-            scenes = minimal[rng.choice(len(minimal), early, replace=False)]
-        else:
-            scenes = rng.choice(n_scenes, batch, replace=False)
+        early = step < cfg.minimal_first * cfg.steps  # curriculum: clean images first
+        scenes = np.concatenate([_draw(rng, ordinary, batch, data.minimal, early),
+                                 _twins(_draw(rng, pairs, n_pairs, data.minimal, early), twin)])
         which = rng.integers(data.positive.shape[1], size=len(scenes))
+        n_ordinary = len(scenes) - 2 * n_pairs
+        which[n_ordinary + 1::2] = which[n_ordinary::2]  # a twin pair shares its tier
         images = arrays_to_tensor(data.pixels[scenes])
         pos = data.positive[scenes, which]
         neg = np.concatenate([columns[k][scenes, which] for k in RECIPES[cfg.recipe]] or
@@ -170,7 +190,8 @@ def _train(data, tokenizer, arch, cfg, progress, init):
     net.eval()
     log = {"final_loss": float(np.mean(losses[-20:])), "first_loss": losses[0],
            "seconds": round(time.perf_counter() - start, 1), "steps": cfg.steps,
-           "batch_size": batch, "temperature": float(1 / net.scale().item()),
+           "batch_size": batch + 2 * n_pairs, "twin_pairs_per_batch": n_pairs,
+           "temperature": float(1 / net.scale().item()),
            "train_unknown_words": encode_stats.n_unknown,
            "train_truncated_texts": encode_stats.n_truncated,
            "loss_curve": [round(float(np.mean(losses[k:k + 50])), 4)

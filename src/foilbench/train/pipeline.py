@@ -30,7 +30,8 @@ MAX_LEN = 48
 # renders the training set and runs fine-tunes side by side instead (``workers``).
 SHIPPED_ARCH = ArchConfig(image_size=128, stem=((24, 2), (48, 2), (96, 2), (128, 2)),
                           image_layers=2)
-SHIPPED_DATA = DataConfig(n_scenes=20000, image_size=128, max_objects=6, contextual=0.5)
+SHIPPED_DATA = DataConfig(n_scenes=12000, n_twins=8000, image_size=128, max_objects=6,
+                          contextual=0.5)
 SHIPPED_TRAIN = TrainConfig(steps=2400, batch_size=64, lr=1e-3, warmup=150, minimal_first=0.25,
                             threads=1, finetune_steps=400, finetune_lr=3e-4,
                             finetune_warmup=50)

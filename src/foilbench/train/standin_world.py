@@ -63,3 +63,14 @@ def benchmark_scene_signatures() -> set[str]:
     """The stand-in has no benchmark: nothing to collide with."""
     return set()
 
+
+
+def make_twin(scene: Scene, rng: np.random.Generator, counts):
+    """The stand-in's only edit: the first object changes colour (short captions only)."""
+    obj = scene.objects[0]
+    colors = [c for c in COLORS if c != obj.color]
+    new = colors[int(rng.integers(len(colors)))]
+    counts["modify_color"] += 1
+    foil = scene.with_objects((obj.with_(color=new), *scene.objects[1:]))
+    return foil, "modify_color", [(f"a {obj.color} {obj.category}",
+                                   f"a {new} {obj.category}")]

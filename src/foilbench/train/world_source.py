@@ -31,6 +31,7 @@ class WorldSource:
     describe_scene: Callable  # (scene) -> str
     scene_signature: Callable  # (scene) -> str
     benchmark_signatures: Callable  # () -> set[str]
+    make_twin: Callable  # (scene, rng, counts) -> (foil, edit type, [(base, foil) texts]) | None
 
 
 _WORLDS = {
@@ -40,10 +41,11 @@ _WORLDS = {
         "describe_scene": "foilbench.world.captions:describe_scene",
         "scene_signature": "foilbench.world.sample:scene_signature",
         "benchmark_signatures": "foilbench.construct.pair_plan:benchmark_scene_signatures",
+        "make_twin": "foilbench.train.twins:make_twin",
     },
     "standin": {
         name: f"foilbench.train.standin_world:{name}"
-        for name in ("sample_scene", "render", "describe_scene", "scene_signature")
+        for name in ("sample_scene", "render", "describe_scene", "scene_signature", "make_twin")
     } | {"benchmark_signatures": "foilbench.train.standin_world:benchmark_scene_signatures"},
 }
 WORLD_NAMES = tuple(_WORLDS)
