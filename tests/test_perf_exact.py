@@ -90,6 +90,18 @@ def test_a_failed_first_batch_check_falls_back_to_full_length(tmp_path, monkeypa
     assert np.abs(got - _full_length(adapter, TEXTS[:3])).max() < 1e-6
 
 
+def test_embedded_trimmed_text_equals_full_length():
+    adapter = resolve_model("foilbench-plain", device="cpu")
+    assert adapter.trims_text
+    adapter.batch_size = 3  # several batches, each trimmed to its own longest text
+    got = adapter.embed_texts(TEXTS)
+    ids, _ = adapter.tokenizer.encode(TEXTS)
+    assert int((ids != 0).sum(axis=1).max()) < ids.shape[1]  # trimming really shortens
+    with torch.no_grad():
+        want = adapter.net.encode_texts(torch.from_numpy(ids)).numpy()
+    assert np.abs(got - want).max() < 1e-5
+
+
 @pytest.mark.parametrize("kind,trims", [("clip", True), ("siglip", False)])
 def test_hf_text_padding_equals_max_length(tmp_path, kind, trims):
     folder = save_tiny_hf_dual(tmp_path / "model", kind, tmp_path / "tok")

@@ -18,7 +18,8 @@ Two optional declarations let the engine spend CPU only where it changes the ans
 
 - ``trims_text``: ``text_features`` runs each batch at the token length of its longest text,
   and that is exact (a causal text tower pooled at the end-of-text token, as CLIP's: padding
-  after the last real token can influence no earlier position). The engine then orders the
+  after the last real token can influence no earlier position; or a tower that masks padding
+  keys, as the embedded models' do). The engine then orders the
   unique texts by length before batching, so each batch costs about its captions' length
   rather than the context length. Towers that attend both ways or pool over every position
   (SigLIP-style, mean pooling) keep the full length and leave this False.

@@ -70,6 +70,10 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
     """Dual-encoder adapter over one saved embedded model (cosine scores)."""
 
     features_normalised = True  # DualEncoderNet.encode_* end with an L2 normalisation
+    # The text tower masks padding keys and pools the [CLS] token at position 0, so dropping
+    # trailing all-padding columns changes no real token's output: exact, and the long
+    # Auto-Comp Confusion sets (728 negatives per N = 3 colour item) cost their words only.
+    trims_text = True
 
     def __init__(self, weights: Path, spec: str | None = None, device: str = "auto",
                  dtype: str = "float32", batch_size: int = 256) -> None:
@@ -122,7 +126,8 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
     def text_features(self, texts: list[str], offset: int):
         ids, stats = self.tokenizer.encode(list(texts))
         self._count(stats)
-        return self.net.encode_texts(self._torch.from_numpy(ids).to(self.device))
+        width = max(1, int((ids != 0).sum(axis=1).max())) if len(ids) else 1
+        return self.net.encode_texts(self._torch.from_numpy(ids[:, :width]).to(self.device))
 
     def _count(self, stats: EncodeStats) -> None:
         total = self.text_stats
