@@ -85,9 +85,9 @@ def main() -> None:
     _timed(runs, "benchmark_reference", "reference rows (chance, blind)")
     _timed(runs, "build_summary", "summary.json")
     _timed(report, "write_report", "HTML report")
-    import foilbench.cli.run_cmd as run_cmd
+    import foilbench.cli.run_output as run_output
 
-    _timed(run_cmd, "print_tables", "printed tables")
+    _timed(run_output, "print_tables", "printed tables")
     sys.argv = ["foilbench", "run", *sys.argv[1:]]
     code = 0
     try:

@@ -6,11 +6,8 @@ Parses options and prints; the work is :func:`foilbench.runner.run`.
 from __future__ import annotations
 
 import click
-from rich.console import Console
 
 from foilbench.cli.options import evaluation_options, settings_from
-from foilbench.cli.run_output import console_log, print_autocomp, print_tables
-from foilbench.runner import run as run_benchmarks
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,6 +28,12 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
       foilbench run --model tiny-random --benchmark tiny-builtin --out /tmp/fb
       foilbench run --model openclip:ViT-B-32:/w/vitb32.pt --benchmark ./my_bench
     """
+    # imported here, not at module level, so `foilbench run --help` stays light
+    from rich.console import Console
+
+    from foilbench.cli.run_output import console_log, print_autocomp, print_tables
+    from foilbench.runner import run as run_benchmarks
+
     err = Console(stderr=True)
     outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),
                              report=not no_report, log=console_log(err))
