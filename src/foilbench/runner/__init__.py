@@ -28,7 +28,7 @@ _EXPORTS = {
     "Log": "log", "blind_reference": "reference", "chance_rows": "reference",
     "RunOutcome": "runs", "run": "runs", "DB_FILE": "settings", "RunnerError": "settings",
     "RunSettings": "settings", "overall_metrics": "summary", "summary_entry": "summary",
-    "SweepOutcome": "sweeps", "sweep": "sweeps",
+    "SweepOutcome": "sweeps", "sweep": "sweeps", "RayOptions": "ray_cluster",
 }
 __all__ = sorted(_EXPORTS)
 
