@@ -8,7 +8,9 @@ float32 matrix product summed by two threads differs in the last digits.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +39,8 @@ from foilbench.runner import RayOptions, sweep
 from foilbench.runner.settings import DB_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
+# Ray Data's own DataContext reads its deprecated fields when copied to workers
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context")
 FAST = {"n_boot": 200, "progress": False}
 
 
@@ -188,3 +192,64 @@ def test_ray_options_need_ray_and_specs_are_checked_first(tmp_path):
     assert res.exit_code == 2 and "--ray-retries only apply with --ray" in res.output
     with pytest.raises(UnknownNameError, match="tiny-randon"):
         sweep(["tiny-randon"], ["tiny-builtin"], tmp_path, ray="127.0.0.1:1")
+
+
+# --- construction pipelines on Ray Data ------------------------------------------------------
+COMPOSET = ["construct", "composet", "--n-scenes", "2", "--foils-per-scene", "8", "--size", "64",
+            "--no-progress"]
+
+
+def construct_cli(out: Path, *extra: str):
+    from foilbench.cli.main import cli
+
+    return CliRunner().invoke(cli, [*COMPOSET, "--out", str(out), *extra])
+
+
+def call_keys(out: Path) -> list[str]:
+    lines = (out / ".construct" / "calls.jsonl").read_text().splitlines()
+    return sorted(json.loads(line)["key"] for line in lines)
+
+
+def test_construct_heavy_stages_on_ray_data_build_the_same_benchmark(cluster, tmp_path):
+    seq = construct_cli(tmp_path / "seq")
+    assert seq.exit_code == 0, seq.output
+    res = construct_cli(tmp_path / "ray", "--ray")
+    assert res.exit_code == 0, res.output
+    assert "RemoteBackend" not in res.output and "image=world-" in res.output.replace(" ", "")
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "seq" / "items.parquet"),
+                                  pd.read_parquet(tmp_path / "ray" / "items.parquet"))
+    log = "construction_log.jsonl"
+    assert (tmp_path / "seq" / log).read_text() == (tmp_path / "ray" / log).read_text()
+    assert call_keys(tmp_path / "seq") == call_keys(tmp_path / "ray")
+    made = re.search(r"calls: (\d+) made", res.output)
+    assert made and int(made.group(1)) == len(call_keys(tmp_path / "ray")) > 20
+    again = construct_cli(tmp_path / "ray", "--ray")  # resume: every call from the cache
+    assert again.exit_code == 0, again.output
+    assert "calls: 0 made" in again.output
+
+
+def test_a_failing_call_is_retried_on_the_worker_with_the_engine_policy():
+    from foilbench.construct.backends.base import TextRequest
+    from foilbench.construct.pipelines.ray_calls import attempt
+
+    class Flaky:
+        """Times out on its first call, then answers; ``broken`` never answers."""
+
+        def __init__(self, broken: bool = False, retryable: bool = True) -> None:
+            self.calls, self.broken, self.retryable = 0, broken, retryable
+
+        def complete(self, request):
+            self.calls += 1
+            if self.broken or self.calls == 1:
+                err = TimeoutError("no reply")
+                err.retryable = self.retryable
+                raise err
+            return "a red cube"
+
+    request = TextRequest(prompt="p")
+    assert attempt(Flaky(), "text", "complete", (request,), 2, 0.0) == {
+        "ok": True, "value": "a red cube", "attempts": 2}
+    assert attempt(Flaky(broken=True), "text", "complete", (request,), 2, 0.0) == {
+        "ok": False, "error": "TimeoutError: no reply", "attempts": 3}
+    final = attempt(Flaky(broken=True, retryable=False), "text", "complete", (request,), 2, 0.0)
+    assert final["attempts"] == 1 and not final["ok"]

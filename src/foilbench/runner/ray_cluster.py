@@ -1,31 +1,17 @@
-"""Connecting to Ray, and what each model's worker asks of it.
+"""The Ray options of a run or sweep, and what each model's worker asks of the cluster.
 
-``foilbench sweep --ray [ADDRESS]``: without ``ADDRESS`` (the CLI passes ``"local"``) a local
-Ray instance is started with the machine's CPUs and GPUs and shut down at the end; with one
-(``auto``, ``HOST:6379``, ``ray://HOST:10001``) the driver joins that running cluster. A Ray
-session the caller started already (``ray.init(...)`` in a notebook or a test) is used as it
-is and left running.
-
-Ray is an optional dependency (``pip install 'foilbench[ray]'``); nothing here imports it at
-module level, so ``foilbench`` without Ray works unchanged. Usage statistics are off unless
-the user set ``RAY_USAGE_STATS_ENABLED`` themselves.
+Joining or starting Ray is :mod:`foilbench.ray_session` (shared with the construction
+pipelines); Ray is an optional dependency, imported only when ``--ray`` is given.
 """
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import dataclass
-from typing import Any
 
+from foilbench.ray_session import LOCAL, slots, worker_device, worker_resources
 from foilbench.runner.settings import RunnerError
 
-LOCAL = "local"
-# variables a worker needs to find the same files and models as the driver; forwarded to the
-# workers of a cluster this process connects to (a local instance inherits them anyway)
-FORWARDED_ENV = ("FOILBENCH_HOME", "FOILBENCH_CACHE", "FOILBENCH_CACHE_DIR",
-                 "FOILBENCH_DATA_CACHE", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
-                 "TORCH_HOME", "OPENCLIP_CACHE_DIR")
+__all__ = ["LOCAL", "RayOptions", "as_options", "resources", "worker_device", "worker_slots"]
 
 
 @dataclass(frozen=True)
@@ -79,68 +65,13 @@ def as_options(ray: RayOptions | str | bool | None) -> RayOptions | None:
     raise RunnerError(f"ray must be an address, True or RayOptions, got {ray!r}")
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or an error that says how to install it."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    try:
-        import ray
-    except ImportError:
-        raise RunnerError("--ray needs Ray: pip install 'foilbench[ray]' (ray[data] 2.60)") from None
-    return ray
-
-
-def connect(options: RayOptions) -> bool:
-    """Join or start Ray as ``options.address`` says; True when this call started it (the
-    caller then shuts it down)."""
-    ray = import_ray()
-    if ray.is_initialized():
-        return False
-    env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True,
-                              "runtime_env": {"env_vars": env} if env else None}
-    try:
-        if options.address == LOCAL:
-            ray.init(**kwargs)
-        else:
-            ray.init(address=options.address, **kwargs)
-    except ConnectionError as e:
-        raise RunnerError(f"cannot reach the Ray cluster at {options.address!r}: {e} (start it "
-                          "with `ray start --head`, or drop the address for a local one)") from None
-    return True
-
-
 def resources(options: RayOptions, device: str, cluster: dict[str, float]) -> dict[str, float]:
     """``{"num_cpus": ..., "num_gpus": ...}`` of one model worker (see :class:`RayOptions`)."""
-    gpus = options.gpus_per_model
-    if gpus is None:
-        wants_gpu = device.startswith("cuda") or (device == "auto" and cluster.get("GPU", 0) > 0)
-        gpus = 1.0 if wants_gpu else 0.0
-    if gpus > 0 and cluster.get("GPU", 0) < gpus:
-        raise RunnerError(f"each model worker asks for {gpus:g} GPU(s) but the Ray cluster has "
-                          f"{cluster.get('GPU', 0):g} (use --device cpu, or add GPU nodes)")
-    if cluster.get("CPU", 0) < options.cpus_per_model:
-        raise RunnerError(f"each model worker asks for {options.cpus_per_model:g} CPU(s) but the "
-                          f"Ray cluster has {cluster.get('CPU', 0):g}")
-    return {"num_cpus": float(options.cpus_per_model), "num_gpus": float(gpus)}
+    return worker_resources(options.cpus_per_model, options.gpus_per_model, device, cluster,
+                            what="model worker")
 
 
 def worker_slots(options: RayOptions, per_worker: dict[str, float],
                  cluster: dict[str, float]) -> int:
     """How many model workers the cluster holds at once (at least 1)."""
-    fits = [math.floor(cluster.get("CPU", 0) / per_worker["num_cpus"] + 1e-9)]
-    if per_worker["num_gpus"] > 0:
-        fits.append(math.floor(cluster.get("GPU", 0) / per_worker["num_gpus"] + 1e-9))
-    slots = max(1, min(fits))
-    return min(slots, options.max_workers) if options.max_workers else slots
-
-
-def worker_device(device: str, num_gpus: float) -> str:
-    """The device a worker passes to the model: Ray shows a GPU worker only its own GPU(s)
-    (``CUDA_VISIBLE_DEVICES``), so ``cuda:N`` becomes ``cuda`` there."""
-    if num_gpus > 0 and device.startswith("cuda"):
-        return "cuda"
-    if num_gpus > 0 and device == "auto":
-        return "cuda"
-    if num_gpus == 0 and device == "auto":
-        return "cpu"  # a worker without a GPU reservation must not grab one it sees
-    return device
+    return slots(per_worker, cluster, options.max_workers)

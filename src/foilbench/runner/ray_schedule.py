@@ -27,17 +27,11 @@ from typing import Any
 
 from foilbench.data.format import Benchmark
 from foilbench.errors import FoilbenchError
+from foilbench.ray_session import connect, import_ray
 from foilbench.runner.cell import CellResult
 from foilbench.runner.log import Log
 from foilbench.runner.ray_cache import CacheServer
-from foilbench.runner.ray_cluster import (
-    RayOptions,
-    connect,
-    import_ray,
-    resources,
-    worker_device,
-    worker_slots,
-)
+from foilbench.runner.ray_cluster import RayOptions, resources, worker_device, worker_slots
 from foilbench.runner.ray_payload import from_payload
 from foilbench.runner.ray_plan import Gather, ModelState, Work, shard_cell
 from foilbench.runner.ray_progress import Progress
@@ -296,7 +290,7 @@ class Scheduler:
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> RayStats:
         t0 = time.perf_counter()
-        started = connect(self.options)
+        started = connect(self.options.address)
         try:
             self._start()
             self._fill()
