@@ -1,7 +1,7 @@
 """The driver's plan of a Ray run: work items per model, and how a large cell is sharded.
 
-Cells are grouped by model: each model has a queue of :class:`Work` that only its own actors
-take, so a model is loaded once per worker that serves it. A dual-encoder cell with more
+Cells are grouped by model: each model has a queue of :class:`Work` that only the workers
+holding that model take, so a model is loaded once per worker that serves it. A dual-encoder cell with more
 unique inputs than the shard size becomes shard works (slices of its distinct image files, by
 content hash as the engine counts them, and of its unique texts, each slice a whole number of
 the run's batches, so that, the cache being cold, a shard encodes the very batches one worker
@@ -48,8 +48,7 @@ class ModelState:
     queue: deque = field(default_factory=deque)
     info: dict[str, Any] | None = None
     describing: bool = False
-    actors: list = field(default_factory=list)
-    busy: int = 0
+    workers: int = 0  # workers holding this model now
     gathers: dict[int, Gather] = field(default_factory=dict)
     load_seconds: list[float] = field(default_factory=list)
 

@@ -1,19 +1,21 @@
-"""The driver's loop: model actors on Ray, cells fed to them, results handed to the writer.
+"""The driver's loop: a pool of model workers on Ray, cells fed to them, results to the writer.
 
-Per model (cells grouped by model, :mod:`.ray_plan`) the driver starts an actor
-(:class:`~foilbench.runner.ray_worker.ModelWorker`) with the model's resources as soon as the
-cluster has room; the actor's first call loads the model and returns its fingerprint, which
-the resume check needs (a finished cell is reused, never recomputed). Then the actor takes the
-model's cells one at a time; a model with cells waiting while its actors are busy gets another
-actor when a slot is free (at the tail of a sweep), and an actor whose model has nothing left
-is released, freeing its slot for the next model.
+The driver starts as many worker actors (:class:`~foilbench.runner.ray_worker.ModelWorker`)
+as the cluster holds with a model's resources (``num_cpus``, ``num_gpus``) and gives each
+slot a model: first every model that has no worker yet (its first call loads it and returns
+its fingerprint, which the resume check needs: a finished cell is reused, never recomputed),
+then, at the tail of a sweep, a second worker to the model with the most cells waiting. A
+worker keeps its model while that model has cells queued (cells grouped by model: one load
+per worker that serves a model), then moves to the next model; its process and imports are
+paid once per slot.
 
 Failures: an error inside a cell (a :class:`~foilbench.errors.FoilbenchError` such as an
 unreadable image, or any exception) fails that cell only. A worker process that dies is
-restarted by Ray and the cell retried, ``retries`` times (Ray's ``max_restarts`` and
-``max_task_retries``); after that the cell is reported failed and the model's other cells go
-to a fresh actor. Every finished cell is handed to ``on_cell`` on the driver at once (the
-single writer of the results store), so a run killed midway keeps every cell already done.
+restarted by Ray and the call retried, ``retries`` times (Ray's ``max_restarts`` and
+``max_task_retries``); after that the cell is reported failed, the dead worker is replaced
+and the model's other cells go on. Every finished cell is handed to ``on_cell`` on the driver
+at once (the single writer of the results store), so a run killed midway keeps every cell
+already done.
 """
 
 from __future__ import annotations
@@ -45,25 +47,36 @@ Finished = Callable[[str, Benchmark], "str | None"]
 OnReused = Callable[[str, int, str], None]
 
 
+@dataclass(eq=False)
+class Worker:
+    """One worker slot: its actor, the model it holds, whether a call is out."""
+
+    actor: Any
+    model: ModelState | None = None
+    busy: bool = False
+
+
 @dataclass
 class RayStats:
     """What the scheduler did, for the bench script and the logs."""
 
     slots: int = 0
-    actors: int = 0
+    actors: int = 0  # worker processes started (slots, plus replacements of dead ones)
     model_loads: int = 0
     works: int = 0
     worker_seconds: float = 0.0
     roundtrip_seconds: float = 0.0
     driver_seconds: float = 0.0
+    startup_seconds: float = 0.0
     cells: int = 0
     wall_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
 
     @property
     def overhead_per_work(self) -> float:
-        """Seconds per actor call spent outside the worker's own computation (dispatch,
-        argument and result transfer, waiting for a starting actor)."""
+        """Seconds per cell (or shard) call spent outside the worker's own computation:
+        dispatch, argument and result transfer. A new actor's start-up (process, imports,
+        model load) is counted apart, in ``startup_seconds`` and the model load times."""
         return (self.roundtrip_seconds - self.worker_seconds) / self.works if self.works else 0.0
 
 
@@ -95,7 +108,8 @@ class Scheduler:
         self.closed: set[tuple[str, int]] = set()  # cells done, reused or failed
         self.progress = Progress(len(specs) * len(benches), log)
         self.stats = RayStats()
-        self.inflight: dict[Any, tuple[ModelState, Any, Work | None, float]] = {}
+        self.workers: list[Worker] = []
+        self.inflight: dict[Any, tuple[Worker, ModelState, Work | None, float]] = {}
 
     # -- setup ------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -123,68 +137,75 @@ class Scheduler:
                          f"{self.per_actor['num_cpus']:g} CPU / "
                          f"{self.per_actor['num_gpus']:g} GPU each")
 
-    def _new_actor(self, model: ModelState) -> Any:
+    def _new_worker(self) -> Worker:
         actor = self.worker_class.options(
             num_cpus=self.per_actor["num_cpus"], num_gpus=self.per_actor["num_gpus"],
             max_restarts=self.options.retries, max_task_retries=self.options.retries,
-        ).remote(model.spec, self.worker_settings, cache_server=self.cache_server,
-                 revision=self.revision, threads=max(1, int(self.per_actor["num_cpus"])))
-        model.actors.append(actor)
+        ).remote(self.worker_settings, cache_server=self.cache_server, revision=self.revision,
+                 threads=max(1, int(self.per_actor["num_cpus"])))
         self.stats.actors += 1
-        return actor
+        worker = Worker(actor)
+        self.workers.append(worker)
+        return worker
 
-    def _live(self) -> int:
-        return sum(len(m.actors) for m in self.models)
+    def _release(self, worker: Worker) -> None:
+        if worker in self.workers:
+            self.workers.remove(worker)
+        self._leave(worker)
+        self.ray.kill(worker.actor, no_restart=True)
 
-    def _release(self, model: ModelState, actor: Any) -> None:
-        if actor in model.actors:
-            model.actors.remove(actor)
-        self.ray.kill(actor, no_restart=True)
+    def _leave(self, worker: Worker) -> None:
+        if worker.model is not None:
+            worker.model.workers -= 1
+            worker.model = None
 
     # -- dispatch ---------------------------------------------------------------------------
     def _pick_model(self) -> ModelState | None:
-        """The model a free slot goes to: first a model without an actor, then the model
-        with the most works waiting while its actors are busy."""
+        """The model a free worker goes to: first a model no worker holds (in order), then
+        the described model with the most works waiting."""
         for m in self.models:
-            if m.queue and not m.actors and not m.describing:
+            if m.queue and not m.workers and not m.describing:
                 return m
-        waiting = [m for m in self.models if m.queue and m.info is not None
-                   and not m.describing and m.busy >= len(m.actors)]
+        waiting = [m for m in self.models if m.queue and m.info is not None]
         return max(waiting, key=lambda m: len(m.queue), default=None)
 
     def _fill(self) -> None:
-        while self._live() < self.stats.slots:
+        """Start workers up to the slots while there is work for them; give idle ones work."""
+        for worker in [w for w in self.workers if not w.busy]:
+            self._assign(worker)
+        while len(self.workers) < self.stats.slots and self._pick_model() is not None:
+            self._assign(self._new_worker())
+
+    def _assign(self, worker: Worker) -> None:
+        """Next work for an idle worker: its model's, else another model's (switching)."""
+        model = worker.model
+        if model is None or not model.queue or model.info is None:
             model = self._pick_model()
             if model is None:
                 return
-            actor = self._new_actor(model)
+            self._leave(worker)
+            worker.model = model
+            model.workers += 1
             if model.info is None:
                 model.describing = True
-                model.busy += 1
-                self._send(model, actor, None, actor.describe.remote())
-            else:
-                self._next(model, actor)
-
-    def _send(self, model: ModelState, actor: Any, work: Work | None, ref: Any) -> None:
-        self.inflight[ref] = (model, actor, work, time.perf_counter())
-
-    def _next(self, model: ModelState, actor: Any) -> None:
-        """Give ``actor`` its model's next work, or release it when there is none."""
-        if not model.queue:
-            self._release(model, actor)
-            return
+                self._send(worker, None, worker.actor.describe.remote(model.spec))
+                return
         work = model.queue.popleft()
-        model.busy += 1
         bench = self.bench_refs[work.bench]
+        actor, spec = worker.actor, model.spec
         if work.kind == "cell":
-            self.progress.started((model.spec, work.bench))
-            ref = actor.evaluate.remote(bench)
+            self.progress.started((spec, work.bench))
+            ref = actor.evaluate.remote(spec, bench)
         elif work.kind == "shard":
-            self.progress.started((model.spec, work.bench))
-            ref = actor.encode_shard.remote(bench, work.side, work.refs)
+            self.progress.started((spec, work.bench))
+            ref = actor.encode_shard.remote(spec, bench, work.side, work.refs)
         else:
-            ref = actor.evaluate.remote(bench, work.embeddings)
-        self._send(model, actor, work, ref)
+            ref = actor.evaluate.remote(spec, bench, work.embeddings)
+        self._send(worker, work, ref)
+
+    def _send(self, worker: Worker, work: Work | None, ref: Any) -> None:
+        worker.busy = True
+        self.inflight[ref] = (worker, worker.model, work, time.perf_counter())
 
     # -- results ----------------------------------------------------------------------------
     def _described(self, model: ModelState, reply: dict[str, Any]) -> None:
@@ -243,29 +264,31 @@ class Scheduler:
         self.on_failed(model.spec, bench, message)
 
     def _handle(self, ref: Any) -> None:
-        model, actor, work, sent = self.inflight.pop(ref)
-        model.busy -= 1
+        worker, model, work, sent = self.inflight.pop(ref)
+        worker.busy = False
         try:
             reply = self.ray.get(ref)
         except Exception as err:  # the call's own error, or its worker died for good
-            self._failed_call(model, actor, work, err)
+            self._failed_call(worker, model, work, err)
             return
-        self.stats.works += 1
-        self.stats.roundtrip_seconds += time.perf_counter() - sent
-        self.stats.worker_seconds += reply.get("worker_seconds", reply.get("load_seconds", 0))
-        if work is None:
+        roundtrip = time.perf_counter() - sent
+        if work is None:  # a worker's first call for a model: (start-up and) the load
             model.describing = False
+            self.stats.startup_seconds += roundtrip - reply["load_seconds"]
             self._described(model, reply)
-        elif work.kind == "shard":
-            self._shard_done(model, work, reply)
         else:
-            self._cell_done(model, work, reply)
-        self._next(model, actor)
+            self.stats.works += 1
+            self.stats.roundtrip_seconds += roundtrip
+            self.stats.worker_seconds += reply["worker_seconds"]
+            if work.kind == "shard":
+                self._shard_done(model, work, reply)
+            else:
+                self._cell_done(model, work, reply)
+        self._assign(worker)
 
-    def _failed_call(self, model: ModelState, actor: Any, work: Work | None,
+    def _failed_call(self, worker: Worker, model: ModelState, work: Work | None,
                      err: BaseException) -> None:
         message = error_text(err, self.options.retries)
-        died = not isinstance(err, self.ray.exceptions.RayTaskError)
         if work is None:  # the model could not be loaded: every cell of it fails
             model.describing = False
             self.log("error", f"{model.spec}: {message}")
@@ -274,15 +297,16 @@ class Scheduler:
         else:
             self.log("error", f"{model.spec} x {self.benches[work.bench].name}: {message}")
             self._fail(model, work.bench, message)
-        if died or work is None:
-            self._release(model, actor)
-        else:
-            self._next(model, actor)
+        if isinstance(err, self.ray.exceptions.RayTaskError):  # the worker lives on
+            if work is None:
+                self._leave(worker)
+            self._assign(worker)
+        else:  # dead for good: replaced by _fill while work remains
+            self._release(worker)
 
     def _release_all(self) -> None:
-        for m in self.models:
-            for actor in list(m.actors):
-                self._release(m, actor)
+        for worker in list(self.workers):
+            self._release(worker)
         if getattr(self, "_cache_actor", None) is not None:
             self.ray.kill(self._cache_actor, no_restart=True)
             self._cache_actor = None

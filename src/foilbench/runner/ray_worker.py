@@ -1,9 +1,13 @@
-"""The Ray actor that holds one model: loaded once, then fed cells (and shards) of that model.
+"""The Ray actor of one worker slot: holds one model at a time, fed that model's cells.
 
-The driver creates one actor per model (more when a model has many cells and the cluster has
-room), with the model's resources (``num_cpus``, ``num_gpus``) and Ray's restart policy: when
-the actor's process dies mid-cell (killed, out of memory) Ray restarts it, which reloads the
-model lazily on the next call, and retries the cell (``max_restarts`` / ``max_task_retries``).
+The driver starts one actor per worker slot, with a model's resources (``num_cpus``,
+``num_gpus``) and Ray's restart policy. Every call names its model spec; the actor loads a
+model on the first call that names it and keeps it while the driver sends it that model's
+cells (cells are grouped by model, so a model is loaded once per worker that serves it), then
+drops it when the driver moves the slot to the next model; the process, its imports and its
+CUDA context are paid once per slot, not once per model. When the process dies mid-cell
+(killed, out of memory) Ray restarts it and retries the call (``max_restarts`` /
+``max_task_retries``), and since the call names its model, the restarted actor reloads it.
 
 Each cell is computed by :func:`~foilbench.runner.cell.evaluate_cell`, exactly as a
 sequential run computes it, and returned as plain data (:mod:`.ray_payload`); the actor never
@@ -13,6 +17,7 @@ display instead.
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import asdict
 from typing import Any
@@ -55,22 +60,36 @@ def limit_threads(n: int) -> None:
 class ModelWorker:
     """Actor body (wrapped with ``ray.remote`` by the scheduler)."""
 
-    def __init__(self, spec: str, settings: dict[str, Any], *, cache_server: str | None = None,
+    def __init__(self, settings: dict[str, Any], *, cache_server: str | None = None,
                  revision: str | None = None, threads: int | None = None) -> None:
         if threads:
             limit_threads(threads)
-        self.spec = spec
         self.settings = RunSettings(**{**settings, "progress": False})
         self.revision = revision
         self.cache_server = cache_server
+        self.spec: str | None = None
         self._adapter: Any = None
         self._cache: Any = None
 
-    def _model(self) -> Any:
-        if self._adapter is None:  # lazily, so a restarted actor reloads on its next call
-            self._adapter = resolve_model(self.spec, device=self.settings.device,
+    def _model(self, spec: str) -> Any:
+        """The adapter of ``spec``, loaded when the held model is another (or none)."""
+        if self.spec != spec:
+            self._drop()
+            self._adapter = resolve_model(spec, device=self.settings.device,
                                           dtype=self.settings.dtype)
+            self.spec = spec
         return self._adapter
+
+    def _drop(self) -> None:
+        """Free the held model (and, on a GPU, its cached memory) before loading another."""
+        if self._adapter is None:
+            return
+        self._adapter, self.spec = None, None
+        gc.collect()
+        if self.settings.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.empty_cache()
 
     def _store_cache(self) -> Any:
         if not self.settings.use_cache:
@@ -84,19 +103,19 @@ class ModelWorker:
                 self._cache = EmbeddingCache(self.settings.cache_dir)
         return self._cache
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, spec: str) -> dict[str, Any]:
         """Load the model; its :class:`~foilbench.models.base.ModelInfo` as a dict (the
         driver needs the fingerprint for the resume check) and the load time."""
         t0 = time.perf_counter()
-        info = asdict(self._model().info)
+        info = asdict(self._model(spec).info)
         return {"info": info, "load_seconds": time.perf_counter() - t0}
 
-    def evaluate(self, bench: Benchmark, embeddings: dict[str, np.ndarray] | None = None
-                 ) -> dict[str, Any]:
+    def evaluate(self, spec: str, bench: Benchmark,
+                 embeddings: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
         """One cell as a payload; ``embeddings`` (hash -> vector) are inputs this cell's
         shards already encoded, looked up before the cache."""
         t0 = time.perf_counter()
-        adapter = self._model()
+        adapter = self._model(spec)
         cache = self._store_cache()
         if embeddings:
             cache = MemoryCache(adapter.info.fingerprint, embeddings, cache)
@@ -105,12 +124,13 @@ class ModelWorker:
         payload["worker_seconds"] = time.perf_counter() - t0
         return payload
 
-    def encode_shard(self, bench: Benchmark, side: str, refs: list[str]) -> dict[str, Any]:
+    def encode_shard(self, spec: str, bench: Benchmark, side: str,
+                     refs: list[str]) -> dict[str, Any]:
         """Embeddings of a shard of a benchmark's unique images (``side="image"``, refs are
         image paths) or texts: each distinct content hash once, in the run's batches, through
         the cache like the engine's own encoding."""
         t0 = time.perf_counter()
-        adapter = self._model()
+        adapter = self._model(spec)
         timer = Timer()
         if side == "image":
             hashes = hash_images(bench.root, refs, timer)
@@ -131,6 +151,6 @@ class ModelWorker:
             unique, load, embed, fingerprint=adapter.info.fingerprint,
             cache=self._store_cache(),
             batch_size=forward_batch_size(adapter, self.settings.batch_size), timer=timer,
-            label=f"{self.spec}: {side}s", progress=False)
+            label=f"{spec}: {side}s", progress=False)
         return {"hashes": unique, "embeddings": emb, "encoded": encoded, "hits": hits,
                 "worker_seconds": time.perf_counter() - t0}
