@@ -67,9 +67,14 @@ def from_payload(payload: dict[str, Any], bench: Benchmark) -> CellResult:
         raise ValueError(f"a worker's result for {bench.name!r} does not match the driver's "
                          "benchmark (checksum or item count differ)")
     ends = np.cumsum(payload["score_lengths"])
-    scores = np.split(payload["scores"], ends[:-1]) if len(ends) else []
+    flat = np.array(payload["scores"])  # a writable copy (Ray hands out read-only views)
+    scores = np.split(flat, ends[:-1]) if len(ends) else []
+
+    def arrays(name: str) -> dict[str, np.ndarray]:
+        return {k: np.array(v) for k, v in payload[name].items()}
+
     result = EvalResult(benchmark=bench, model=ModelInfo(**payload["model"]), scores=scores,
-                        outcomes=payload["outcomes"], ties=payload["ties"],
-                        chance=payload["chance"], stats=payload["stats"])
+                        outcomes=arrays("outcomes"), ties=arrays("ties"),
+                        chance=arrays("chance"), stats=payload["stats"])
     evaluation = Evaluation(result, frame_from_bytes(payload["metrics"]), payload["provenance"])
     return CellResult(evaluation, payload["compass"])
