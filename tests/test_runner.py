@@ -166,16 +166,16 @@ def test_a_schema_1_store_stays_readable_and_is_upgraded(env):
 
 
 def test_run_and_sweep_share_one_definition_of_their_options():
-    from foilbench.cli.options import SETTING_OPTIONS
+    from foilbench.cli.options import RAY_OPTIONS, SETTING_OPTIONS
     from foilbench.cli.run_cmd import run
     from foilbench.cli.sweep_cmd import sweep
 
-    shared = {"models", "benchmarks", "out_dir", *SETTING_OPTIONS}
+    shared = {"models", "benchmarks", "out_dir", *SETTING_OPTIONS, *RAY_OPTIONS}
     run_opts = {p.name: p for p in run.params}
     sweep_opts = {p.name: p for p in sweep.params}
     assert shared <= set(run_opts) and shared <= set(sweep_opts)
     assert set(run_opts) - shared == {"no_report"} and set(sweep_opts) - shared == {"db_path"}
-    for name in SETTING_OPTIONS:
+    for name in (*SETTING_OPTIONS, *RAY_OPTIONS):
         assert run_opts[name].help == sweep_opts[name].help
         assert run_opts[name].default == sweep_opts[name].default
     assert sweep_opts["models"].required and not run_opts["models"].required

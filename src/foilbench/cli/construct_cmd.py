@@ -6,6 +6,7 @@ stage engine and the backends live in ``foilbench.construct``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from pathlib import Path
@@ -51,10 +52,21 @@ def common_options(fn):
     @click.option("--progress/--no-progress", default=None,
                   help="Progress bar per stage (default: when stderr is a terminal).")
     @click.option("--dry-run", is_flag=True, help="Print the call and spend estimate; do nothing.")
+    @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
+                  metavar="[ADDRESS]",
+                  help="Run the heavy stages (image generation, editing, detection, VQA, local "
+                       "LMs, the world renderer) on Ray Data: alone, a local Ray instance; with "
+                       "ADDRESS a running cluster (docs/scale-out.md). Needs foilbench[ray].")
+    @click.option("--ray-gpus", type=click.FloatRange(min=0), default=None,
+                  help="With --ray: GPUs per worker of a model backend (default: 1 with "
+                       "--device cuda, or auto on a cluster with GPUs).")
+    @click.option("--ray-max-workers", type=click.IntRange(min=1), default=None,
+                  help="With --ray: workers per stage at most (default: what the cluster holds).")
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         run_keys = ("out", "seed", "max_spend", "retries", "device", "dtype", "concurrency",
-                    "cache_dir", "progress", "dry_run")
+                    "cache_dir", "progress", "dry_run", "ray_address", "ray_gpus",
+                    "ray_max_workers")
         kwargs["run"] = {k: kwargs.pop(k) for k in run_keys}
         return fn(*args, **kwargs)
 
@@ -62,18 +74,52 @@ def common_options(fn):
 
 
 def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
+    from foilbench.construct.pipelines.runner import resolve_backends
+
+    with ray_session_for(run) as ray_options:
+        if ray_options is None:
+            backends = resolve_backends(specs, device=run["device"], dtype=run["dtype"],
+                                        max_spend=run["max_spend"],
+                                        max_concurrency=run["concurrency"],
+                                        cache_dir=run["cache_dir"])
+        else:
+            from foilbench.construct.pipelines.ray_backends import resolve_backends_on_ray
+
+            backends = resolve_backends_on_ray(specs, ray_options, max_spend=run["max_spend"],
+                                               max_concurrency=run["concurrency"],
+                                               cache_dir=run["cache_dir"])
+        _build(name, config, backends, run, ray_options)
+
+
+@contextlib.contextmanager
+def ray_session_for(run: dict):
+    """No Ray without --ray; with it, Ray joined or started for the command (shut down after
+    when started here) and the options of the heavy stages."""
+    if run["ray_address"] is None:
+        if run["ray_gpus"] is not None or run["ray_max_workers"] is not None:
+            raise click.UsageError("--ray-gpus and --ray-max-workers only apply with --ray")
+        yield None
+        return
+    from foilbench.construct.pipelines.ray_backends import RayConstructOptions
+    from foilbench.ray_session import session
+
+    with session(run["ray_address"]):
+        yield RayConstructOptions(address=run["ray_address"], device=run["device"],
+                                  dtype=run["dtype"], gpus=run["ray_gpus"],
+                                  max_workers=run["ray_max_workers"])
+
+
+def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     from foilbench.construct.pipelines.engine import ConstructError
     from foilbench.construct.pipelines.log import SURVIVAL_HEADERS, account, read_log
     from foilbench.construct.pipelines.log import survival_cells as cells
-    from foilbench.construct.pipelines.runner import resolve_backends, run_pipeline
+    from foilbench.construct.pipelines.runner import run_pipeline
 
     out = run["out"]
-    backends = resolve_backends(specs, device=run["device"], dtype=run["dtype"],
-                                max_spend=run["max_spend"], max_concurrency=run["concurrency"],
-                                cache_dir=run["cache_dir"])
     click.echo(f"{name}: " + ", ".join(f"{r}={b.fingerprint}" for r, b in backends.items()))
     progress = sys.stderr.isatty() if run["progress"] is None else run["progress"]
-    kwargs = {"max_spend": run["max_spend"], "retries": run["retries"], "progress": progress}
+    kwargs = {"max_spend": run["max_spend"], "retries": run["retries"], "progress": progress,
+              "ray": ray_options}
     summary = run_pipeline(name, config, backends, out, dry_run=True, **kwargs)
     click.echo("estimate (upper bound, before the cache):")
     click.echo("\n".join(summary.estimate.lines()))

@@ -86,3 +86,62 @@ def settings_from(params: dict[str, Any]) -> RunSettings:
                        n_boot=p["n_boot"], seed=p["seed"], ci_method=p["ci_method"],
                        allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
                        use_cache=not p["no_cache"], progress=not p["quiet"])
+
+
+RAY_OPTIONS = ("ray_address", "ray_retries", "ray_cpus", "ray_gpus", "ray_max_workers",
+               "ray_shard_size", "ray_shared_cache")
+
+
+def ray_options() -> Callable[[Callable], Callable]:
+    """Decorator adding ``--ray [ADDRESS]`` and its tuning options (docs/scale-out.md)."""
+    options = [
+        click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
+                     metavar="[ADDRESS]",
+                     help="Compute the cells on Ray workers: alone, a local Ray instance with "
+                          "this machine's CPUs and GPUs; with ADDRESS (auto, HOST:6379, "
+                          "ray://HOST:10001) a running cluster. Needs foilbench[ray]."),
+        click.option("--ray-retries", default=2, show_default=True, type=click.IntRange(min=0),
+                     help="With --ray: retries of a cell whose worker died, then it fails."),
+        click.option("--ray-cpus", default=1.0, show_default=True,
+                     type=click.FloatRange(min=0, min_open=True),
+                     help="With --ray: CPUs each model worker reserves."),
+        click.option("--ray-gpus", default=None, type=click.FloatRange(min=0),
+                     help="With --ray: GPUs each model worker reserves (default: 1 when "
+                          "--device is cuda, or auto on a cluster with GPUs; else 0)."),
+        click.option("--ray-max-workers", default=None, type=click.IntRange(min=1),
+                     help="With --ray: at most this many model workers at once."),
+        click.option("--ray-shard-size", default=0, show_default=True,
+                     type=click.IntRange(min=0),
+                     help="With --ray: split a dual-encoder cell with more unique images + "
+                          "texts than this across workers (0: never)."),
+        click.option("--ray-shared-cache", is_flag=True,
+                     help="With --ray: workers write the embedding cache folder themselves "
+                          "(it must be on storage every node mounts); default: the driver's "
+                          "node writes it."),
+    ]
+
+    def decorate(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def ray_from(params: dict[str, Any]) -> Any:
+    """Pop the Ray options out of ``params``: a ``RayOptions``, or None without --ray."""
+    p = {name: params.pop(name) for name in RAY_OPTIONS}
+    if p["ray_address"] is None:
+        ctx = click.get_current_context(silent=True)
+        typed = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+        given = [f"--{n.replace('_', '-')}" for n in RAY_OPTIONS[1:]
+                 if ctx is not None and ctx.get_parameter_source(n) in typed]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} only apply with --ray")
+        return None
+    from foilbench.runner.ray_cluster import RayOptions
+
+    return RayOptions(address=p["ray_address"], retries=p["ray_retries"],
+                      cpus_per_model=p["ray_cpus"], gpus_per_model=p["ray_gpus"],
+                      max_workers=p["ray_max_workers"], shard_size=p["ray_shard_size"],
+                      shared_cache=p["ray_shared_cache"])

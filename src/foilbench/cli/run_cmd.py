@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import click
 
-from foilbench.cli.options import evaluation_options, settings_from
+from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @evaluation_options(specs_required=False,
                     out_help="one subfolder per invocation holding summary.json")
+@ray_options()
 @click.option("--no-report", is_flag=True, help="Skip the HTML report.")
 def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_report: bool,
         **options) -> None:
@@ -27,6 +28,7 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
       foilbench run
       foilbench run --model tiny-random --benchmark tiny-builtin --out /tmp/fb
       foilbench run --model openclip:ViT-B-32:/w/vitb32.pt --benchmark ./my_bench
+      foilbench run --ray --model tiny-random --benchmark tiny-builtin   (docs/scale-out.md)
     """
     # imported here, not at module level, so `foilbench run --help` stays light
     from rich.console import Console
@@ -35,8 +37,9 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
     from foilbench.runner import run as run_benchmarks
 
     err = Console(stderr=True)
+    ray = ray_from(options)
     outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),
-                             report=not no_report, log=console_log(err))
+                             report=not no_report, log=console_log(err), ray=ray)
     print_tables(Console(), outcome.records, outcome.reference)
     for rec in outcome.records:
         if rec.compass is not None:

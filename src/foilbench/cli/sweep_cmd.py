@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
-from foilbench.cli.options import evaluation_options, settings_from
+from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
 from foilbench.cli.run_output import console_log
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
@@ -17,6 +17,7 @@ from foilbench.runner.settings import DB_FILE
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @evaluation_options(specs_required=True, out_help="sweep-<id>/matrix.{csv,md,tex}")
+@ray_options()
 @click.option("--db", "db_path", default=None, type=click.Path(dir_okay=False),
               help=f"Results database (default OUT/{DB_FILE}); finished runs in it are reused.")
 def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
@@ -26,17 +27,20 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     Each cell is the benchmark's primary metric (Group for 2x2 benchmarks, T2I R@1 for
     image-foil-only, I2T R@1 for text-foil-only ones) with its 95% interval. Run it again with
     more models or benchmarks: finished (model, benchmark, settings) runs are reused, so only
-    the new cells are computed.
+    the new cells are computed. With --ray the cells run on Ray workers, one model load per
+    worker (docs/scale-out.md); the stored results are the same.
 
     \b
     Examples:
       foilbench sweep --model tiny-random --benchmark tiny-builtin --out /tmp/fb
       foilbench sweep --model openclip:ViT-B-32:/w/b32.pt --model hf:/w/siglip \\
           --benchmark winoground:/data/winoground --benchmark sugarcrepe:/data/sc?images=/coco
+      foilbench sweep --ray auto --device cuda --model hf:/w/siglip --benchmark /data/bench
     """
     err = Console(stderr=True)
+    ray = ray_from(options)
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
-                        log=console_log(err))
+                        log=console_log(err), ray=ray)
     click.echo(outcome.markdown())
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "

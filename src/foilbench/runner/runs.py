@@ -23,6 +23,7 @@ from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
 from foilbench.runner.log import Log, to_logging
 from foilbench.runner.notes import note_lines
+from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import benchmark_reference
 from foilbench.runner.settings import (
     DB_FILE,
@@ -57,7 +58,7 @@ class RunOutcome:
 def run(models: str | Iterable[str] | None = None,
         benchmarks: str | Iterable[str] | None = None, out: str | Path = DEFAULT_OUT, *,
         settings: RunSettings | None = None, report: bool = True, log: Log | None = None,
-        **options: Any) -> RunOutcome:
+        ray: Any = None, **options: Any) -> RunOutcome:
     """Evaluate every model on every benchmark; store each run in ``OUT/foilbench.duckdb``.
 
     ``models`` and ``benchmarks`` are the specs ``foilbench run`` takes (default: the
@@ -65,16 +66,25 @@ def run(models: str | Iterable[str] | None = None,
     (:class:`RunSettings`) with keyword ``options`` overriding it, e.g.
     ``run(["tiny-random"], ["tiny-builtin"], "/tmp/fb", n_boot=200, progress=False,
     report=False)``. Progress and warnings go to ``log(level, message)`` (default: the
-    ``foilbench.runner`` logger). Writes ``OUT/<batch_id>/summary.json`` (and ``report.html``
-    when ``report``) and returns a :class:`RunOutcome`.
+    ``foilbench.runner`` logger). ``ray`` (an address, ``"local"``, ``True`` or
+    :class:`~foilbench.runner.ray_cluster.RayOptions`) computes the cells on Ray workers
+    (:mod:`foilbench.runner.ray_runs`), storing the same rows. Writes
+    ``OUT/<batch_id>/summary.json`` (and ``report.html`` when ``report``) and returns a
+    :class:`RunOutcome`.
     """
     settings = make_settings(settings, options)
     log = log or to_logging
+    ray_options = as_options(ray)
     model_specs = spec_list(models, "models")
     if not model_specs:
         model_specs = list(EMBEDDED_DEFAULTS)
         log("info", f"default models: the embedded {', '.join(model_specs)}")
-    loaded = load_models(model_specs, settings)
+    if ray_options is None:
+        loaded = load_models(model_specs, settings)
+    else:  # loaded on the workers; only the specs are checked here
+        from foilbench.runner.ray_runs import check_model_specs
+
+        check_model_specs(model_specs)
     bench_specs = spec_list(benchmarks, "benchmarks")
     if not bench_specs:
         bench_specs = [DEFAULT_SUITE]
@@ -90,6 +100,13 @@ def run(models: str | Iterable[str] | None = None,
     revision = git_revision()
     records: list[CellRecord] = []
     store = SharedStore(db_path, notify=lambda msg: log("warning", msg))
+    if ray_options is not None:
+        from foilbench.runner.ray_runs import ray_run_records
+
+        records, _ = ray_run_records(model_specs, benches, store, settings=settings,
+                                     options=ray_options, batch_id=batch_id, log=log,
+                                     revision=revision)
+        loaded = []
     for spec, adapter in loaded:
         for bench in benches:
             log("info", f"evaluating {spec} on {bench.name} ({len(bench)} items)")

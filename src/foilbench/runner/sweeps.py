@@ -24,6 +24,7 @@ from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
 from foilbench.runner.log import Log, to_logging
 from foilbench.runner.notes import note_lines
+from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
@@ -43,6 +44,7 @@ class SweepOutcome:
     cells: pd.DataFrame
     paths: list[Path]
     failures: list[str] = field(default_factory=list)
+    ray_stats: Any = None  # :class:`~foilbench.runner.ray_schedule.RayStats` of a Ray sweep
 
     @property
     def reused(self) -> int:
@@ -111,31 +113,48 @@ def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
 def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
           out: str | Path = DEFAULT_OUT, *, db: str | Path | None = None,
           settings: RunSettings | None = None, log: Log | None = None,
-          **options: Any) -> SweepOutcome:
+          ray: Any = None, **options: Any) -> SweepOutcome:
     """Every model on every benchmark, reusing finished runs in ``db`` (default
     ``OUT/foilbench.duckdb``); the matrix goes to the store and ``OUT/sweep-<id>/``.
 
     Settings as in :func:`foilbench.runner.run`. A failed cell does not stop the others; it is
-    listed in :attr:`SweepOutcome.failures` (the CLI then exits non-zero).
+    listed in :attr:`SweepOutcome.failures` (the CLI then exits non-zero). ``ray`` (an
+    address, ``"local"``, ``True`` or :class:`~foilbench.runner.ray_cluster.RayOptions`)
+    computes the cells on Ray workers (:mod:`foilbench.runner.ray_runs`); the stored rows are
+    the same.
     """
     settings = make_settings(settings, options)
     log = log or to_logging
     model_specs, bench_specs = spec_list(models, "models"), spec_list(benchmarks, "benchmarks")
     if not model_specs or not bench_specs:
         raise RunnerError("a sweep needs at least one model and one benchmark")
+    ray_options = as_options(ray)
+    if ray_options is not None:
+        from foilbench.runner.ray_runs import check_model_specs
+
+        check_model_specs(model_specs)
     benches = load_benchmarks(bench_specs, settings, log)
-    loaded = load_models(model_specs, settings)
+    loaded = load_models(model_specs, settings) if ray_options is None else []
     out_dir = Path(out)
     db_path = Path(db) if db else out_dir / DB_FILE
     sweep_id = new_batch_id()
     failures: list[str] = []
+    ray_stats = None
     store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
-    cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
-                        settings=settings, batch_id=sweep_id, log=log, failures=failures)
+    if ray_options is None:
+        cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
+                            settings=settings, batch_id=sweep_id, log=log, failures=failures)
+    else:
+        from foilbench.runner.ray_runs import ray_sweep_cells
+
+        cells, ray_stats = ray_sweep_cells(model_specs, benches, store, settings=settings,
+                                           options=ray_options, batch_id=sweep_id, log=log,
+                                           failures=failures, revision=git_revision())
     store.write_sweep(sweep_id, cells)
     for bench in benches:  # stored once per benchmark checksum, for the report
         try_blind_reference(bench, store, log)
     names = [b.name for b in benches]
     paths = write_outputs(cells.drop(columns=["reused"]), out_dir / f"sweep-{sweep_id}",
                           model_specs, names)
-    return SweepOutcome(sweep_id, db_path, model_specs, names, cells, paths, failures)
+    return SweepOutcome(sweep_id, db_path, model_specs, names, cells, paths, failures,
+                        ray_stats)

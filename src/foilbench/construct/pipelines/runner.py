@@ -98,9 +98,11 @@ def check_roles(name: str, backends: dict[str, Backend]) -> None:
 
 def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str | Path, *,
                  max_spend: float | None = None, retries: int = 2, backoff_s: float = 1.0,
-                 progress: bool = True, dry_run: bool = False) -> RunSummary:
+                 progress: bool = True, dry_run: bool = False, ray: Any = None) -> RunSummary:
     """Build pipeline ``name`` into ``out`` (see the module docstring). With ``dry_run`` only
-    the spend estimate is computed (no call is made, nothing is written)."""
+    the spend estimate is computed (no call is made, nothing is written). With ``ray`` (a
+    :class:`~.ray_backends.RayConstructOptions`, backends from
+    :func:`~.ray_backends.resolve_backends_on_ray`) the heavy stages run on Ray Data."""
     from foilbench.construct.pipelines.export import write_result
 
     module = pipeline_module(name)
@@ -110,8 +112,14 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     if dry_run:
         return summary
     budget = Budget(max_spend)
-    ctx = Context(out, backends, budget=budget, retries=retries, backoff_s=backoff_s,
-                  progress=progress, pipeline=name)
+    context: Any = Context
+    extra: dict[str, Any] = {}
+    if ray is not None:
+        from foilbench.construct.pipelines.ray_calls import RayContext
+
+        context, extra = RayContext, {"ray_options": ray}
+    ctx = context(out, backends, budget=budget, retries=retries, backoff_s=backoff_s,
+                  progress=progress, pipeline=name, **extra)
     try:
         result = module.build(ctx, config)
         options = {"config": config.options(), "retries": retries, "max_spend": budget.cap}
