@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from foilbench.construct.pairs import build_pairs
 from foilbench.models.tiny import build_tiny_random
 from foilbench.train.card import BEGIN, END, card_tables, score_model, write_card
-from foilbench.world.pairs import build_pairs
 
 
 def test_score_model_slices_pairs_by_edit_type_at_the_short_tier(tmp_path):
