@@ -143,3 +143,22 @@ def test_suite_items_match_the_recorded_checksums(tmp_path):
     got = {b.name: b.compute_checksum(include_images=False).removeprefix("sha256:")[:16]
            for b in load_suite(tmp_path)}
     assert got == GOLDEN_ITEMS
+
+
+def test_quiet_runs_build_the_suite_without_bars(tmp_path, monkeypatch):
+    """`foilbench run --quiet` reaches the suite build: its bars follow settings.progress."""
+    from foilbench.construct import suite as suite_mod
+    from foilbench.data.registry import resolve_benchmarks
+
+    seen = []
+
+    def fake_build(out, seed, size, progress):
+        seen.append(progress)
+        (out / suite_mod.SUITE_FILE).write_text('{"benchmarks": []}')
+
+    monkeypatch.setattr(suite_mod, "cache_dir", lambda seed=0: tmp_path / "suite-0")
+    monkeypatch.setattr(suite_mod, "build_suite", fake_build)
+    assert resolve_benchmarks("synth", progress=False) == []
+    (tmp_path / "suite-0" / suite_mod.SUITE_FILE).unlink()
+    assert resolve_benchmarks("synth") == []
+    assert seen == [False, True]

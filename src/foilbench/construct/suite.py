@@ -144,7 +144,7 @@ def load_suite(path: str | Path, on_invalid: str = "raise",
 
 
 def embedded_suite(on_invalid: str = "raise", check_images: bool = True,
-                   seed: int = DEFAULT_SEED) -> list[Benchmark]:
+                   seed: int = DEFAULT_SEED, progress: bool = True) -> list[Benchmark]:
     """The ``synth`` suite: loaded from the cache, built there first if absent.
 
     The build goes to a temporary sibling folder that is renamed into place when complete, so
@@ -155,7 +155,7 @@ def embedded_suite(on_invalid: str = "raise", check_images: bool = True,
         _note(f"building the embedded suite once into {target} (a few minutes)")
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
         try:
-            build_suite(tmp, seed=seed, size=DEFAULT_SIZE)
+            build_suite(tmp, seed=seed, size=DEFAULT_SIZE, progress=progress)
             try:
                 tmp.rename(target)
             except OSError:  # another process finished first; use theirs

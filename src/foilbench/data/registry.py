@@ -71,12 +71,24 @@ def loaders() -> Registry:
     return reg
 
 
-def resolve_benchmarks(spec: str, *, on_invalid: str = "raise",
-                       check_images: bool = True) -> list[Benchmark]:
-    """All benchmarks a spec names (a suite names several)."""
+def resolve_benchmarks(spec: str, *, on_invalid: str = "raise", check_images: bool = True,
+                       progress: bool = True) -> list[Benchmark]:
+    """All benchmarks a spec names (a suite names several). ``progress=False`` silences a
+    suite's build bars (passed to suite loaders that take ``progress``)."""
     if spec in suites():
-        return list(suites().get(spec)(on_invalid=on_invalid, check_images=check_images))
+        loader = suites().get(spec)
+        extra = {"progress": progress} if _takes(loader, "progress") else {}
+        return list(loader(on_invalid=on_invalid, check_images=check_images, **extra))
     return [resolve_benchmark(spec, on_invalid=on_invalid, check_images=check_images)]
+
+
+def _takes(fn, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def resolve_benchmark(spec: str, *, on_invalid: str = "raise",

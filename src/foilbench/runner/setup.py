@@ -42,7 +42,8 @@ def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log) -> li
     (computed when the manifest has none: it keys resume and the stored blind audit); dropped
     items (with ``allow_partial``) are logged as a warning with their counts and reasons."""
     benches = [b for spec in specs
-               for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid)]
+               for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid,
+                                           progress=settings.progress)]
     for bench in benches:
         ensure_checksum(bench)
         if bench.dropped:
