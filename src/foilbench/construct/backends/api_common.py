@@ -31,9 +31,9 @@ from PIL import Image
 
 from foilbench.errors import ModelError
 from foilbench.models.api.cache import ResponseCache
-from foilbench.models.api.spend import SpendCapError, cap_from_env
-from foilbench.models.api.transport import RetryPolicy
-from foilbench.models.api.wire import Reply
+from foilbench.models.api.spend import SpendCapError, cap_from_env, price_for
+from foilbench.models.api.transport import RetryPolicy, post_json
+from foilbench.models.api.wire import PROVIDERS, Reply, auth_headers, build_request, parse_reply
 from foilbench.models.fingerprint import cache_root
 from foilbench.models.spec_options import int_option, split_options
 
@@ -231,3 +231,41 @@ class GuardedCaller:
     def usage(self) -> dict:
         return {"http_requests": self.http_requests, "cache_hits": self.cache_hits,
                 "spend_usd": round(self.budget.spent, 6), "billed_calls": self.budget.calls}
+
+
+class TokenPricedAPI:
+    """The part of a text-reply API backend that does not depend on its role: the text
+    generator (:mod:`.api_text`) and the API VQA validator (:mod:`.vqa`) send the same kind of
+    request (image and text parts, one reply), priced per token, through one
+    :class:`GuardedCaller` and the shared ``construct_text_responses.jsonl`` cache. Kept in one
+    place so the two roles price, cache and bill a call the same way."""
+
+    def _connect(self, provider: str, model: str, spec: str, max_concurrency: int,
+                 budget: SpendBudget | None, policy: RetryPolicy | None,
+                 cache_dir: str | Path | None) -> None:
+        self.provider, self.model, self.spec = provider, model, spec
+        self.max_concurrency = max_concurrency
+        self.price = price_for(provider, model)
+        self.caller = GuardedCaller(budget, policy, cache_dir)
+        self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
+
+    def _cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * self.price[0] + tokens_out * self.price[1]) / 1e6
+
+    def _reply(self, key: str, role: str, first_estimate: float, parts: list,
+               max_tokens: int, **wire: Any) -> Reply:
+        """The cached reply for ``key``, else one guarded request billed at the reply's
+        token counts. ``role`` prefixes the budget's estimate name (``text``, ``vqa``)."""
+
+        def send():
+            path, body = build_request(self.provider, self.model, parts, max_tokens, **wire)
+            url = PROVIDERS[self.provider].base_url() + path
+            data, n = post_json(url, body, {}, auth_headers(self.provider), self.caller.policy)
+            reply = parse_reply(self.provider, data)
+            return reply, n, self._cost(reply.input_tokens, reply.output_tokens)
+
+        return self.caller.call(key, self.cache.get, f"{role}:{self.provider}:{self.model}",
+                                first_estimate, send, self.cache.put)
+
+    def usage(self) -> dict:
+        return self.caller.usage()

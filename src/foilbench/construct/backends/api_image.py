@@ -130,7 +130,11 @@ class _APIImages:
                 "usd_per_image": self.cost_per_call_usd}
 
 
-class APIImageGenerator(ImageBackend):
+class _OverAPIImages:
+    """What the generator and the editor share: both are thin roles over one
+    :class:`_APIImages` (its fingerprint, description, concurrency, price and spend), so the
+    two roles cannot drift apart in how they report a provider."""
+
     def __init__(self, impl: _APIImages) -> None:
         self.impl = impl
         self.max_concurrency = impl.max_concurrency
@@ -142,27 +146,17 @@ class APIImageGenerator(ImageBackend):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), **self.impl.describe_extra()}
-
-    def generate(self, request: ImageRequest) -> Image.Image:
-        return self.impl.run(request.prompt, request.seed, tuple(request.size))
 
     def usage(self) -> dict:
         return self.impl.caller.usage()
 
 
-class APIImageEditor(EditBackend):
-    def __init__(self, impl: _APIImages) -> None:
-        self.impl = impl
-        self.max_concurrency = impl.max_concurrency
-        self.cost_per_call_usd = impl.cost_per_call_usd
+class APIImageGenerator(_OverAPIImages, ImageBackend):
+    def generate(self, request: ImageRequest) -> Image.Image:
+        return self.impl.run(request.prompt, request.seed, tuple(request.size))
 
-    @property
-    def fingerprint(self) -> str:
-        return self.impl._fingerprint
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), **self.impl.describe_extra()}
-
+class APIImageEditor(_OverAPIImages, EditBackend):
     def edit(self, request: EditRequest) -> EditResult:
         image = request.image.convert("RGB")
         mask = None
@@ -171,9 +165,6 @@ class APIImageEditor(EditBackend):
         out = self.impl.run(request.instruction, request.seed, image.size,
                             image_png=png_bytes(image), mask=mask)
         return EditResult(out, mask=None)
-
-    def usage(self) -> dict:
-        return self.impl.caller.usage()
 
 
 def _impl(kind: str, rest: str, options: dict[str, Any]) -> _APIImages:

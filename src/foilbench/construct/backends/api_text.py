@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from foilbench.construct.backends.api_common import (
-    GuardedCaller,
     SpendBudget,
-    TailingResponseCache,
+    TokenPricedAPI,
     check_options,
     concurrency,
     content_key,
@@ -33,9 +32,9 @@ from foilbench.construct.backends.api_common import (
 )
 from foilbench.construct.backends.base import TextBackend, TextRequest
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.spend import IMAGE_TOKENS, price_for
-from foilbench.models.api.transport import RetryPolicy, post_json
-from foilbench.models.api.wire import PROVIDERS, auth_headers, build_request, parse_reply
+from foilbench.models.api.spend import IMAGE_TOKENS
+from foilbench.models.api.transport import RetryPolicy
+from foilbench.models.api.wire import PROVIDERS
 from foilbench.models.fingerprint import make_fingerprint
 
 log = logging.getLogger(__name__)
@@ -56,17 +55,13 @@ def from_spec(rest: str, **options: Any) -> APITextBackend:
                           cache_dir=options.get("cache_dir"))
 
 
-class APITextBackend(TextBackend):
+class APITextBackend(TokenPricedAPI, TextBackend):
     accepts_images = True
 
     def __init__(self, provider: str, model: str, spec: str, max_concurrency: int = 4,
                  budget: SpendBudget | None = None, policy: RetryPolicy | None = None,
                  cache_dir: str | Path | None = None) -> None:
-        self.provider, self.model, self.spec = provider, model, spec
-        self.max_concurrency = max_concurrency
-        self.price = price_for(provider, model)
-        self.caller = GuardedCaller(budget, policy, cache_dir)
-        self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
+        self._connect(provider, model, spec, max_concurrency, budget, policy, cache_dir)
         self.cost_per_call_usd = self._cost(TYPICAL_INPUT_TOKENS, TYPICAL_OUTPUT_TOKENS)
         self._fingerprint = make_fingerprint("api-text", {
             "provider": provider, "model": model, "wire": WIRE_VERSION})
@@ -78,9 +73,6 @@ class APITextBackend(TextBackend):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "spec": self.spec, "provider": self.provider,
                 "model": self.model, "usd_per_million_tokens": list(self.price)}
-
-    def _cost(self, tokens_in: int, tokens_out: int) -> float:
-        return (tokens_in * self.price[0] + tokens_out * self.price[1]) / 1e6
 
     def effective_temperature(self, temperature: float) -> float:
         top = MAX_TEMPERATURE[self.provider]
@@ -99,19 +91,6 @@ class APITextBackend(TextBackend):
         first = self._cost((len(request.prompt) + len(request.system)) // 4
                            + IMAGE_TOKENS * len(pngs), request.max_tokens)
         parts = [*(("image", png) for png in pngs), ("text", request.prompt)]
-
-        def send():
-            path, body = build_request(self.provider, self.model, parts,
-                                       request.max_tokens, system=request.system,
-                                       temperature=temperature, seed=request.seed)
-            url = PROVIDERS[self.provider].base_url() + path
-            data, n = post_json(url, body, {}, auth_headers(self.provider), self.caller.policy)
-            reply = parse_reply(self.provider, data)
-            return reply, n, self._cost(reply.input_tokens, reply.output_tokens)
-
-        reply = self.caller.call(key, self.cache.get, f"text:{self.provider}:{self.model}",
-                                 first, send, self.cache.put)
-        return reply.text
-
-    def usage(self) -> dict:
-        return self.caller.usage()
+        return self._reply(key, "text", first, parts, request.max_tokens,
+                           system=request.system, temperature=temperature,
+                           seed=request.seed).text

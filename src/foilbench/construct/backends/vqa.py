@@ -29,9 +29,8 @@ import numpy as np
 from PIL import Image
 
 from foilbench.construct.backends.api_common import (
-    GuardedCaller,
     SpendBudget,
-    TailingResponseCache,
+    TokenPricedAPI,
     check_options,
     concurrency,
     content_key,
@@ -40,9 +39,9 @@ from foilbench.construct.backends.api_common import (
 from foilbench.construct.backends.base import UnanswerableError, VQABackend
 from foilbench.errors import ModelError
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.spend import IMAGE_TOKENS, price_for
-from foilbench.models.api.transport import RetryPolicy, post_json
-from foilbench.models.api.wire import PROVIDERS, auth_headers, build_request, parse_reply
+from foilbench.models.api.spend import IMAGE_TOKENS
+from foilbench.models.api.transport import RetryPolicy
+from foilbench.models.api.wire import PROVIDERS
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.spec_options import split_options
 
@@ -158,15 +157,11 @@ def from_spec(rest: str, **options: Any) -> HFVLMVQA:
                     template=opts.get("template"))
 
 
-class APIVQA(VQABackend):
+class APIVQA(TokenPricedAPI, VQABackend):
     def __init__(self, provider: str, model: str, spec: str, max_concurrency: int = 4,
                  budget: SpendBudget | None = None, policy: RetryPolicy | None = None,
                  cache_dir: str | Path | None = None) -> None:
-        self.provider, self.model, self.spec = provider, model, spec
-        self.max_concurrency = max_concurrency
-        self.price = price_for(provider, model)
-        self.caller = GuardedCaller(budget, policy, cache_dir)
-        self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
+        self._connect(provider, model, spec, max_concurrency, budget, policy, cache_dir)
         self.cost_per_call_usd = self._cost(200 + IMAGE_TOKENS, API_MAX_TOKENS)
         self.unanswerable = 0
         self._fingerprint = make_fingerprint("api-vqa", {
@@ -180,9 +175,6 @@ class APIVQA(VQABackend):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "spec": self.spec, "prompt": API_PROMPT}
 
-    def _cost(self, tokens_in: int, tokens_out: int) -> float:
-        return (tokens_in * self.price[0] + tokens_out * self.price[1]) / 1e6
-
     def ask(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
         """The raw reply text (cached)."""
         text = API_PROMPT.format(question=question,
@@ -190,17 +182,8 @@ class APIVQA(VQABackend):
         png = png_bytes(image)
         key = content_key("vqa-v1", self.provider, self.model, text, png, API_MAX_TOKENS)
         first = self._cost(len(text) // 4 + IMAGE_TOKENS, API_MAX_TOKENS)
-
-        def send():
-            path, body = build_request(self.provider, self.model,
-                                       [("image", png), ("text", text)], API_MAX_TOKENS)
-            url = PROVIDERS[self.provider].base_url() + path
-            data, n = post_json(url, body, {}, auth_headers(self.provider), self.caller.policy)
-            reply = parse_reply(self.provider, data)
-            return reply, n, self._cost(reply.input_tokens, reply.output_tokens)
-
-        return self.caller.call(key, self.cache.get, f"vqa:{self.provider}:{self.model}", first,
-                                send, self.cache.put).text
+        return self._reply(key, "vqa", first, [("image", png), ("text", text)],
+                           API_MAX_TOKENS).text
 
     def answer(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
         reply = self.ask(image, question, choices)
