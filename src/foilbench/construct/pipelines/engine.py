@@ -89,6 +89,21 @@ def _check_reply(role: str, value: Any, args: tuple) -> None:
                         "not a valid reply")
 
 
+def call_backend(backend: Backend, role: str, method: str, args: tuple) -> Any:
+    """One attempt of one call, as both the threaded engine and the Ray workers
+    (:mod:`.ray_calls`) make it: a VQA model's ``UnanswerableError`` becomes an
+    :class:`Unanswerable` answer, any other error propagates (the caller's retry loop decides),
+    and a reply of the wrong type is a ``TypeError``."""
+    try:
+        value = getattr(backend, method)(*args)
+    except UnanswerableError as e:
+        if role != "vqa":
+            raise
+        value = Unanswerable(str(e)[:400])
+    _check_reply(role, value, args)
+    return value
+
+
 class Context:
     """Everything a pipeline run shares (see the module docstring)."""
 
@@ -211,13 +226,7 @@ class Context:
             attempts = attempt + 1
             self.budget.reserve(backend)
             try:
-                try:
-                    value = getattr(backend, method)(*args)
-                except UnanswerableError as e:
-                    if role != "vqa":
-                        raise
-                    value = Unanswerable(str(e)[:400])
-                _check_reply(role, value, args)
+                value = call_backend(backend, role, method, args)
             except SpendCapError:
                 raise
             except Exception as e:  # any backend failure is retried, then reported

@@ -21,13 +21,12 @@ import logging
 import time
 from typing import Any
 
-from foilbench.construct.backends.base import Unanswerable, UnanswerableError
 from foilbench.construct.pipelines.engine import (
     CallResult,
     ConstructError,
     Context,
     Failure,
-    _check_reply,
+    call_backend,
 )
 from foilbench.construct.pipelines.ray_backends import RayConstructOptions, RemoteBackend
 from foilbench.ray_session import import_ray, slots
@@ -49,13 +48,7 @@ def attempt(backend: Any, role: str, method: str, args: tuple, retries: int,
     error = ""
     for n in range(retries + 1):
         try:
-            try:
-                value = getattr(backend, method)(*args)
-            except UnanswerableError as e:
-                if role != "vqa":
-                    raise
-                value = Unanswerable(str(e)[:400])
-            _check_reply(role, value, args)
+            value = call_backend(backend, role, method, args)
             return {"ok": True, "value": value, "attempts": n + 1}
         except Exception as e:  # any backend failure is retried, then reported
             error = f"{type(e).__name__}: {e}"[:400]
