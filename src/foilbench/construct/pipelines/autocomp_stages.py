@@ -22,7 +22,7 @@ from foilbench.construct.autocomp_negatives import (
 from foilbench.construct.autocomp_truth import equivalent_positions
 from foilbench.construct.backends.base import ImageRequest, Unanswerable
 from foilbench.construct.pipelines.autocomp_checks import questions, substitute
-from foilbench.construct.pipelines.engine import Context, Failure
+from foilbench.construct.pipelines.engine import Context, Failure, answered, drop_failed
 from foilbench.construct.pipelines.export import ConstructResult
 from foilbench.construct.pipelines.log import Candidate
 from foilbench.construct.validators.image_checks import background_whiteness
@@ -32,13 +32,6 @@ NEGATIVE_SETS = ("swap", "confusion")
 
 def _concept(t: Candidate):
     return t.data["concept_c"].data["concept"]
-
-
-def _failed(st, t: Candidate, res) -> bool:
-    if isinstance(res, Failure):
-        st.drop(t, "call failed", error=res.error, attempts=res.attempts)
-        return True
-    return False
 
 
 def _world_scene(t: Candidate, config):
@@ -71,10 +64,7 @@ def stage_images(ctx: Context, tracks: list[Candidate], config, vocab,
             jobs.append((t.id, (ImageRequest(text, seed=t.data["concept_c"].data["seed"],
                                              size=(config.size, config.size), scene=scene),)))
         results = ctx.call_many(st, "image", jobs)
-        for t in [t for t in tracks if t.id in results]:
-            res = results[t.id]
-            if _failed(st, t, res):
-                continue
+        for t, res in answered(st, [t for t in tracks if t.id in results], results):
             t.data["image"] = res.value
             t.data["path"] = write_png(ctx, f"images/{t.id}.png", res.value)
             st.passed(t, backend=ctx.backend("image").fingerprint, **res.describe(),
@@ -87,10 +77,7 @@ def stage_objects(ctx: Context, tracks: list[Candidate], config, track: str) -> 
     with ctx.log.stage(f"object presence and count [{track}]", tracks, unit="concept") as st:
         jobs = [(t.id, (t.data["image"], sorted(set(_concept(t).objects)), th)) for t in tracks]
         results = ctx.call_many(st, "detector", jobs)
-        for t in tracks:
-            res = results[t.id]
-            if _failed(st, t, res):
-                continue
+        for t, res in answered(st, tracks, results):
             want: dict[str, int] = {}
             for o in _concept(t).objects:
                 want[o.lower()] = want.get(o.lower(), 0) + 1
@@ -140,7 +127,7 @@ def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab, track: str) 
             answers = [results[f"{t.id}#{k}"] for k in range(len(asked[t.id]))]
             failed = next((a for a in answers if isinstance(a, Failure)), None)
             if failed is not None:
-                _failed(st, t, failed)
+                drop_failed(st, t, failed)
                 continue
             verdict = [{"question": q, "expected": want,
                         **({"answer": None, "unanswerable": a.value.reason}

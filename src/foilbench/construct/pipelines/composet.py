@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from foilbench.construct.backends.base import ImageRequest
-from foilbench.construct.pipelines.engine import ConstructError, Context, Failure
+from foilbench.construct.pipelines.engine import ConstructError, Context, answered
 from foilbench.construct.pipelines.log import Candidate
 from foilbench.construct.pipelines.replies import ReplyError, parse_json, require
 
@@ -112,13 +112,6 @@ def plan(config: ComposetConfig) -> dict[str, int]:
     return {"text": n * (4 + f), "image": n, "edit": n * f, "detector": n + 2 * n * f}
 
 
-def drop_failed(st, cand: Candidate, res) -> bool:
-    if isinstance(res, Failure):
-        st.drop(cand, "call failed", error=res.error, attempts=res.attempts)
-        return True
-    return False
-
-
 def stage_spec(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
     with ctx.log.stage("base spec (step 1)", scenes) as st:
         jobs = [(s.id, (ctx.text_request(
@@ -126,10 +119,7 @@ def stage_spec(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
             seed=s.data["params"]["seed"], max_tokens=1500,
             params=json.dumps(s.data["params"], indent=1)),)) for s in scenes]
         results = ctx.call_many(st, "text", jobs)
-        for s in scenes:
-            res = results[s.id]
-            if drop_failed(st, s, res):
-                continue
+        for s, res in answered(st, scenes, results):
             try:
                 spec = require(parse_json(res.value), {"base_caption": str, "objects": list},
                                "base spec")
@@ -170,10 +160,7 @@ def stage_base_render(ctx: Context, scenes: list[Candidate], size: int) -> list[
                                              size=(size, size),
                                              scene=spec.get("world_scene")),)))
         results = ctx.call_many(st, "image", jobs)
-        for s in scenes:
-            res = results[s.id]
-            if drop_failed(st, s, res):
-                continue
+        for s, res in answered(st, scenes, results):
             s.data["base_image"] = res.value.convert("RGB") if res.value.mode != "RGB" \
                 else res.value
             rel = write_png(ctx, f"images/{s.id}/base.png", res.value)
@@ -209,10 +196,7 @@ def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) ->
         jobs = [(s.id, (s.data["base_image"], sorted(spec_labels(s.data["spec"])), threshold))
                 for s in scenes]
         results = ctx.call_many(st, "detector", jobs)
-        for s in scenes:
-            res = results[s.id]
-            if drop_failed(st, s, res):
-                continue
+        for s, res in answered(st, scenes, results):
             found = count_labels(res.value, threshold)
             want = spec_labels(s.data["spec"])
             missing = {k: v for k, v in want.items() if found.get(k, 0) < v}
@@ -247,10 +231,7 @@ def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candi
             spec=spec_text(s.data["spec"]), **base_image_input(ctx, s)),)) for s in scenes]
         shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
         results = ctx.call_many(st, "text", jobs)
-        for s in scenes:
-            res = results[s.id]
-            if drop_failed(st, s, res):
-                continue
+        for s, res in answered(st, scenes, results):
             try:
                 got = require(parse_json(res.value), {"instances": list}, "instance captions")
                 caps = {str(i["object"]): str(i["caption"]) for i in got["instances"]}

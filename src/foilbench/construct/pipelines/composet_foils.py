@@ -26,13 +26,12 @@ import numpy as np
 from foilbench.construct.backends.base import EditRequest
 from foilbench.construct.pipelines.composet import (
     base_image_input,
-    drop_failed,
     spec_labels,
     spec_text,
     write_png,
 )
 from foilbench.construct.pipelines.composet_taxonomy import Foil, edited_labels, taxonomy_text
-from foilbench.construct.pipelines.engine import Context
+from foilbench.construct.pipelines.engine import Context, answered, drop_failed
 from foilbench.construct.pipelines.log import Candidate
 from foilbench.construct.pipelines.replies import ReplyError, parse_json, require
 
@@ -51,10 +50,7 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list
             for s in scenes]
         shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
         results = ctx.call_many(st, "text", jobs)
-        for s in scenes:
-            res = results[s.id]
-            if drop_failed(st, s, res):
-                continue
+        for s, res in answered(st, scenes, results):
             try:
                 proposals = require(parse_json(res.value), {"foils": list}, "foils")["foils"]
             except ReplyError as e:
@@ -193,10 +189,7 @@ def stage_foil_render(ctx: Context, instances: list[Candidate], config) -> list[
                                   mask=regions.get(c.id))
             jobs.append((c.id, (req,)))
         results = ctx.call_many(st, "edit", jobs)
-        for c in [c for c in instances if c.id in results]:
-            res = results[c.id]
-            if drop_failed(st, c, res):
-                continue
+        for c, res in answered(st, [c for c in instances if c.id in results], results):
             sid = c.data["scene"].id
             c.data["foil_image"] = res.value.image.convert("RGB")
             c.data["edit_mask"] = res.value.mask

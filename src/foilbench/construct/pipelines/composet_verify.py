@@ -31,7 +31,6 @@ from PIL import Image
 from foilbench.construct.pipelines.composet import (
     ComposetConfig,
     count_labels,
-    drop_failed,
     spec_labels,
     spec_text,
     write_png,
@@ -41,7 +40,7 @@ from foilbench.construct.pipelines.composet_taxonomy import (
     check_counts,
     edited_labels,
 )
-from foilbench.construct.pipelines.engine import Context, Failure
+from foilbench.construct.pipelines.engine import Context, Failure, answered, drop_failed
 from foilbench.construct.pipelines.export import ConstructResult
 from foilbench.construct.pipelines.log import Candidate
 from foilbench.construct.pipelines.replies import ReplyError, parse_json, require
@@ -155,10 +154,7 @@ def stage_verbosity(ctx: Context, instances: list[Candidate]) -> list[Candidate]
                 max_tokens=800, spec=spec_text(spec), base_caption=foil.base_caption,
                 foil_caption=foil.foil_caption),)))
         results = ctx.call_many(st, "text", jobs)
-        for c in instances:
-            res = results[c.id]
-            if drop_failed(st, c, res):
-                continue
+        for c, res in answered(st, instances, results):
             try:
                 got = parse_json(res.value)
                 tiers = {t: (str(require(got, {t: dict}, "verbosity")[t]["base"]),

@@ -104,6 +104,25 @@ def call_backend(backend: Backend, role: str, method: str, args: tuple) -> Any:
     return value
 
 
+def drop_failed(st: Any, cand: Any, res: CallResult | Failure) -> bool:
+    """Drop ``cand`` from stage ``st`` when its call failed (after the retries), recording the
+    error and the attempts; True when dropped. Every stage of every pipeline records a failed
+    call this one way, so the construction log reads alike across pipelines."""
+    if isinstance(res, Failure):
+        st.drop(cand, "call failed", error=res.error, attempts=res.attempts)
+        return True
+    return False
+
+
+def answered(st: Any, cands: Sequence[Any], results: dict[str, CallResult | Failure]):
+    """``(candidate, result)`` for each candidate whose call (keyed by its id) succeeded, in
+    the candidates' order; the others are dropped by :func:`drop_failed`."""
+    for cand in cands:
+        res = results[cand.id]
+        if not drop_failed(st, cand, res):
+            yield cand, res
+
+
 class Context:
     """Everything a pipeline run shares (see the module docstring)."""
 
