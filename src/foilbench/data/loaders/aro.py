@@ -33,6 +33,7 @@ from foilbench.data.loaders.common import (
     check_counts,
     finish,
     manifest_for,
+    present_parts,
     read_json,
     require_dir,
     require_fields,
@@ -106,14 +107,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     findings = Findings("aro")
     crops = Path(options["crops"]).expanduser() if options.get("crops") else \
         folder / CROPS_DIRNAME
-    present = [s for s in wanted if (folder / SUBSETS[s]).is_file()]
-    if not present:
-        raise BenchmarkError(f"aro: none of {', '.join(SUBSETS[s] for s in wanted)} in "
-                             f"{folder}. {DOWNLOAD_NOTE}")
-    if len(present) < len(wanted):
-        findings.missing_part(f"{folder} lacks "
-                              f"{', '.join(SUBSETS[s] for s in wanted if s not in present)}",
-                              on_invalid)
+    present = present_parts(folder, wanted, SUBSETS, findings, on_invalid, DOWNLOAD_NOTE)
     sources: dict = {}
     items = pd.concat([read_subset(folder, s, crops, check_images, findings, sources)
                        for s in present], ignore_index=True)

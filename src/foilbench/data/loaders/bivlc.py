@@ -29,15 +29,9 @@ from foilbench.data.loaders.common import (
     check_counts,
     finish,
     manifest_for,
-    require_columns,
     split_spec,
 )
-from foilbench.data.loaders.hf_parquet import (
-    embedded_paths,
-    images_root,
-    read_shards,
-    shard_files,
-)
+from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 
 NAME = "bivlc"
 EXPECTED_TOTAL = 2933
@@ -47,9 +41,7 @@ DOWNLOAD_NOTE = "huggingface-cli download imirandam/BiVLC --repo-type dataset --
 
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
     folder, options = split_spec(path, allowed=("images",))
-    files = shard_files(folder, "test", NAME)
-    table = read_shards(files)
-    require_columns(table, COLUMNS, files[0])
+    files, table = read_split(folder, "test", NAME, COLUMNS)
     findings = Findings(NAME)
     check_counts(findings, "release", {"instances": len(table)}, {"instances": EXPECTED_TOTAL})
     root = images_root(folder, options)

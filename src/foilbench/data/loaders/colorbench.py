@@ -45,15 +45,9 @@ from foilbench.data.loaders.common import (
     Findings,
     finish,
     manifest_for,
-    require_columns,
     split_spec,
 )
-from foilbench.data.loaders.hf_parquet import (
-    embedded_paths,
-    images_root,
-    read_shards,
-    shard_files,
-)
+from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 from foilbench.errors import BenchmarkError
 
 NAME = "colorbench"
@@ -134,9 +128,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     if form not in FORMS or text not in TEXTS:
         raise ValueError(f"{NAME}: form must be one of {', '.join(FORMS)} and text one of "
                          f"{', '.join(TEXTS)} (got form={form!r}, text={text!r})")
-    files = shard_files(folder, "test", NAME)
-    table = read_shards(files)
-    require_columns(table, COLUMNS, files[0])
+    files, table = read_split(folder, "test", NAME, COLUMNS)
     question_col = next((c for c in ("question", "prompt") if c in table.columns), None)
     if question_col is None:
         raise BenchmarkError(f"{files[0]}: missing column question (or prompt) (have: "

@@ -38,16 +38,10 @@ from foilbench.data.loaders.common import (
     finish,
     manifest_for,
     read_json,
-    require_columns,
     require_fields,
     split_spec,
 )
-from foilbench.data.loaders.hf_parquet import (
-    embedded_paths,
-    images_root,
-    read_shards,
-    shard_files,
-)
+from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 from foilbench.errors import BenchmarkError
 
 NAME = "colorswap"
@@ -100,9 +94,7 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
             tables.append(_items(table, name, [str(p) for p in table["image_1"]],
                                  [str(p) for p in table["image_2"]]))
         else:
-            files = shard_files(folder, name, NAME)
-            table = read_shards(files)
-            require_columns(table, COLUMNS, files[0])
+            _, table = read_split(folder, name, NAME, COLUMNS)
             paths = embedded_paths(table, ("image_1", "image_2"), images_root(folder, options),
                                    name, check_images, sources)
             tables.append(_items(table, name, paths["image_1"], paths["image_2"]))

@@ -63,6 +63,23 @@ class Findings:
         self.warn(f"partial dataset: {message}")
 
 
+def present_parts(folder: Path, wanted: list[str], file_of: Mapping[str, str],
+                  findings: Findings, on_invalid: str, note: str, hint: str = "") -> list[str]:
+    """The wanted subsets whose annotation file (``file_of[subset]``) is in ``folder``, in
+    the wanted order. None of them is an error that names the files and ``note`` (how to get
+    them); some absent is a missing part (refused, or a partial dataset with
+    ``--allow-partial``), its message ending in ``hint``. Why one function: releases split
+    into per-subset files (ARO, What's Up) must treat a half-downloaded folder alike."""
+    present = [s for s in wanted if (folder / file_of[s]).is_file()]
+    if not present:
+        raise BenchmarkError(f"{findings.loader}: none of "
+                             f"{', '.join(file_of[s] for s in wanted)} in {folder}. {note}")
+    if len(present) < len(wanted):
+        absent = [file_of[s] for s in wanted if s not in present]
+        findings.missing_part(f"{folder} lacks {', '.join(absent)}{hint}", on_invalid)
+    return present
+
+
 def split_spec(path: str | Path, allowed: Iterable[str] = ()) -> tuple[Path, dict[str, str]]:
     """``"DIR?images=X"`` -> ``(Path("DIR"), {"images": "X"})``; unknown keys raise."""
     text = str(path)

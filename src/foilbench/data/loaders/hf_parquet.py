@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from foilbench.data.loaders.common import materialise_embedded, read_table
+from foilbench.data.loaders.common import materialise_embedded, read_table, require_columns
 from foilbench.errors import BenchmarkError
 
 IMAGES_DIRNAME = "_foilbench_images"
@@ -36,6 +36,16 @@ def shard_files(folder: Path, split: str | None, loader: str) -> list[Path]:
 def read_shards(files: list[Path]) -> pd.DataFrame:
     tables = [read_table(f).assign(_shard=f.name) for f in files]
     return pd.concat(tables, ignore_index=True)
+
+
+def read_split(folder: Path, split: str | None, loader: str,
+               columns: tuple[str, ...]) -> tuple[list[Path], pd.DataFrame]:
+    """A split's shards as one table, checked for ``columns`` (an error names the first
+    shard). The files come back too: loaders name them in the manifest."""
+    files = shard_files(folder, split, loader)
+    table = read_shards(files)
+    require_columns(table, columns, files[0])
+    return files, table
 
 
 def images_root(folder: Path, options: dict[str, str]) -> Path:

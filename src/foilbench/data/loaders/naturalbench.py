@@ -33,15 +33,9 @@ from foilbench.data.loaders.common import (
     check_counts,
     finish,
     manifest_for,
-    require_columns,
     split_spec,
 )
-from foilbench.data.loaders.hf_parquet import (
-    embedded_paths,
-    images_root,
-    read_shards,
-    shard_files,
-)
+from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 from foilbench.errors import BenchmarkError
 
 NAME = "naturalbench"
@@ -60,9 +54,7 @@ def _yes(answer: object) -> bool | None:
 
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
     folder, options = split_spec(path, allowed=("images",))
-    files = shard_files(folder, "train", NAME)
-    table = read_shards(files)
-    require_columns(table, COLUMNS, files[0])
+    files, table = read_split(folder, "train", NAME, COLUMNS)
     type_col = next((c for c in TYPE_COLUMNS if c in table.columns), None)
     if type_col is None:
         raise BenchmarkError(f"{files[0]}: missing column {' or '.join(TYPE_COLUMNS)} (have: "

@@ -49,6 +49,7 @@ from foilbench.data.loaders.common import (
     check_counts,
     finish,
     manifest_for,
+    present_parts,
     read_json,
     require_dir,
     require_fields,
@@ -121,14 +122,8 @@ def read_release(path: str | Path, on_invalid: str, allowed: tuple[str, ...] = (
     if unknown:
         raise ValueError(f"whatsup: unknown subset(s) {', '.join(unknown)}; known: A, B")
     findings = Findings("whatsup")
-    present = [s for s in wanted if (folder / SUBSETS[s][0]).is_file()]
-    if not present:
-        raise BenchmarkError(f"whatsup: none of {', '.join(SUBSETS[s][0] for s in wanted)} in "
-                             f"{folder}. {DOWNLOAD_NOTE}")
-    if len(present) < len(wanted):
-        absent = [SUBSETS[s][0] for s in wanted if s not in present]
-        findings.missing_part(f"{folder} lacks {', '.join(absent)} (or pass ?subset=)",
-                              on_invalid)
+    present = present_parts(folder, wanted, {s: f for s, (f, _) in SUBSETS.items()}, findings,
+                            on_invalid, DOWNLOAD_NOTE, hint=" (or pass ?subset=)")
     items = pd.concat([read_subset(folder, s, findings) for s in present], ignore_index=True)
     return folder, items, findings, options
 

@@ -42,7 +42,6 @@ from foilbench.data.loaders.common import (
     finish,
     manifest_for,
     read_jsonl,
-    require_columns,
     require_dir,
     require_fields,
     split_spec,
@@ -51,8 +50,7 @@ from foilbench.data.loaders.hf_parquet import (
     IMAGES_DIRNAME,
     embedded_paths,
     images_root,
-    read_shards,
-    shard_files,
+    read_split,
 )
 from foilbench.errors import BenchmarkError
 
@@ -105,9 +103,7 @@ def read_parquet_layout(folder: Path, root: Path, check_images: bool,
     if not any(p for p in folder.rglob("*.parquet") if IMAGES_DIRNAME not in p.parts):
         raise BenchmarkError(f"{NAME}: no examples.jsonl in {folder} or {folder / 'data'}, and "
                              f"no Parquet shards (data/test-*.parquet)")
-    files = shard_files(folder, "test", NAME)
-    table = read_shards(files)
-    require_columns(table, FIELDS, files[0])
+    _, table = read_split(folder, "test", NAME, FIELDS)
     paths = embedded_paths(table, ("image_0", "image_1"), root, "test", check_images, sources)
     rows = [_row(rec, paths["image_0"][r], paths["image_1"][r])
             for r, rec in enumerate(table.to_dict(orient="records"))]
