@@ -138,12 +138,18 @@ def _task(c: Candidate, step: str, **extra) -> dict:
             else located, "mode": form, **extra}
 
 
+def _ask_caption_concept(ctx: Context, st, cands: list[Candidate], step: str) -> dict:
+    """The locate and swap steps (both T=0) send one prompt per candidate with the same
+    inputs: the caption and the kind of concept its type edits."""
+    jobs = [(c.id, (ctx.text_request(f"sugarcrepe.{step}", _task(c, step),
+                                     caption=c.data["caption"],
+                                     concept=TYPES[c.data["type"]][1]),)) for c in cands]
+    return ctx.call_many(st, "text", jobs)
+
+
 def stage_locate(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
     with ctx.log.stage("locate concept (T=0)", cands, unit="caption x type") as st:
-        jobs = [(c.id, (ctx.text_request("sugarcrepe.locate", _task(c, "locate"),
-                                         caption=c.data["caption"],
-                                         concept=TYPES[c.data["type"]][1]),)) for c in cands]
-        results = ctx.call_many(st, "text", jobs)
+        results = _ask_caption_concept(ctx, st, cands, "locate")
         for c in cands:
             got = _reply(st, c, results[c.id], {"concepts": list})
             if got is None:
@@ -209,10 +215,7 @@ def _accept_negative(st, c: Candidate, negative: str, res, must_contain: str = "
 
 def stage_swap(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
     with ctx.log.stage("swap, one step (T=0)", cands, unit="caption x type") as st:
-        jobs = [(c.id, (ctx.text_request("sugarcrepe.swap", _task(c, "swap"),
-                                         caption=c.data["caption"],
-                                         concept=TYPES[c.data["type"]][1]),)) for c in cands]
-        results = ctx.call_many(st, "text", jobs)
+        results = _ask_caption_concept(ctx, st, cands, "swap")
         for c in cands:
             got = _reply(st, c, results[c.id], {"possible": bool})
             if got is None:
