@@ -56,6 +56,24 @@ def test_fine_tuned_variants_are_reproducible_and_differ_only_by_their_negatives
     assert record["train"]["recipe"] == "swapneg"
 
 
+def test_an_interrupted_run_resumes_from_the_saved_pretraining(tmp_path, monkeypatch):
+    import foilbench.train.pipeline as pipeline
+
+    first = _finetuned(tmp_path / "a", cache=tmp_path / "cache")
+    saved = sorted(p.name for p in (tmp_path / "cache").glob("pretrained-*"))
+    assert [n.rsplit(".", 1)[1] for n in saved] == ["json", "safetensors"]
+    steps = []
+    real = pipeline.train_model
+    monkeypatch.setattr(pipeline, "train_model",
+                        lambda data, tok, arch, cfg, *a, **k: steps.append(cfg.steps)
+                        or real(data, tok, arch, cfg, *a, **k))
+    again = _finetuned(tmp_path / "b", cache=tmp_path / "cache")
+    assert steps == [2, 2, 2]  # the three fine-tunes only: the 3-step pretraining was reused
+    assert again == first
+    record = load_variant("plain", device="cpu", directory=tmp_path / "b").config
+    assert record["log"]["pretrain"]["steps"] == 3
+
+
 def test_hard_negative_recipes_train_and_load(tmp_path):
     plain = _train(tmp_path, recipe="plain")
     conf = _train(tmp_path, recipe="confneg")

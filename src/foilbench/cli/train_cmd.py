@@ -29,15 +29,17 @@ def _default_cache() -> Path:
               help="Steps of each model's fine-tune from the pretrained plain model; 0 trains "
               "each recipe from scratch instead (default: the shipped recipe's).")
 @click.option("--threads", type=int, default=None,
-              help="torch CPU threads (default: the shipped recipe's, 2). Same seed and thread "
-              "count give identical weights.")
+              help="torch CPU threads per training process (default: the shipped recipe's, "
+              "1). Same seed and thread count give identical weights.")
 @click.option("--workers", type=int, default=2, show_default=True,
-              help="Processes that render the training set (does not change the data).")
+              help="Processes that render the training set and run the fine-tunes side by "
+              "side (changes neither the data nor the weights).")
 @click.option("--scenes", type=int, default=None,
               help="Training scenes to render (default: the shipped recipe's).")
 @click.option("--batch-size", type=int, default=None, help="Images per batch.")
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Where the rendered training set is cached "
+              default=None, help="Where the rendered training set and the finished "
+              "pretraining are kept, so a rerun or an interrupted run resumes from them "
               "[default: $FOILBENCH_HOME/train or ~/.cache/foilbench/train].")
 @click.option("--no-cache", is_flag=True, help="Render the training set in memory only.")
 @click.option("--world", type=click.Choice(["procedural", "standin"]), default="procedural",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import platform
 from dataclasses import replace
 from pathlib import Path
 
 import torch
 
+from foilbench.hashing import sha256_text
+from foilbench.jsonio import write_json
 from foilbench.models.embedded import model_name, save_model
 from foilbench.models.embedded_arch import ArchConfig, DualEncoderNet
 from foilbench.models.word_tokenizer import WordTokenizer
@@ -76,11 +79,9 @@ def train_variants(world: WorldSource, data_cfg: DataConfig, train_cfg: TrainCon
     arch = replace(arch or SHIPPED_ARCH, vocab_size=tokenizer.vocab_size, max_len=MAX_LEN,
                    image_size=data_cfg.image_size)
     base, base_log, tuned = None, None, {}
+    data_path = cached_data_path(world, data_cfg, cache_dir)
     if train_cfg.finetune_steps:
-        net, base_log = train_model(data, tokenizer, arch, replace(train_cfg, recipe="plain"),
-                                    progress)
-        base = {k: v.clone() for k, v in net.state_dict().items()}
-        data_path = cached_data_path(world, data_cfg, cache_dir)
+        base, base_log = pretrained_stage(data, tokenizer, arch, train_cfg, progress, data_path)
         if workers > 1 and len(variants) > 1 and data_path is not None:
             tuned = _parallel_finetunes(data_path, tokenizer, arch, train_cfg, variants, base,
                                         Path(out_dir), workers)
@@ -104,6 +105,35 @@ def train_variants(world: WorldSource, data_cfg: DataConfig, train_cfg: TrainCon
         path = save_model(net, tokenizer, record, out_dir, model_name(variant))
         records[variant] = {**record, "path": str(path), "bytes": path.stat().st_size}
     return records
+
+
+def pretrained_stage(data: TrainingData, tokenizer: WordTokenizer, arch: ArchConfig,
+                     train_cfg: TrainConfig, progress: bool,
+                     data_path: Path | None) -> tuple[dict, dict]:
+    """The shared plain pretraining (weights, log), kept beside the cached training set.
+
+    Pretraining is the long stage (about half an hour on one core), so its result is saved
+    (safetensors + JSON log, written to a temporary name and renamed) under a key of the data,
+    the architecture, the plain recipe and the torch version; a run interrupted during the
+    fine-tunes resumes from it, and a rerun reuses it. Without a cache nothing is saved."""
+    from safetensors.torch import load_file, save_file
+
+    cfg = replace(train_cfg, recipe="plain")
+    path = None
+    if data_path is not None:
+        key = sha256_text(json.dumps([data_path.name, arch.as_dict(), cfg.as_dict(),
+                                      torch.__version__], sort_keys=True))[:16]
+        path = data_path.with_name(f"pretrained-{key}.safetensors")
+        if path.exists() and path.with_suffix(".json").exists():
+            return load_file(str(path)), json.loads(path.with_suffix(".json").read_text())
+    net, log = train_model(data, tokenizer, arch, cfg, progress)
+    base = {k: v.clone() for k, v in net.state_dict().items()}
+    if path is not None:
+        partial = path.with_name(path.name + ".partial")
+        save_file({k: v.contiguous() for k, v in base.items()}, str(partial))
+        write_json(path.with_suffix(".json"), log)
+        partial.replace(path)  # the weights last: both files present means both complete
+    return base, log
 
 
 def _finetune_job(data_path: str, tokenizer_config: dict, arch: dict, cfg: dict,
