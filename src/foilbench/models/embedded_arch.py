@@ -4,8 +4,8 @@ Image tower: a strided CNN stem turns the image into a grid of feature tokens; a
 position embedding and transformer layers let tokens see each other (binding "red" to the cube
 on the left needs where as well as what), and a [CLS] token pools them. The stem is given
 layer by layer (``stem``: ``(width, stride)`` pairs). The shipped models read 128 px through
-six layers down to an 8x8 grid, one token per 16 px cell, about one object at the suite's
-scale: at 64 px (the first shipped stem, ``stem=()``: three stride-2 layers from ``cnn_width``)
+four stride-2 layers (24, 48, 96, 128 channels) down to an 8x8 grid, one token per 16 px
+cell, about one object at the suite's scale: at 64 px (the first shipped stem, ``stem=()``: three stride-2 layers from ``cnn_width``)
 a medium object was about 6 px wide, too few for its shape or material, and base and foil
 images of a single edit came out with nearly the same embedding.
 Text tower: word embeddings plus learned position embeddings (so "a red cube and a blue
