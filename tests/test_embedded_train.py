@@ -70,6 +70,14 @@ def test_an_interrupted_run_resumes_from_the_saved_pretraining(tmp_path, monkeyp
     again = _finetuned(tmp_path / "b", cache=tmp_path / "cache")
     assert steps == [2, 2, 2]  # the three fine-tunes only: the 3-step pretraining was reused
     assert again == first
+    steps.clear()  # another fine-tune recipe reuses it too; another pretraining does not
+    train_variants(load_world("standin"), TINY_DATA, replace(TINY_FINETUNE, finetune_steps=1),
+                   ["plain"], tmp_path / "c", tmp_path / "cache", arch=TINY_ARCH,
+                   progress=False)
+    train_variants(load_world("standin"), TINY_DATA, replace(TINY_FINETUNE, steps=4),
+                   ["plain"], tmp_path / "d", tmp_path / "cache", arch=TINY_ARCH,
+                   progress=False)
+    assert steps == [1, 4, 2]
     record = load_variant("plain", device="cpu", directory=tmp_path / "b").config
     assert record["log"]["pretrain"]["steps"] == 3
 

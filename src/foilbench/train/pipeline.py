@@ -121,7 +121,10 @@ def pretrained_stage(data: TrainingData, tokenizer: WordTokenizer, arch: ArchCon
     cfg = replace(train_cfg, recipe="plain")
     path = None
     if data_path is not None:
-        key = sha256_text(json.dumps([data_path.name, arch.as_dict(), cfg.as_dict(),
+        # keyed by what shapes the pretraining only: a new fine-tune recipe reuses it
+        shaping = replace(cfg, finetune_steps=0, finetune_lr=TrainConfig.finetune_lr,
+                          finetune_warmup=TrainConfig.finetune_warmup)
+        key = sha256_text(json.dumps([data_path.name, arch.as_dict(), shaping.as_dict(),
                                       torch.__version__], sort_keys=True))[:16]
         path = data_path.with_name(f"pretrained-{key}.safetensors")
         if path.exists() and path.with_suffix(".json").exists():
