@@ -24,7 +24,7 @@ from foilbench.models.embedded_preprocess import (
     arrays_to_tensor,
     image_to_array,
 )
-from foilbench.models.word_tokenizer import EncodeStats, WordTokenizer
+from foilbench.models.word_tokenizer import EncodeStats, WordTokenizer, trim_padding
 
 FORMAT = "foilbench-embedded-v1"
 VARIANTS = ("plain", "swapneg", "confneg")
@@ -126,8 +126,7 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
     def text_features(self, texts: list[str], offset: int):
         ids, stats = self.tokenizer.encode(list(texts))
         self._count(stats)
-        width = max(1, int((ids != 0).sum(axis=1).max())) if len(ids) else 1
-        return self.net.encode_texts(self._torch.from_numpy(ids[:, :width]).to(self.device))
+        return self.net.encode_texts(self._torch.from_numpy(trim_padding(ids)).to(self.device))
 
     def _count(self, stats: EncodeStats) -> None:
         total = self.text_stats

@@ -27,6 +27,18 @@ SPECIALS: tuple[str, ...] = (PAD, UNK, CLS)
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+def trim_padding(ids):
+    """``ids`` (n, max_len; numpy or torch) without its trailing all-padding columns (at
+    least one column left). Exact for the embedded text tower, which masks padding keys and
+    pools [CLS] at position 0: training and the adapter both run batches at this width.
+
+    >>> trim_padding(np.array([[2, 5, 0, 0], [2, 0, 0, 0]])).shape
+    (2, 2)
+    """
+    width = int((ids != 0).sum(1).max()) if len(ids) else 1
+    return ids[:, : max(width, 1)]
+
+
 def split_words(text: str) -> list[str]:
     """Lower-case words and numbers; punctuation and spacing carry no meaning here."""
     return _WORD.findall(text.lower())

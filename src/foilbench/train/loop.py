@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from foilbench.models.embedded_arch import ArchConfig, DualEncoderNet
 from foilbench.models.embedded_preprocess import arrays_to_tensor
-from foilbench.models.word_tokenizer import WordTokenizer
+from foilbench.models.word_tokenizer import WordTokenizer, trim_padding
 from foilbench.train.dataset import TrainingData
 
 RECIPES: dict[str, tuple[str, ...]] = {
@@ -104,12 +104,6 @@ def contrastive_loss(img: torch.Tensor, txt: torch.Tensor, negs: torch.Tensor | 
     return (i2t + t2i) / 2
 
 
-def _trim(ids: torch.Tensor) -> torch.Tensor:
-    """Drop trailing all-padding columns of a batch (same result, less work)."""
-    width = int((ids != 0).sum(dim=1).max())
-    return ids[:, : max(width, 1)]
-
-
 def _draw(rng: np.random.Generator, pool: np.ndarray, k: int, minimal: np.ndarray,
           minimal_only: bool) -> np.ndarray:
     """``k`` distinct indices of ``pool`` (only Minimal ones when asked and there are enough)."""
@@ -172,7 +166,7 @@ def _train(data, tokenizer, arch, cfg, progress, init):
         pos = data.positive[scenes, which]
         neg = np.concatenate([columns[k][scenes, which] for k in RECIPES[cfg.recipe]] or
                              [np.zeros(0, np.int32)])
-        ids = _trim(text_ids[np.concatenate([pos, np.maximum(neg, 0)])])
+        ids = trim_padding(text_ids[np.concatenate([pos, np.maximum(neg, 0)])])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)
         img = net.encode_images(images)
