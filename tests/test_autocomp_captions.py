@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from foilbench.construct.autocomp_captions import (
+from foilbench.construct.autocomp.captions import (
     CONTEXT_FRAMES,
     MINIMAL_FRAME,
     SLOT,
@@ -98,7 +98,7 @@ def test_llm_reply_failing_the_preservation_check_falls_back(reply):
 
 
 def test_realiser_from_spec_names_the_backends():
-    from foilbench.construct.autocomp_captions import realiser_from_spec
+    from foilbench.construct.autocomp.captions import realiser_from_spec
     from foilbench.errors import FoilbenchError
 
     assert isinstance(realiser_from_spec(), TemplateRealiser)

@@ -7,21 +7,21 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from foilbench.construct.compass import captions_for_graph, compass_rows
-from foilbench.construct.compass_negatives import (
+from foilbench.construct.compass.captions import captions_for_graph, compass_rows
+from foilbench.construct.compass.negatives import (
     PrimitivePools,
     primitive_present,
     replacement_tiers,
 )
-from foilbench.construct.compass_realise import Realiser, TemplateRealiser
-from foilbench.construct.compass_sampling import (
+from foilbench.construct.compass.realise import Realiser, TemplateRealiser
+from foilbench.construct.compass.sampling import (
     LEVELS,
     SKILL_OF_KIND,
     CaptionSpec,
     sample_caption_spec,
 )
-from foilbench.construct.scene_graph import scene_graph_from_dict, scene_graph_from_world
-from foilbench.construct.world_graph import world_pools
+from foilbench.construct.compass.scene_graph import scene_graph_from_dict
+from foilbench.construct.compass.world_graph import scene_graph_from_world, world_pools
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.vocab import CATEGORIES, COLORS, MATERIALS, PATTERNS, SIZES
 
@@ -267,7 +267,7 @@ def test_duplicate_names_block_an_undecided_relation():
 
 
 def test_prompt_realiser_uses_generator_and_falls_back():
-    from foilbench.construct.compass_realise import PromptRealiser
+    from foilbench.construct.compass.realise import PromptRealiser
 
     spec = CaptionSpec("g", "L2-OR", ((1, "cube"), (2, "sphere")), (), ((1, "left of", 2),))
     prompts = []

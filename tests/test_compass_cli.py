@@ -67,7 +67,7 @@ def test_build_from_vg_files(tmp_path):
 
 
 def test_tables_reads_a_stored_run(tmp_path):
-    from foilbench.construct.compass_build import build_compass_benchmark
+    from foilbench.construct.compass.build import build_compass_benchmark
     from foilbench.models.base import ModelInfo
     from foilbench.scoring.protocols import choice_chance, choice_outcomes, choice_ties, pad_ragged
     from foilbench.scoring.result import EvalResult

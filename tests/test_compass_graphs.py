@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from foilbench.construct.scene_graph import (
+from foilbench.construct.compass.scene_graph import (
     SceneGraph,
     SceneGraphError,
     SGObject,
     SGRelation,
-    read_scene_graphs,
     scene_graph_from_dict,
-    scene_graph_from_world,
     write_scene_graphs,
 )
+from foilbench.construct.compass.vg import read_scene_graphs
+from foilbench.construct.compass.world_graph import scene_graph_from_world
 from foilbench.world.scene import Obj, Scene
 
 VG_RECORD = {

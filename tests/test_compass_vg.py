@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from _vg_fixtures import write_release
 from foilbench.cli.compass_cmd import compass
-from foilbench.construct.compass_negatives import PrimitivePools, replacement_tiers
-from foilbench.construct.compass_sampling import CaptionSpec
-from foilbench.construct.compass_vg import read_vg_file
+from foilbench.construct.compass.negatives import PrimitivePools, replacement_tiers
+from foilbench.construct.compass.sampling import CaptionSpec
+from foilbench.construct.compass.vg import read_vg_file
 from foilbench.data.format import load_benchmark
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from foilbench.construct.autocomp_n1 import (
+from foilbench.construct.autocomp.n1 import (
     NAME,
     build_autocomp_n1,
     recognition_negatives,

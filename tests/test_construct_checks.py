@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 
-from foilbench.construct.compass_negatives import PrimitivePools
-from foilbench.construct.compass_sampling import CaptionSpec
-from foilbench.construct.pipelines.autocomp_checks import preserved_spans, substitute
-from foilbench.construct.pipelines.compass_checks import caption_problems, text_problems
-from foilbench.construct.pipelines.composet_taxonomy import TAXONOMY, Foil, check_counts
-from foilbench.construct.pipelines.composet_verify import check_tiers
-from foilbench.construct.pipelines.sugarcrepe_template import article_fix, swap
+from foilbench.construct.autocomp.checks import preserved_spans, substitute
+from foilbench.construct.compass.checks import caption_problems, text_problems
+from foilbench.construct.compass.negatives import PrimitivePools
+from foilbench.construct.compass.sampling import CaptionSpec
+from foilbench.construct.composet.taxonomy import TAXONOMY, Foil, check_counts
+from foilbench.construct.composet.verify import check_tiers
+from foilbench.construct.sugarcrepe.template import article_fix, swap
 from foilbench.negatives import Concept
 
 

@@ -23,7 +23,7 @@ import _api_fake
 from _construct_fake_api import ComposetResponder
 from foilbench.cli.main import cli
 from foilbench.construct.backends.registry import resolve_backend
-from foilbench.construct.pipelines.log import account, read_log
+from foilbench.construct.engine.log import account, read_log
 from foilbench.data.format import load_benchmark
 from foilbench.models.api.spend import SpendCapError
 
@@ -155,7 +155,7 @@ def test_sigkilled_api_run_resumes_without_repeating_a_finished_request(fake, tm
 
 
 def test_run_options_reach_every_backend(fake, tmp_path):
-    from foilbench.construct.pipelines.runner import resolve_backends
+    from foilbench.construct.engine.resolve import resolve_backends
 
     specs = {**SPECS, "vqa": "api:gemini:gemini-test", "detector": None}
     backends = resolve_backends(specs, device="cpu", max_spend=3.0, max_concurrency=2,

@@ -16,8 +16,8 @@ from _construct_tiny import save_tiny_gpt2, save_tiny_owlvit, save_tiny_sd
 from _models_tiny import save_tiny_llava
 from foilbench.cli.main import cli
 from foilbench.construct.backends.base import UnanswerableError, VQABackend
-from foilbench.construct.pipelines.engine import ConstructError
-from foilbench.construct.pipelines.log import account, read_log
+from foilbench.construct.engine.log import account, read_log
+from foilbench.construct.engine.stages import ConstructError
 from foilbench.data.format import load_benchmark
 from foilbench.errors import ModelError
 
@@ -136,9 +136,9 @@ class Unsure(VQABackend):
 
 
 def test_an_unanswerable_vqa_reply_is_a_failed_check_asked_once(tmp_path):
+    from foilbench.construct.autocomp.pipeline import AutocompConfig
     from foilbench.construct.backends.registry import resolve_backend
-    from foilbench.construct.pipelines.autocomp import AutocompConfig
-    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.engine.runner import run_pipeline
 
     vqa = Unsure()
     backends = {"text": resolve_backend("text", "template"),
@@ -169,8 +169,8 @@ def test_a_device_the_machine_lacks_fails_before_any_work(tmp_path, tiny):
 def test_composet_shows_the_base_image_only_to_a_text_backend_that_reads_images(tmp_path):
     from foilbench.construct.backends.base import TextBackend
     from foilbench.construct.backends.registry import resolve_backend
-    from foilbench.construct.pipelines.composet import ComposetConfig
-    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.composet.spec import ComposetConfig
+    from foilbench.construct.engine.runner import run_pipeline
 
     class Recording(TextBackend):
         reads_structure = True  # template answers, so the world can draw them

@@ -16,12 +16,12 @@ from foilbench.construct.backends.base import (
     TextRequest,
     VQABackend,
 )
-from foilbench.construct.pipelines.budget import Budget
-from foilbench.construct.pipelines.cache import CallCache
-from foilbench.construct.pipelines.engine import CallResult, Context, Failure
-from foilbench.construct.pipelines.log import AccountingError, Candidate, account, read_log
-from foilbench.construct.pipelines.prompts import load_prompt, parse_prompt, prompt_names
-from foilbench.construct.pipelines.replies import ReplyError, parse_json
+from foilbench.construct.engine.budget import Budget
+from foilbench.construct.engine.cache import CallCache
+from foilbench.construct.engine.log import AccountingError, Candidate, account, read_log
+from foilbench.construct.engine.prompts import load_prompt, parse_prompt, prompt_names
+from foilbench.construct.engine.replies import ReplyError, parse_json
+from foilbench.construct.engine.stages import CallResult, Context, Failure
 from foilbench.errors import FoilbenchError
 from foilbench.models.api.spend import SpendCapError
 

@@ -14,7 +14,7 @@ from PIL import Image
 
 from _construct_helpers import FlakyText, caption_set
 from foilbench.cli.main import cli
-from foilbench.construct.pipelines.log import account, read_log
+from foilbench.construct.engine.log import account, read_log
 from foilbench.data.format import load_benchmark
 from foilbench.world.token_budget import token_count
 
@@ -100,7 +100,7 @@ def test_composet_rerun_makes_no_call(composet_dir):
 
 
 def test_autocomp_builds_paired_minimal_and_contextual_sets(tmp_path):
-    from foilbench.construct.autocomp_truth import equivalent_indices
+    from foilbench.construct.autocomp.truth import equivalent_indices
     from foilbench.negatives import Concept, expected_counts, negatives_with_report
 
     out = tmp_path / "ac"
@@ -151,8 +151,8 @@ def test_sugarcrepe_from_a_caption_file(tmp_path):
 
 
 def test_sugarcrepe_failed_calls_are_retried_then_dropped_and_counted(tmp_path):
-    from foilbench.construct.pipelines.runner import run_pipeline
-    from foilbench.construct.pipelines.sugarcrepe import SugarcrepeConfig
+    from foilbench.construct.engine.runner import run_pipeline
+    from foilbench.construct.sugarcrepe.pipeline import SugarcrepeConfig
 
     path = caption_set(tmp_path / "coco")
     flaky = FlakyText(broken="giraffe")
@@ -170,7 +170,7 @@ def test_sugarcrepe_failed_calls_are_retried_then_dropped_and_counted(tmp_path):
 
 
 def test_compass_template_run_reproduces_the_existing_construction(tmp_path):
-    from foilbench.construct.compass_build import build_compass_benchmark
+    from foilbench.construct.compass.build import build_compass_benchmark
 
     out = tmp_path / "cp"
     construct("compass", "--text", "template", "--out", str(out), "--n-scenes", "4")
@@ -218,8 +218,8 @@ class DriftingEditor:
 
 def test_composet_drops_foils_that_drift_outside_the_edit_region(tmp_path):
     from foilbench.construct.backends.registry import resolve_backend
-    from foilbench.construct.pipelines.composet import ComposetConfig
-    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.composet.spec import ComposetConfig
+    from foilbench.construct.engine.runner import run_pipeline
 
     backends = {"text": resolve_backend("text", "template"),
                 "image": resolve_backend("image", "world"), "edit": DriftingEditor(),
@@ -240,8 +240,8 @@ def test_composet_gives_an_inpainting_editor_the_target_region(tmp_path):
     the objects to change; a foil whose counts disagree with its edit is dropped."""
     from foilbench.construct.backends.base import EditBackend, EditResult
     from foilbench.construct.backends.registry import resolve_backend
-    from foilbench.construct.pipelines.composet import ComposetConfig
-    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.composet.spec import ComposetConfig
+    from foilbench.construct.engine.runner import run_pipeline
 
     seen = []
 
@@ -278,8 +278,8 @@ def test_composet_gives_an_inpainting_editor_the_target_region(tmp_path):
 def test_compass_structural_violations_are_dropped_or_fall_back(tmp_path, on_violation):
     from foilbench.construct.backends.base import TextBackend
     from foilbench.construct.backends.registry import resolve_backend
-    from foilbench.construct.pipelines.compass import CompassConfig
-    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.compass.pipeline import CompassConfig
+    from foilbench.construct.engine.runner import run_pipeline
 
     template = resolve_backend("text", "template")
 
@@ -312,9 +312,9 @@ def test_compass_structural_violations_are_dropped_or_fall_back(tmp_path, on_vio
 def test_world_renderer_needs_the_template_specs(tmp_path):
     from foilbench.construct.backends.base import TextBackend
     from foilbench.construct.backends.registry import resolve_backend
-    from foilbench.construct.pipelines.composet import ComposetConfig
-    from foilbench.construct.pipelines.engine import ConstructError
-    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.composet.spec import ComposetConfig
+    from foilbench.construct.engine.runner import run_pipeline
+    from foilbench.construct.engine.stages import ConstructError
 
     class Model(TextBackend):
         fingerprint = "some-llm"
@@ -327,7 +327,7 @@ def test_world_renderer_needs_the_template_specs(tmp_path):
     with pytest.raises(ConstructError, match="use --text template"):
         run_pipeline("composet", ComposetConfig(n_scenes=1), backends, tmp_path / "x",
                      progress=False)
-    from foilbench.construct.pipelines.autocomp import AutocompConfig
+    from foilbench.construct.autocomp.pipeline import AutocompConfig
 
     with pytest.raises(ConstructError, match="needs backend"):
         run_pipeline("autocomp", AutocompConfig(), {"text": Model(), "image": backends["image"]},

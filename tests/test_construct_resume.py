@@ -21,8 +21,8 @@ SCRIPT = """
 import sys
 from pathlib import Path
 from _construct_helpers import Counter, offline_backends
-from foilbench.construct.pipelines.composet import ComposetConfig
-from foilbench.construct.pipelines.runner import run_pipeline
+from foilbench.construct.composet.spec import ComposetConfig
+from foilbench.construct.engine.runner import run_pipeline
 
 out, counts, kill_at = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 counter = Counter(counts, int(kill_at) if kill_at != "none" else None)

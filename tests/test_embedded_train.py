@@ -140,7 +140,7 @@ def test_a_scene_whose_signature_is_a_benchmark_scene_is_dropped():
 
 @pytest.mark.slow
 def test_real_training_scenes_are_disjoint_from_the_benchmark():
-    from foilbench.construct.pair_plan import benchmark_scene_signatures
+    from foilbench.construct.composet.pair_plan import benchmark_scene_signatures
     from foilbench.world.sample import scene_signature
 
     world = load_world("procedural")

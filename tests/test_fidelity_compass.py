@@ -11,11 +11,11 @@ import pytest
 from foilbench.analysis.compass_gap import caption_outcomes, gap_table, table2
 from foilbench.analysis.compass_skill_load import skill_load, stars, table3, table3_note
 from foilbench.audit.perplexity import compass_perplexity_tables
-from foilbench.construct.compass import compass_rows, make_caption
-from foilbench.construct.compass_negatives import PrimitivePools
-from foilbench.construct.compass_realise import TemplateRealiser
-from foilbench.construct.compass_sampling import CaptionSpec
-from foilbench.construct.scene_graph import scene_graph_from_dict
+from foilbench.construct.compass.captions import compass_rows, make_caption
+from foilbench.construct.compass.negatives import PrimitivePools
+from foilbench.construct.compass.realise import TemplateRealiser
+from foilbench.construct.compass.sampling import CaptionSpec
+from foilbench.construct.compass.scene_graph import scene_graph_from_dict
 
 
 def test_table3_marks_units_and_se_type():
@@ -155,7 +155,7 @@ def test_perplexity_benchmark_never_scores_decomposed_items(tmp_path, monkeypatc
 
     import foilbench.audit.neural as neural
     from foilbench.audit.perplexity import perplexity_audit_benchmark
-    from foilbench.construct.compass_build import build_compass_benchmark
+    from foilbench.construct.compass.build import build_compass_benchmark
 
     torch.manual_seed(0)
     vocab = ["<pad>", "<bos>", "<unk>", "a", "there", "is", "the"]

@@ -21,7 +21,7 @@ def test_default_grid_is_the_papers_100_by_100():
     equal grids, and for each pair of symmetric grids, e.g., {(g(1), g(2)) | g(1) in (0.02,
     0.04] ...}, we preserve the same number of data for both grids"."""
     from foilbench.cli.audit_cmd import refine as refine_cmd
-    from foilbench.construct.pipelines.sugarcrepe import SugarcrepeConfig
+    from foilbench.construct.sugarcrepe.pipeline import SugarcrepeConfig
 
     assert inspect.signature(refine).parameters["k"].default == 100
     assert next(p for p in refine_cmd.params if p.name == "k").default == 100

@@ -230,7 +230,7 @@ def test_construct_heavy_stages_on_ray_data_build_the_same_benchmark(cluster, tm
 
 def test_a_failing_call_is_retried_on_the_worker_with_the_engine_policy():
     from foilbench.construct.backends.base import TextRequest
-    from foilbench.construct.pipelines.ray_calls import attempt
+    from foilbench.construct.engine.ray_calls import attempt
 
     class Flaky:
         """Times out on its first call, then answers; ``broken`` never answers."""

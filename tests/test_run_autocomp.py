@@ -8,7 +8,7 @@ import json
 from click.testing import CliRunner
 
 from foilbench.cli.main import cli
-from foilbench.construct.autocomp_bench import build_autocomp
+from foilbench.construct.autocomp.bench import build_autocomp
 from foilbench.data.format import write_benchmark
 
 

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from foilbench.cli.main import cli
-from foilbench.construct.compass_build import build_compass_benchmark
+from foilbench.construct.compass.build import build_compass_benchmark
 from foilbench.data.format import write_benchmark
 
 

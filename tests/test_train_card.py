@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from foilbench.construct.pairs import build_pairs
+from foilbench.construct.composet.pairs import build_pairs
 from foilbench.models.tiny import build_tiny_random
 from foilbench.train.card import BEGIN, END, card_tables, score_model, write_card
 

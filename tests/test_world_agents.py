@@ -8,8 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from foilbench.construct.pair_plan import TYPE_QUOTA, plan_benchmark
-from foilbench.construct.pairs import check_outside_mask, edit_mask
+from foilbench.construct.composet.pair_plan import TYPE_QUOTA, plan_benchmark
+from foilbench.construct.composet.pairs import check_outside_mask, edit_mask
 from foilbench.world.captions import TIERS, edit_captions
 from foilbench.world.cast import CASTS, sample_cast_scene
 from foilbench.world.edit_agent import role_pairs

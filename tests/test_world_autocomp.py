@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from foilbench.construct.autocomp_bench import build_autocomp, concept_id, sample_concepts
-from foilbench.construct.autocomp_captions import CONTEXT_FRAMES, MINIMAL_FRAME
+from foilbench.construct.autocomp.bench import build_autocomp, concept_id, sample_concepts
+from foilbench.construct.autocomp.captions import CONTEXT_FRAMES, MINIMAL_FRAME
 from foilbench.negatives import (
     Concept,
     apply_frame,
@@ -222,7 +222,7 @@ def test_true_negatives_are_flagged(benches):
 
 
 def test_relational_truth_checks_every_clause():
-    from foilbench.construct.autocomp_bench import negative_truths
+    from foilbench.construct.autocomp.bench import negative_truths
 
     cube = Obj("cube", "red", x=0.1, y=0.5)
     mug = Obj("mug", "blue", x=0.5, y=0.5)

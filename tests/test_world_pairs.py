@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from foilbench.construct.pair_plan import benchmark_scene_signatures
-from foilbench.construct.pairs import build_pairs
+from foilbench.construct.composet.pair_plan import benchmark_scene_signatures
+from foilbench.construct.composet.pairs import build_pairs
 from foilbench.data.format import load_benchmark, write_benchmark
 from foilbench.world.captions import TIERS
 from foilbench.world.edits import EDIT_TYPES

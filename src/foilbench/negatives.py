@@ -1,7 +1,7 @@
 """Public, stable API for Auto-Comp concepts and their negative captions.
 
 Users script benchmark construction against these names; the logic lives in
-:mod:`foilbench.construct.autocomp_negatives` and this facade only re-exports it.
+:mod:`foilbench.construct.autocomp.negatives` and this facade only re-exports it.
 
 >>> from foilbench.negatives import Concept, caption, swap_negatives, confusion_negatives
 >>> c = Concept("color", ["cube", "sphere"], ["red", "blue"])
@@ -16,18 +16,18 @@ Users script benchmark construction against these names; the logic lives in
 ('a cube left of a sphere', ['a sphere left of a cube'])
 
 Some negatives are true of the concept (same meaning, another order;
-:mod:`foilbench.construct.autocomp_truth`):
+:mod:`foilbench.construct.autocomp.truth`):
 
 >>> true_negatives(c)
 ['a blue sphere and a red cube']
 
-Captions as the suite words them per condition (:mod:`foilbench.construct.autocomp_captions`):
+Captions as the suite words them per condition (:mod:`foilbench.construct.autocomp.captions`):
 
 >>> apply_frame(MINIMAL_FRAME, caption(c))
 'a red cube and a blue sphere on a white background'
 """
 
-from foilbench.construct.autocomp_captions import (
+from foilbench.construct.autocomp.captions import (
     MINIMAL_FRAME,
     AutoCompRealiser,
     LLMRealiser,
@@ -36,7 +36,7 @@ from foilbench.construct.autocomp_captions import (
     apply_frame,
     unframe,
 )
-from foilbench.construct.autocomp_negatives import (
+from foilbench.construct.autocomp.negatives import (
     MAX_OBJECTS,
     MIN_OBJECTS,
     TASKS,
@@ -50,7 +50,7 @@ from foilbench.construct.autocomp_negatives import (
     negatives_with_report,
     swap_negatives,
 )
-from foilbench.construct.autocomp_truth import (
+from foilbench.construct.autocomp.truth import (
     equivalent_indices,
     negative_arrangements,
     same_meaning,

@@ -3,7 +3,7 @@
 ``r1``: the positive above all candidates (Auto-Comp §3, "accuracy is reported as the rate at
 which the positive caption is selected"), chance 1 / |candidates|. ``r1_valid``: the positive
 above the false negatives only, chance 1 / (1 + #false) (:mod:`foilbench.kinds.valid`);
-they differ only on items with a true negative (:mod:`foilbench.construct.autocomp_truth`).
+they differ only on items with a true negative (:mod:`foilbench.construct.autocomp.truth`).
 
 Chance is the mean of the per-item chance 1 / (K + 1) over the cell's items. The paper's
 nominal chance (Table 5: Swap 1/N!, Confusion 1/N^(2N) for attributes and 1/(N^N (N-1)^(N-1))

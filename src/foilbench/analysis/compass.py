@@ -1,7 +1,7 @@
 """COMPASS analyses of one or more runs: integration gap and skill load, as tables.
 
 :func:`compass_tables` is what the run/report code calls with the per-item results of a
-COMPASS-style benchmark (see ``foilbench.construct.compass`` for the rows it expects).
+COMPASS-style benchmark (see ``foilbench.construct.compass.captions`` for the rows it expects).
 Formulas: :mod:`foilbench.analysis.compass_gap` and :mod:`foilbench.analysis.compass_skill_load`.
 """
 

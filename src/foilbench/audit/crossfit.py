@@ -82,3 +82,10 @@ def crossfit(feature_fn: FeatureFn, strata: np.ndarray, folds: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
     """Held-out (correct, tie) per item, each fold scored by rules fitted on the others."""
     return decide(heldout_features(feature_fn, strata, folds), 1.0)
+
+
+def gather(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Per-text values -> the (n, K+1) feature matrix, NaN where the index is -1."""
+    out = np.asarray(values, dtype=np.float64)[np.maximum(index, 0)]
+    out[index < 0] = np.nan
+    return out

@@ -29,8 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from foilbench.audit.crossfit import FeatureFn
-from foilbench.audit.scorers import gather
+from foilbench.audit.crossfit import FeatureFn, gather
 from foilbench.errors import ModelError
 
 

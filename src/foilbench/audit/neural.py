@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from foilbench.audit.crossfit import FeatureFn
-from foilbench.audit.scorers import gather
+from foilbench.audit.crossfit import FeatureFn, gather
 from foilbench.models.text_models import causal_lm, minilm
 
 

@@ -118,8 +118,8 @@ def perplexity_audit_benchmark(bench, lm_path: str | Path, device: str = "auto"
     overall and per edit type, or, for a COMPASS-style benchmark (items with ``role``), the
     paper's tables per level x negative type and per level for composed captions
     (:func:`compass_perplexity_tables`; decomposed items are not scored)."""
+    from foilbench.audit.crossfit import gather
     from foilbench.audit.neural import causal_lm_logprobs
-    from foilbench.audit.scorers import gather
     from foilbench.audit.text import choice_captions, edit_types, pad_captions
 
     captions = choice_captions(bench)

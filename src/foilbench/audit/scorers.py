@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from foilbench.audit.crossfit import FeatureFn
+from foilbench.audit.crossfit import FeatureFn, gather
 from foilbench.audit.ngram import Queries
 from foilbench.audit.text import words
 from foilbench.errors import UnknownNameError
@@ -57,13 +57,6 @@ def resolve_scorer(name: str) -> ScorerFactory:
         raise UnknownNameError(unknown_message("blind scorer", name,
                                                reg.names() + ["lm:PATH", "hf:PATH"]))
     return reg.get(name)
-
-
-def gather(values: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Per-text values -> the (n, K+1) feature matrix, NaN where the index is -1."""
-    out = np.asarray(values, dtype=np.float64)[np.maximum(index, 0)]
-    out[index < 0] = np.nan
-    return out
 
 
 def _fixed(values: np.ndarray, index: np.ndarray) -> FeatureFn:

@@ -1,5 +1,5 @@
 """``foilbench compass``: build COMPASS-style benchmarks and print their gap and skill-load
-tables. Thin wiring over ``foilbench.construct.compass_build`` and ``foilbench.analysis.compass``.
+tables. Thin wiring over ``foilbench.construct.compass.build`` and ``foilbench.analysis.compass``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
     The world's scene graphs are written next to the items as scene_graphs.json
     (Visual Genome format).
     """
-    from foilbench.construct.compass_build import build_compass_benchmark
+    from foilbench.construct.compass.build import build_compass_benchmark
     from foilbench.data.format import write_benchmark
 
     bench = build_compass_benchmark(out_dir, seed=seed, n_scenes=n_scenes, size=size,
@@ -80,7 +80,7 @@ def build(graphs_file: Path, images_dir: Path, out_dir: Path, seed: int, per_lev
     among the image's objects, and blank names, attributes or predicates, are skipped and
     counted.
     """
-    from foilbench.construct.compass_build import build_compass_from_vg
+    from foilbench.construct.compass.build import build_compass_from_vg
 
     bench, report = build_compass_from_vg(graphs_file, images_dir, out_dir, seed=seed,
                                           per_level=per_level, limit=limit)

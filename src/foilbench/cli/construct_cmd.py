@@ -1,6 +1,6 @@
 """``foilbench construct``: build benchmarks the way the papers do, with any backend.
 
-Thin wiring over :func:`foilbench.construct.pipelines.runner.run_pipeline`; the pipelines, the
+Thin wiring over :func:`foilbench.construct.engine.runner.run_pipeline`; the pipelines, the
 stage engine and the backends live in ``foilbench.construct``.
 """
 
@@ -74,7 +74,7 @@ def common_options(fn):
 
 
 def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
-    from foilbench.construct.pipelines.runner import resolve_backends
+    from foilbench.construct.engine.resolve import resolve_backends
 
     with ray_session_for(run) as ray_options:
         if ray_options is None:
@@ -83,7 +83,7 @@ def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
                                         max_concurrency=run["concurrency"],
                                         cache_dir=run["cache_dir"])
         else:
-            from foilbench.construct.pipelines.ray_backends import resolve_backends_on_ray
+            from foilbench.construct.engine.ray_backends import resolve_backends_on_ray
 
             backends = resolve_backends_on_ray(specs, ray_options, max_spend=run["max_spend"],
                                                max_concurrency=run["concurrency"],
@@ -100,7 +100,7 @@ def ray_session_for(run: dict):
             raise click.UsageError("--ray-gpus and --ray-max-workers only apply with --ray")
         yield None
         return
-    from foilbench.construct.pipelines.ray_backends import RayConstructOptions
+    from foilbench.construct.engine.ray_backends import RayConstructOptions
     from foilbench.ray_session import session
 
     with session(run["ray_address"]):
@@ -110,10 +110,10 @@ def ray_session_for(run: dict):
 
 
 def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
-    from foilbench.construct.pipelines.engine import ConstructError
-    from foilbench.construct.pipelines.log import SURVIVAL_HEADERS, account, read_log
-    from foilbench.construct.pipelines.log import survival_cells as cells
-    from foilbench.construct.pipelines.runner import run_pipeline
+    from foilbench.construct.engine.log import SURVIVAL_HEADERS, account, read_log
+    from foilbench.construct.engine.log import survival_cells as cells
+    from foilbench.construct.engine.runner import run_pipeline
+    from foilbench.construct.engine.stages import ConstructError
 
     out = run["out"]
     click.echo(f"{name}: " + ", ".join(f"{r}={b.fingerprint}" for r, b in backends.items()))
@@ -222,7 +222,7 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
       foilbench review export OUT --out OUT_QC  the accepted benchmark + QC report
       foilbench run --benchmark OUT_QC
     """
-    from foilbench.construct.pipelines.composet import ComposetConfig
+    from foilbench.construct.composet.spec import ComposetConfig
 
     config = ComposetConfig(n_scenes=n_scenes, foils_per_scene=foils_per_scene, size=size,
                             seed=run["seed"], scenes_csv=scenes_csv, max_drift=max_drift,
@@ -276,7 +276,7 @@ def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine,
     Rerun the same command to resume; --dry-run prints the estimate only; --max-spend
     caps the run (foilbench construct -h: backends, spend, resume).
     """
-    from foilbench.construct.pipelines.sugarcrepe import TYPES, SugarcrepeConfig
+    from foilbench.construct.sugarcrepe.pipeline import TYPES, SugarcrepeConfig
 
     chosen = tuple(TYPES) if types == "all" else tuple(t.strip() for t in types.split(","))
     config = SugarcrepeConfig(captions=captions, images=images, types=chosen,
@@ -342,7 +342,7 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
     Rerun the same command to resume; --dry-run prints the estimate only; --max-spend
     caps the run (foilbench construct -h: backends, spend, resume).
     """
-    from foilbench.construct.pipelines.autocomp import AutocompConfig
+    from foilbench.construct.autocomp.pipeline import AutocompConfig
 
     config = AutocompConfig(tasks=tuple(t.strip() for t in tasks.split(",")), ns=_ints(ns),
                             n_concepts=n_concepts, vocab=vocab, size=size, seed=run["seed"],
@@ -380,7 +380,7 @@ def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation
     Rerun the same command to resume; --dry-run prints the estimate only; --max-spend
     caps the run (foilbench construct -h: backends, spend, resume).
     """
-    from foilbench.construct.pipelines.compass import CompassConfig
+    from foilbench.construct.compass.pipeline import CompassConfig
 
     config = CompassConfig(scene_graphs=scene_graphs, images=images, n_scenes=n_scenes,
                            limit=limit, per_level=per_level, seed=run["seed"],

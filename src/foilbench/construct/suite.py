@@ -3,13 +3,13 @@
 Parts (each a foilbench benchmark folder under the suite directory):
 
 - ``world-pairs``: CompoSET-style single-edit pairs
-  (:func:`foilbench.construct.pairs.build_pairs`);
+  (:func:`foilbench.construct.composet.pairs.build_pairs`);
 - ``autocomp-swap`` / ``autocomp-confusion``: Auto-Comp concepts in both conditions
-  (:func:`foilbench.construct.autocomp_bench.build_autocomp`);
+  (:func:`foilbench.construct.autocomp.bench.build_autocomp`);
 - ``autocomp-n1``: Auto-Comp's N = 1 baselines (Table 14: Vary Color, Vary Object), the same
-  concept machinery at one object (:func:`foilbench.construct.autocomp_n1.build_autocomp_n1`);
+  concept machinery at one object (:func:`foilbench.construct.autocomp.n1.build_autocomp_n1`);
 - ``compass-synth``: COMPASS scene-graph captions
-  (:func:`foilbench.construct.compass_build.build_compass_benchmark`).
+  (:func:`foilbench.construct.compass.build.build_compass_benchmark`).
 
 Every part follows one builder contract (:class:`Part`): it renders, the suite writes. Builders
 are named by lazy ``"module:function"`` targets (the project's registry pattern), so importing
@@ -57,11 +57,11 @@ class Part:
 
 
 PARTS: tuple[Part, ...] = (
-    Part("pairs", "foilbench.construct.pairs:build", {"n_scenes": 80, "foils_per_scene": 16}),
-    Part("autocomp", "foilbench.construct.autocomp_bench:build",
+    Part("pairs", "foilbench.construct.composet.pairs:build", {"n_scenes": 80, "foils_per_scene": 16}),
+    Part("autocomp", "foilbench.construct.autocomp.bench:build",
          {"n_concepts": 16, "ns": (2, 3)}),
-    Part("autocomp-n1", "foilbench.construct.autocomp_n1:build", {"n_concepts": 16}),
-    Part("compass", "foilbench.construct.compass_build:build", {"n_scenes": 40}),
+    Part("autocomp-n1", "foilbench.construct.autocomp.n1:build", {"n_concepts": 16}),
+    Part("compass", "foilbench.construct.compass.build:build", {"n_scenes": 40}),
 )
 
 # Source files whose changes change the suite's bytes (fingerprinted into the cache name).

@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 import numpy as np
 import pandas as pd
 
-from foilbench.data.format import Benchmark, Dropped
+from foilbench.data.benchmark import Benchmark, Dropped
 from foilbench.data.images import MISSING, ImageProblem, check_image
 from foilbench.errors import BenchmarkError
 

@@ -6,7 +6,7 @@ so the one the blind text-only audits apply to (SugarCrepe, abstract: "blind mod
 access to the image outperform state-of-the-art vision-language models").
 
 Items whose ``true_negatives`` column lists caption indices of negatives that are true of the
-image (Auto-Comp, :mod:`foilbench.construct.autocomp_truth`) also get ``r1_valid`` beside the
+image (Auto-Comp, :mod:`foilbench.construct.autocomp.truth`) also get ``r1_valid`` beside the
 paper's ``r1`` (:mod:`foilbench.kinds.valid`).
 """
 

@@ -3,7 +3,7 @@
 Auto-Comp §3 scores the positive against every candidate: "accuracy is reported as the rate at
 which the positive caption is selected", chance 1 / |candidates| (Table 5's "random chance").
 Its Confusion sets (and some relational Swap sets) hold captions that are true of the image
-(:mod:`foilbench.construct.autocomp_truth`); under strict ``>`` a model that judges truth
+(:mod:`foilbench.construct.autocomp.truth`); under strict ``>`` a model that judges truth
 perfectly scores those items 0, because a true caption can only tie with the positive or beat
 it. foilbench keeps the paper's ``r1`` and adds, for items whose ``true_negatives`` column
 lists the caption indices (1-based, ``captions = [positive, *negatives]``) of true negatives:

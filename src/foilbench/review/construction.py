@@ -51,7 +51,7 @@ def construction_markdown(summary: dict | None, files: list[str], reviewed: int,
     """The report's "Construction" section: provenance, then the automatic funnel."""
     if summary is None:
         return []
-    from foilbench.construct.pipelines.log import survival_cells
+    from foilbench.construct.engine.log import survival_cells
 
     lines = ["## Construction", "",
              f"Built by `foilbench construct {summary['pipeline']}` with "

@@ -9,7 +9,7 @@ images of one single edit in the same batch, each with its own caption at one of
 apart. This is a choice of data, shared by all three recipes (the hard-negative recipes add
 *text* negatives on top). Twin scenes come from the training stream and are checked against the
 benchmark signatures like every training scene (bases and foils); edit types are balanced per
-chunk by :func:`foilbench.construct.pair_plan.plan_edits` (least used first). Swap edits are
+chunk by :func:`foilbench.construct.composet.pair_plan.plan_edits` (least used first). Swap edits are
 never twins (see ``TWIN_TYPES``).
 """
 
@@ -19,7 +19,7 @@ from collections import Counter
 
 import numpy as np
 
-from foilbench.construct.pair_plan import plan_edits
+from foilbench.construct.composet.pair_plan import plan_edits
 from foilbench.world.captions import TIERS, edit_captions
 from foilbench.world.edits import EDIT_TYPES
 from foilbench.world.scene import Scene

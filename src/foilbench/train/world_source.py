@@ -40,7 +40,7 @@ _WORLDS = {
         "render": "foilbench.world.render:render",
         "describe_scene": "foilbench.world.captions:describe_scene",
         "scene_signature": "foilbench.world.sample:scene_signature",
-        "benchmark_signatures": "foilbench.construct.pair_plan:benchmark_scene_signatures",
+        "benchmark_signatures": "foilbench.construct.composet.pair_plan:benchmark_scene_signatures",
         "make_twin": "foilbench.train.twins:make_twin",
     },
     "standin": {

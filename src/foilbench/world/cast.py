@@ -4,7 +4,7 @@ book), a geometric solid (for shapes), an agent (for actions) or two agents, one
 CompoSET notes that "swap_role requires at least two distinct agents in a scene" and that
 "forcing more swap_role cases would require biasing scene generation toward multi-agent
 interactions" (§6); it keeps 45 per tier. foilbench's suite needs at least 60 items per edit
-type and tier for usable intervals, so the pair plan (:mod:`foilbench.construct.pair_plan`) casts
+type and tier for usable intervals, so the pair plan (:mod:`foilbench.construct.composet.pair_plan`) casts
 scenes with what the rare edit types need until each has its quota, and draws the rest of each
 scene as usual. The bias is stated here and in the benchmark's manifest, not hidden.
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from foilbench.world.geometry import Grid, coverage
-from foilbench.world.shapes import Part
+from foilbench.world.shape_parts import Part
 from foilbench.world.vocab import COLORS
 
 _L = np.array([-0.45, 0.65, 0.6])

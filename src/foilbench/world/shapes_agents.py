@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from foilbench.world import geometry as G
-from foilbench.world.shapes import Part, shape
+from foilbench.world.shape_parts import Part, shape
 from foilbench.world.shapes_solids import FRONT, TOP
 
 EYE = (0.95, 0.97, 1.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from foilbench.world import geometry as G
-from foilbench.world.shapes import DEPTH, Part, shape
+from foilbench.world.shape_parts import DEPTH, Part, shape
 
 FRONT = G.flat_normal(-0.1, 0.05, 1.0)
 TOP = G.flat_normal(0.0, 1.0, 0.2)

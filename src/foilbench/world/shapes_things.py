@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from foilbench.world import geometry as G
-from foilbench.world.shapes import DEPTH, Part, shape
+from foilbench.world.shape_parts import DEPTH, Part, shape
 from foilbench.world.shapes_solids import FRONT, SIDE, TOP, box_faces
 
 PAGES = (0.96, 0.94, 0.86)

@@ -4,11 +4,11 @@ A pipeline sends every text request with a structured ``task`` beside the render
 A language model reads the prompt; this backend reads the task and answers in the same reply
 format the prompt asks for (JSON where the prompt asks for JSON), so the pipeline parses one
 reply format whatever the backend. ``task["kind"]`` is ``"<pipeline>.<step>"``; the answer comes
-from ``foilbench.construct.pipelines.<pipeline>_template.<step>(task, request)``, next to the
+from ``foilbench.construct.<pipeline>.template.<step>(task, request)``, next to the
 pipeline it serves. Answers depend only on the task and ``request.seed`` (temperature is
 ignored: where a paper samples at a high temperature, the template draws with the seed).
 
-The fingerprint hashes the source of this module and of every ``*_template`` module, so a rule
+The fingerprint hashes the source of this module and of every method's ``template`` module, so a rule
 change is a new cache key and never replays an old answer.
 """
 
@@ -20,10 +20,9 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+from foilbench.construct import METHODS
 from foilbench.construct.backends.base import TextBackend, TextRequest
 from foilbench.errors import FoilbenchError
-
-TEMPLATE_PACKAGE = "foilbench.construct.pipelines"
 
 
 class TemplateTaskError(FoilbenchError, ValueError):
@@ -34,10 +33,10 @@ class TemplateTaskError(FoilbenchError, ValueError):
 def template_source_hash() -> str:
     h = hashlib.sha256(files("foilbench.construct.backends").joinpath("template.py")
                        .read_bytes())
-    for entry in sorted(files(TEMPLATE_PACKAGE).iterdir(), key=lambda p: p.name):
-        if entry.name.endswith("_template.py"):
-            h.update(entry.name.encode())
-            h.update(entry.read_bytes())
+    for method in METHODS:
+        entry = files(f"foilbench.construct.{method}").joinpath("template.py")
+        h.update(f"{method}/template.py".encode())
+        h.update(entry.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -50,7 +49,9 @@ def template_answer(task: Any, request: TextRequest) -> str:
             f"this request has task={task!r} (prompt {request.prompt_id or '?'})")
     pipeline, step = task["kind"].split(".")
     try:
-        module = importlib.import_module(f"{TEMPLATE_PACKAGE}.{pipeline}_template")
+        if pipeline not in METHODS:
+            raise ModuleNotFoundError(pipeline)
+        module = importlib.import_module(f"foilbench.construct.{pipeline}.template")
     except ModuleNotFoundError:
         raise TemplateTaskError(f"no template rules for pipeline {pipeline!r} "
                                 f"(task {task['kind']!r})") from None

@@ -127,7 +127,7 @@ class WorldImages(_World, ImageBackend):
 
 class WorldEdits(_World, EditBackend):
     def edit(self, request: EditRequest) -> EditResult:
-        from foilbench.construct.pairs import edit_mask
+        from foilbench.construct.composet.pairs import edit_mask
         from foilbench.world.edit_core import Edit
         from foilbench.world.render import render_layers
 

@@ -1,0 +1,81 @@
+"""What the CompoSET stages share: the run's config, the scene spec as prompts show it, the
+spec's object counts, the base image given to text steps, and image writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from foilbench.construct.engine.log import Candidate
+from foilbench.construct.engine.stages import Context
+
+DEFAULT_SETTINGS = (
+    ("photo studio with a plain white backdrop", "indoor"),
+    ("living room", "indoor"),
+    ("white tabletop studio shot", "indoor"),
+    ("kitchen counter", "indoor"),
+)
+
+
+@dataclass(frozen=True)
+class ComposetConfig:
+    n_scenes: int = 6
+    foils_per_scene: int = 22
+    size: int = 256
+    seed: int = 0
+    scenes_csv: Path | None = None
+    subjects: tuple[int, int] = (3, 6)
+    framing: str = "eye-level, whole scene in view"
+    max_drift: float = 0.01
+    detector_threshold: float = 0.3
+
+    def options(self) -> dict:
+        out = asdict(self)
+        out["scenes_csv"] = str(self.scenes_csv) if self.scenes_csv else None
+        return out
+
+
+def write_png(ctx: Context, rel: str, image) -> str:
+    from foilbench.world.render import png_bytes
+
+    path = ctx.out / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(png_bytes(image.convert("RGB") if image.mode != "L" else image))
+    return rel
+
+
+def count_labels(detections, threshold: float) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for d in detections:
+        if d.score >= threshold:
+            counts[d.label.lower()] = counts.get(d.label.lower(), 0) + 1
+    return counts
+
+
+def spec_labels(spec: dict) -> dict[str, int]:
+    """Expected count of each object name in the spec."""
+    out: dict[str, int] = {}
+    for o in spec["objects"]:
+        name = str(o["name"]).lower()
+        out[name] = out.get(name, 0) + 1
+    return out
+
+
+IMAGE_NOTE = ("The attached photograph is the rendered base image of this scene. Write about "
+              "what it shows; where it disagrees with the specification below, follow the "
+              "image.\n\n")
+
+
+def base_image_input(ctx: Context, scene: Candidate) -> dict:
+    """``images`` and ``image_note`` for steps 3-4: the rendered base image and a line saying
+    so, for a text backend that reads images; nothing otherwise (module docstring)."""
+    if getattr(ctx.backend("text"), "accepts_images", False):
+        return {"images": (scene.data["base_image"],), "image_note": IMAGE_NOTE}
+    return {"images": (), "image_note": ""}
+
+
+def spec_text(spec: dict) -> str:
+    """The spec as the prompts show it (without the world's internal scene)."""
+    shown = {k: v for k, v in spec.items() if k != "world_scene"}
+    return json.dumps(shown, indent=1, sort_keys=True)

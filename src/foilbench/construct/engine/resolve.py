@@ -1,0 +1,42 @@
+"""Backends from specs, one per role, built with a run's options, and what they counted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from foilbench.construct.backends.base import Backend
+
+
+def resolve_backends(specs: dict[str, str | None], *, device: str = "auto",
+                     dtype: str = "float32", max_spend: float | None = None,
+                     max_concurrency: int | None = None,
+                     cache_dir: str | Path | None = None) -> dict[str, Backend]:
+    """One backend per role (``None`` specs are left out), built with the run's options.
+
+    Local models get ``device`` and ``dtype``. API backends get ``max_concurrency``,
+    ``cache_dir`` (their response and image caches) and one shared
+    :class:`~foilbench.construct.backends.api_common.SpendBudget` capped at ``max_spend``
+    (default ``FOILBENCH_API_SPEND_CAP`` or $5): the cap on billed spend then holds for the
+    run as a whole, text, images, edits and VQA together, not per backend. Offline backends
+    (``template``, ``world``) ignore every option.
+    """
+    from foilbench.construct.backends.registry import resolve_backend
+
+    wanted = {role: spec for role, spec in specs.items() if spec}
+    options: dict[str, Any] = {"device": device, "dtype": dtype}
+    if max_concurrency is not None:
+        options["max_concurrency"] = int(max_concurrency)
+    if cache_dir is not None:
+        options["cache_dir"] = Path(cache_dir)
+    if any(spec.startswith("api:") for spec in wanted.values()):
+        from foilbench.construct.backends.api_common import SpendBudget
+
+        options["budget"] = SpendBudget(max_spend)
+    return {role: resolve_backend(role, spec, **options) for role, spec in wanted.items()}
+
+
+def backend_usage(backends: dict[str, Backend]) -> dict[str, dict]:
+    """HTTP requests, cache hits and billed spend per role, for backends that count them."""
+    return {role: b.usage() for role, b in sorted(backends.items())
+            if callable(getattr(b, "usage", None))}
