@@ -174,3 +174,23 @@ def test_compass_tables_end_to_end_and_store_shapes():
 def test_markdown_table():
     md = markdown_table(pd.DataFrame({"a": ["x|y"], "b": [0.12345], "c": [float("nan")]}))
     assert md == "| a | b | c |\n| --- | --- | --- |\n| x\\|y | 0.123 | - |\n"
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_ols_equals_statsmodels(binary):
+    """The numpy OLS (no statsmodels at run time) gives statsmodels' estimates, both standard
+    errors, both p-values and R^2 (statsmodels is a test-only oracle)."""
+    sm = pytest.importorskip("statsmodels.api", reason="statsmodels is the test oracle "
+                             "(installed by the dev extra)")
+    rng = np.random.default_rng(5)
+    counts, y = planted(rng, 300, (-0.05, -0.02, -0.03), 0.9, binary=binary)
+    fit = ols_skill_load(y, counts).set_index("term").loc[["b_O", "b_A", "b_R", "a"]]
+    X = np.column_stack([counts.n_o, counts.n_a, counts.n_r, np.ones(len(y))]).astype(float)
+    classical = sm.OLS(y, X).fit()
+    robust = sm.OLS(y, X).fit(cov_type="HC3", use_t=True)
+    np.testing.assert_allclose(fit["estimate"], classical.params, rtol=1e-9)
+    np.testing.assert_allclose(fit["se_classical"], classical.bse, rtol=1e-9)
+    np.testing.assert_allclose(fit["p_classical"], classical.pvalues, rtol=1e-7, atol=1e-300)
+    np.testing.assert_allclose(fit["se_hc3"], robust.bse, rtol=1e-9)
+    np.testing.assert_allclose(fit["p_hc3"], robust.pvalues, rtol=1e-7, atol=1e-300)
+    assert fit["r2"].iloc[0] == pytest.approx(classical.rsquared, rel=1e-12)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from collections.abc import Iterable, Sequence
 
 CSS = """
@@ -87,16 +86,8 @@ def png_data_uri(png_bytes: bytes) -> str:
 
 
 def figure_img(fig, alt: str) -> str:
-    """Place a figure in the page: an SVG figure (:mod:`foilbench.report.figures`) inline,
-    a matplotlib figure as an inline PNG ``<img>`` (closed after)."""
-    if hasattr(fig, "to_svg"):
-        return f'<figure class="fig" title="{esc(alt)}">{fig.to_svg()}</figure>'
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return f'<img class="fig" alt="{esc(alt)}" src="{png_data_uri(buf.getvalue())}">'
+    """Place an SVG figure (:mod:`foilbench.report.figures`) inline in the page."""
+    return f'<figure class="fig" title="{esc(alt)}">{fig.to_svg()}</figure>'
 
 
 def section(title: str, body: str, sid: str, note: str = "") -> str:
