@@ -21,6 +21,7 @@ API protocol: only K = 1 (one two-option question, asked in both orders), the tw
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def choice_margins(scores: np.ndarray) -> np.ndarray:
 class RankingKind(ItemKind):
     """One positive among K + 1 candidates, positive first: R@1."""
 
-    metrics = ("r1",)
+    metrics: ClassVar[tuple[str, ...]] = ("r1",)
     default_metric = "r1"
     api_ask_count = 1
 

@@ -71,8 +71,8 @@ def pad_scores(rows: Iterable[Sequence[float]]) -> np.ndarray:
     >>> pad_scores([[0.5, 0.1], [0.2, 0.3, 0.4]]).tolist()
     [[0.5, 0.1, -inf], [0.2, 0.3, 0.4]]
     """
-    rows = [np.asarray(r, dtype=np.float64).reshape(-1) for r in rows]
-    out = np.full((len(rows), max((len(r) for r in rows), default=0)), PAD)
-    for k, r in enumerate(rows):
+    arrays = [np.asarray(r, dtype=np.float64).reshape(-1) for r in rows]
+    out = np.full((len(arrays), max((len(r) for r in arrays), default=0)), PAD)
+    for k, r in enumerate(arrays):
         out[k, : len(r)] = r
     return out

@@ -39,19 +39,19 @@ def valid_choice(scores: np.ndarray, n_slots: Sequence[int],
     ([1.0, 0.0], [False, True], [0.5, 0.3333333333333333])
     """
     s = np.array(scores, dtype=np.float64)
-    n_slots = np.asarray(n_slots, dtype=np.int64)
-    if s.ndim != 2 or len(s) != len(n_slots) or len(true_idx) != len(s):
+    slots = np.asarray(n_slots, dtype=np.int64)
+    if s.ndim != 2 or len(s) != len(slots) or len(true_idx) != len(s):
         raise ValueError(f"valid_choice: scores {s.shape}, {len(n_slots)} slot counts and "
                          f"{len(true_idx)} true-negative lists must agree")
     neg = s[:, 1:].copy()
     for row, idx in enumerate(true_idx):
-        idx = np.asarray(list(idx), dtype=np.int64)
-        if idx.size and (idx.min() < 1 or idx.max() >= n_slots[row]):
-            raise ValueError(f"item #{row}: true negative index out of 1..{n_slots[row] - 1}: "
-                             f"{idx.tolist()}")
-        neg[row, idx - 1] = -np.inf
+        where = np.asarray(list(idx), dtype=np.int64)
+        if where.size and (where.min() < 1 or where.max() >= slots[row]):
+            raise ValueError(f"item #{row}: true negative index out of 1..{slots[row] - 1}: "
+                             f"{where.tolist()}")
+        neg[row, where - 1] = -np.inf
     best = neg.max(axis=1) if neg.shape[1] else np.full(len(s), -np.inf)
-    n_false = (n_slots - 1) - np.array([len(set(i)) for i in true_idx], dtype=np.int64)
+    n_false = (slots - 1) - np.array([len(set(i)) for i in true_idx], dtype=np.int64)
     outcome = (s[:, 0] > best).astype(np.float64)
     tie = s[:, 0] == best
     return outcome, tie, 1.0 / (1.0 + n_false)

@@ -84,7 +84,8 @@ def read_subset(folder: Path, subset: str, crops: Path, write: bool,
         src = folder / "images" / str(rec["image_path"])
         if write and not (crops / name).exists() and src.is_file():
             write_crop(src, crops / name, rec)
-        sources[name] = CropSource(src, tuple(float(rec[k]) for k in BOX))
+        x, y, w, h = (float(rec[k]) for k in BOX)
+        sources[name] = CropSource(src, (x, y, w, h))
         label = rec.get("relation_name") if subset == "vg_relation" else \
             "_".join(map(str, rec.get("attributes") or []))
         rows.append({"item_id": f"{subset}/{n}", "image": name,

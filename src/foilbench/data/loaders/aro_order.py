@@ -172,12 +172,13 @@ def load_order(source: OrderSource, path: str | Path, on_invalid: str = "raise",
     seed = _int_option(options, "seed", 0)
     max_words = _int_option(options, "max_words", DEFAULT_MAX_WORDS)
     redraws = _int_option(options, "redraws", 0)
+    recipe: dict[str, int | None] = {"seed": seed, "max_words": max_words, "redraws": redraws}
     findings = Findings(name)
     if options.get("perturbations"):
         pfile = Path(options["perturbations"]).expanduser()
         items = read_perturbation_file(pfile, source.subset)
         generated = f"read from {pfile}"
-        seed = max_words = redraws = None  # whatever produced the file decided them
+        recipe = dict.fromkeys(recipe)  # whatever produced the file decided them
     else:
         file = folder / source.annotation
         if not file.is_file():
@@ -201,8 +202,7 @@ def load_order(source: OrderSource, path: str | Path, on_invalid: str = "raise",
         source=f"https://github.com/mertyg/vision-language-models-are-bows; "
                f"{BLIP_URL}{source.annotation}",
         description=f"ARO {source.subset}: caption vs its four word-order shuffles ({generated})",
-        extras={"negative_order": list(PERTURBATIONS), "seed": seed, "max_words": max_words,
-                "redraws": redraws,
+        extras={"negative_order": list(PERTURBATIONS), **recipe,
                 "expected_counts": {"captions": source.expected_captions},
                 "captions_with_identical_negative": identical})
     return finish(manifest, items, image_root(options, source.images_env, folder), findings,

@@ -63,9 +63,10 @@ def parse_choices(choices: object, where: str) -> dict[str, str]:
     """``"(A) red (B) blue"`` or ``["(A) red", ...]`` / ``["red", ...]`` -> {"a": "red", ...}."""
     if isinstance(choices, (list, tuple, np.ndarray)):
         texts = [str(c) for c in choices]
-        if all(OPTION.match(t) for t in texts):
-            return {OPTION.match(t).group(1).lower(): OPTION.sub("", t, count=1).strip()
-                    for t in texts}
+        matches = [OPTION.match(t) for t in texts]
+        if all(matches):
+            return {m.group(1).lower(): OPTION.sub("", t, count=1).strip()
+                    for m, t in zip(matches, texts, strict=True) if m is not None}
         return {chr(ord("a") + k): t.strip() for k, t in enumerate(texts)}
     parts = OPTION.split(str(choices))
     options = {parts[k].lower(): parts[k + 1].strip() for k in range(1, len(parts) - 1, 2)}

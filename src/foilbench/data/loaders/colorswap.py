@@ -87,7 +87,8 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
     findings = Findings(NAME)
     splits = list(EXPECTED) if split == "all" else [split]
     root = json_root(folder, splits)
-    tables, sources = [], {}
+    tables: list = []
+    sources: dict = {}
     for name in splits:
         if root is not None:
             table = read_json_split(root, name)
