@@ -33,11 +33,19 @@ def common_options(fn):
     @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
                   help="Output folder (created; rerun with the same folder to resume).")
     @click.option("--seed", default=0, show_default=True, help="Seed of every sampled choice.")
-    @click.option("--max-spend", type=float, default=None,
-                  help="Hard cap in USD for everything spent into --out, all API backends "
-                       "and resumes together (default: FOILBENCH_API_SPEND_CAP or 5).")
-    @click.option("--retries", default=2, show_default=True,
-                  help="Retries of a failed call before its candidate is dropped (and counted).")
+    @click.option("--max-spend", type=float, default=None, callback=_check_cap,
+                  help="Hard cap in USD for everything spent into --out: all API backends, "
+                       "resumes and concurrent runs together, each request reserved at its "
+                       "worst case (default: FOILBENCH_API_SPEND_CAP or 5).")
+    @click.option("--price", "prices", multiple=True, metavar="MODEL=IN/OUT",
+                  help="USD per million input/output tokens of a model not in the price list "
+                       "(or to replace its list price), e.g. openai:my-model=1.25/10.")
+    @click.option("--allow-unpriced", is_flag=True,
+                  help="Let models with no known price run (only with --max-spend; they are "
+                       "reserved and billed at the dearest listed price).")
+    @click.option("--retries", default=2, show_default=True, type=click.IntRange(min=0),
+                  help="Retries of an API request on 429 / 5xx / network errors (with backoff "
+                       "and Retry-After); other errors drop the candidate at once, counted.")
     @click.option("--device", default="auto", show_default=True,
                   help="Device of local models (hf-lm, diffusers, hf-det, hf-vlm): auto, cpu, "
                        "cuda, cuda:N, mps.")
@@ -64,7 +72,7 @@ def common_options(fn):
                   help="With --ray: workers per stage at most (default: what the cluster holds).")
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        run_keys = ("out", "seed", "max_spend", "retries", "device", "dtype", "concurrency",
+        run_keys = ("out", "seed", "max_spend", "prices", "allow_unpriced", "retries", "device", "dtype", "concurrency",
                     "cache_dir", "progress", "dry_run", "ray_address", "ray_gpus",
                     "ray_max_workers")
         kwargs["run"] = {k: kwargs.pop(k) for k in run_keys}
@@ -73,21 +81,44 @@ def common_options(fn):
     return wrapper
 
 
+def _check_cap(ctx, param, value):
+    """--max-spend must be a finite, non-negative USD amount (nan, inf and -1 are refused)."""
+    import math
+
+    if value is not None and (not math.isfinite(value) or value < 0):
+        raise click.BadParameter(f"{value!r} is not a finite amount of USD >= 0", ctx, param)
+    return value
+
+
+def spend_ledger(run: dict):
+    """The --out folder's spend ledger with the run's cap and prices (issue 24)."""
+    from foilbench.construct.engine.ledger import SpendLedger
+    from foilbench.models.api.prices import PriceBook, PriceError, parse_price_option
+
+    if run["allow_unpriced"] and run["max_spend"] is None:
+        raise click.UsageError("--allow-unpriced needs an explicit --max-spend")
+    try:
+        overrides = dict(parse_price_option(p) for p in run["prices"])
+    except PriceError as e:
+        raise click.UsageError(str(e)) from None
+    book = PriceBook(overrides, allow_unpriced=run["allow_unpriced"])
+    return SpendLedger(run["out"], run["max_spend"], option="--max-spend", prices=book)
+
+
 def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
     from foilbench.construct.engine.resolve import resolve_backends
 
+    run["ledger"] = spend_ledger(run)
+    money = {"ledger": run["ledger"], "retries": run["retries"],
+             "max_concurrency": run["concurrency"], "cache_dir": run["cache_dir"]}
     with ray_session_for(run) as ray_options:
         if ray_options is None:
             backends = resolve_backends(specs, device=run["device"], dtype=run["dtype"],
-                                        max_spend=run["max_spend"],
-                                        max_concurrency=run["concurrency"],
-                                        cache_dir=run["cache_dir"])
+                                        **money)
         else:
             from foilbench.construct.engine.ray_backends import resolve_backends_on_ray
 
-            backends = resolve_backends_on_ray(specs, ray_options, max_spend=run["max_spend"],
-                                               max_concurrency=run["concurrency"],
-                                               cache_dir=run["cache_dir"])
+            backends = resolve_backends_on_ray(specs, ray_options, **money)
         _build(name, config, backends, run, ray_options)
 
 
@@ -118,10 +149,9 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     out = run["out"]
     click.echo(f"{name}: " + ", ".join(f"{r}={b.fingerprint}" for r, b in backends.items()))
     progress = sys.stderr.isatty() if run["progress"] is None else run["progress"]
-    kwargs = {"max_spend": run["max_spend"], "retries": run["retries"], "progress": progress,
-              "ray": ray_options}
+    kwargs = {"ledger": run["ledger"], "retries": run["retries"], "progress": progress, "ray": ray_options}
     summary = run_pipeline(name, config, backends, out, dry_run=True, **kwargs)
-    click.echo("estimate (upper bound, before the cache):")
+    click.echo("spend bound (at most, before the cache; each request's worst case):")
     click.echo("\n".join(summary.estimate.lines()))
     if run["dry_run"]:
         return
@@ -138,13 +168,14 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
              for k in ("called", "cached", "retried", "failed")}
     click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "
                f"{calls['retried']} retried, {calls['failed']} failed; "
-               f"spent ~${summary.spent_usd:.4f} at stated prices "
-               f"(${summary.spent_total_usd:.4f} into {out} so far)")
-    if summary.usage:  # API backends share one budget, so spend_usd is the run's total
+               f"billed ${summary.spent_usd:.4f} in this run "
+               f"(${summary.spent_total_usd:.4f} committed into {out} so far, cap "
+               f"${run['ledger'].cap:.2f} by {run['ledger'].option})")
+    if summary.usage:
         per_role = ", ".join(f"{role} {use.get('http_requests', 0)}"
                              for role, use in summary.usage.items())
         hits = sum(use.get("cache_hits", 0) for use in summary.usage.values())
-        billed = max(use.get("spend_usd", 0.0) for use in summary.usage.values())
+        billed = sum(use.get("spend_usd", 0.0) for use in summary.usage.values())
         click.echo(f"API: HTTP requests {per_role}; {hits} answered from the API cache; "
                    f"billed ${billed:.4f}")
     acct = account(read_log(out / "construction_log.jsonl"))

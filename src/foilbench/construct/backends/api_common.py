@@ -1,19 +1,21 @@
-"""What every API construction backend shares: spec parsing, a thread-safe spend budget, an
-on-disk image cache and one guarded call path (cache -> budget -> HTTP -> cache).
+"""What every API construction backend shares: spec parsing, the on-disk image and reply
+caches and one paid call path (cache -> ledger reservation -> HTTP -> settle -> cache).
 
-The HTTP layer is :mod:`foilbench.models.api` (wire formats, retries with backoff on 429/5xx
-honouring ``Retry-After``, the text response cache, prices). Keys come from the environment at
-send time only; nothing here stores, caches, logs or fingerprints them.
+The HTTP layer is :mod:`foilbench.models.api` (wire formats, the one retry layer with backoff on
+429/5xx/network honouring ``Retry-After``, prices). Keys come from the environment at send time
+only; nothing here stores, caches, logs or fingerprints them.
 
 Concurrency. A pipeline stage may call one backend from ``max_concurrency`` threads at once
 (option ``concurrency=N`` in the spec, the ``max_concurrency`` option, or
-``FOILBENCH_API_CONCURRENCY``; default 4). The budget therefore *reserves* a call's estimated
-cost before the request and settles it with the billed cost after, so N calls in flight can
-never jointly pass the cap.
+``FOILBENCH_API_CONCURRENCY``; default 4). Every request is reserved at its worst case in the
+output folder's :class:`~foilbench.construct.engine.ledger.SpendLedger` before it is sent and
+settled with the billed cost after, so N calls in flight, resumes and other processes on the
+same ``--out`` can never jointly pass the cap. A backend pays only once a ledger is bound
+(the ``ledger`` option, or :meth:`GuardedCaller.bind_ledger` by the stage engine).
 
-Budget sharing. Each backend has its own budget (cap ``FOILBENCH_API_SPEND_CAP``, USD, default
-5) unless the caller passes one ``SpendBudget`` as the ``budget`` option to every backend of a
-run, which makes the cap hold for the run as a whole.
+Replies. A text reply cut at its output limit is asked again once with twice the budget
+(thinking included); an empty, refused or safety-blocked reply, or a second cut, is never
+cached: the call fails with :class:`UnusableReplyError` naming the reason.
 """
 
 from __future__ import annotations
@@ -31,9 +33,8 @@ from PIL import Image
 
 from foilbench.errors import ModelError
 from foilbench.models.api.cache import ResponseCache
-from foilbench.models.api.spend import SpendCapError, cap_from_env, price_for
-from foilbench.models.api.transport import RetryPolicy, post_json
-from foilbench.models.api.wire import PROVIDERS, Reply, auth_headers, build_request, parse_reply
+from foilbench.models.api.transport import APIStatusError, RetryPolicy
+from foilbench.models.api.wire import PROVIDERS, Reply
 from foilbench.models.fingerprint import cache_root
 from foilbench.models.spec_options import int_option, split_options
 
@@ -41,44 +42,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCY = 4
 #: Options every backend factory accepts, so a pipeline can pass one set to all of them.
-COMMON_OPTIONS = ("device", "dtype", "budget", "max_concurrency", "policy", "cache_dir")
-
-
-class SpendBudget:
-    """A hard USD cap shared by concurrent calls: reserve an estimate, then settle."""
-
-    def __init__(self, cap: float | None = None) -> None:
-        self.cap = cap_from_env() if cap is None else float(cap)
-        self.spent = 0.0
-        self.reserved = 0.0
-        self.calls = 0
-        #: largest billed cost per model so far: the next call's estimate (as in spend.py)
-        self.largest: dict[str, float] = {}
-        self._lock = threading.Lock()
-
-    def estimate(self, name: str, before_first: float) -> float:
-        """The largest cost billed for ``name`` so far, or ``before_first`` until one was."""
-        with self._lock:
-            return self.largest.get(name, before_first)
-
-    def reserve(self, estimate: float) -> None:
-        with self._lock:
-            if self.spent + self.reserved + estimate > self.cap:
-                raise SpendCapError(
-                    f"API spend cap reached: spent ${self.spent:.4f} in {self.calls} call(s) "
-                    f"(${self.reserved:.4f} more in flight); the next call (about "
-                    f"${estimate:.4f}) would pass the cap of ${self.cap:.2f}. Raise "
-                    "FOILBENCH_API_SPEND_CAP to go on (cached answers cost nothing).")
-            self.reserved += estimate
-
-    def settle(self, estimate: float, cost: float | None, name: str = "") -> None:
-        """Release the reservation; ``cost`` None means the call failed and billed nothing."""
-        with self._lock:
-            self.reserved = max(0.0, self.reserved - estimate)
-            if cost is not None:
-                self.spent += cost
-                self.calls += 1
-                self.largest[name] = max(self.largest.get(name, 0.0), cost)
+COMMON_OPTIONS = ("device", "dtype", "ledger", "max_concurrency", "policy", "cache_dir")
 
 
 def check_options(where: str, options: dict[str, Any]) -> None:
@@ -193,79 +157,97 @@ class TailingResponseCache(ResponseCache):
         self._offset = self.path.stat().st_size
 
 
-class GuardedCaller:
-    """Cache lookup, budget reservation, the HTTP call and the cache write, in that order,
-    safe to use from several threads. Counts requests, hits and billed calls for the log."""
+class UnusableReplyError(ModelError):
+    """The provider answered, but not with a usable answer (cut, empty, refused, blocked)."""
 
-    def __init__(self, budget: SpendBudget | None, policy: RetryPolicy | None,
-                 cache_dir: str | Path | None) -> None:
-        self.budget = budget or SpendBudget()
+    retryable = False
+
+
+def missing_keys(providers: set[str]) -> list[str]:
+    """The environment variables to set, one per provider whose key is absent."""
+    out = []
+    for name in sorted(providers):
+        envs = PROVIDERS[name].key_envs
+        if not any(os.environ.get(e) for e in envs):
+            out.append(" or ".join(envs))
+    return out
+
+
+class GuardedCaller:
+    """Cache lookup, the ledger's reservation, the HTTP request, the ledger's settlement, in
+    that order; safe to use from several threads. Counts requests and hits for the log."""
+
+    def __init__(self, ledger: Any, policy: Any, cache_dir: str | Path | None) -> None:
+        self.ledger = ledger
         self.policy = policy or RetryPolicy()
         self.cache_dir = Path(cache_dir) if cache_dir else cache_root()
         self.http_requests = 0
         self.cache_hits = 0
+        self.billed_usd = 0.0
+        self.unusable: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def call(self, key: str, lookup: Callable[[str], Any], name: str, first_estimate: float,
-             send: Callable[[], tuple[Any, int, float]], store: Callable[[str, Any], None]
-             ) -> Any:
-        """``send() -> (result, http_requests, billed_usd)``; cached results cost nothing.
-        ``name`` (provider:model) keys the budget's estimate of the next call's cost."""
+    def bind_ledger(self, ledger: Any) -> None:
+        self.ledger = ledger
+
+    def lookup(self, key: str, get: Callable[[str], Any]) -> Any:
         with self._lock:
-            hit = lookup(key)
+            hit = get(key)
             if hit is not None:
                 self.cache_hits += 1
-                return hit
-        estimate = self.budget.estimate(name, first_estimate)
-        self.budget.reserve(estimate)
-        cost = None
+            return hit
+
+    def paid(self, what: str, worst_usd: float,
+             post: Callable[[Callable[[], None]], tuple[dict, int]],
+             bill: Callable[[dict], float | None]) -> dict:
+        """One paid request: ``post(on_resend) -> (reply JSON, HTTP requests)``; ``bill(reply)``
+        is the billed USD from the reply's usage (None: unknown, counted at the worst case)."""
+        if self.ledger is None:
+            raise ModelError(f"{what}: no spend ledger is bound, so no paid call may start "
+                             "(run it through foilbench construct or pass ledger=)")
+        ledger = self.ledger
+        ids = [ledger.reserve(worst_usd, what)]
+
+        def resend() -> None:  # the last attempt got no reply; it may have been billed
+            ids.append(ledger.reserve(worst_usd, what))
+
         try:
-            result, n, cost = send()
-            with self._lock:
-                self.http_requests += n
-                store(key, result)
-            return result
-        finally:
-            self.budget.settle(estimate, cost, name)
+            data, n = post(resend)
+        except APIStatusError as e:  # an error reply: not billed
+            self._count(e.requests, 0.0)
+            for rid in ids[:-1]:
+                ledger.settle(rid, worst_usd)
+            ledger.release(ids[-1])
+            raise
+        except BaseException as e:  # no reply (or killed): counted at the worst case
+            self._count(getattr(e, "requests", 0), worst_usd * len(ids))
+            for rid in ids:
+                ledger.settle(rid, worst_usd)
+            raise
+        try:
+            cost = bill(data)
+        except (ModelError, KeyError, TypeError, ValueError):
+            cost = None
+        if cost is None:
+            cost = worst_usd
+        elif cost > worst_usd * (1 + 1e-9):
+            log.warning("%s: billed $%.6f, above its reserved worst case $%.6f; check the "
+                        "price list", what, cost, worst_usd)
+        for rid in ids[:-1]:
+            ledger.settle(rid, worst_usd)
+        ledger.settle(ids[-1], cost)
+        self._count(n, cost + worst_usd * (len(ids) - 1))
+        return data
+
+    def _count(self, requests: int, usd: float) -> None:
+        with self._lock:
+            self.http_requests += int(requests)
+            self.billed_usd += usd
+
+    def dropped(self, reason: str) -> None:
+        with self._lock:
+            self.unusable[reason] = self.unusable.get(reason, 0) + 1
 
     def usage(self) -> dict:
         return {"http_requests": self.http_requests, "cache_hits": self.cache_hits,
-                "spend_usd": round(self.budget.spent, 6), "billed_calls": self.budget.calls}
-
-
-class TokenPricedAPI:
-    """The part of a text-reply API backend that does not depend on its role: the text
-    generator (:mod:`.api_text`) and the API VQA validator (:mod:`.vqa`) send the same kind of
-    request (image and text parts, one reply), priced per token, through one
-    :class:`GuardedCaller` and the shared ``construct_text_responses.jsonl`` cache. Kept in one
-    place so the two roles price, cache and bill a call the same way."""
-
-    def _connect(self, provider: str, model: str, spec: str, max_concurrency: int,
-                 budget: SpendBudget | None, policy: RetryPolicy | None,
-                 cache_dir: str | Path | None) -> None:
-        self.provider, self.model, self.spec = provider, model, spec
-        self.max_concurrency = max_concurrency
-        self.price = price_for(provider, model)
-        self.caller = GuardedCaller(budget, policy, cache_dir)
-        self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
-
-    def _cost(self, tokens_in: int, tokens_out: int) -> float:
-        return (tokens_in * self.price[0] + tokens_out * self.price[1]) / 1e6
-
-    def _reply(self, key: str, role: str, first_estimate: float, parts: list,
-               max_tokens: int, **wire: Any) -> Reply:
-        """The cached reply for ``key``, else one guarded request billed at the reply's
-        token counts. ``role`` prefixes the budget's estimate name (``text``, ``vqa``)."""
-
-        def send():
-            path, body = build_request(self.provider, self.model, parts, max_tokens, **wire)
-            url = PROVIDERS[self.provider].base_url() + path
-            data, n = post_json(url, body, {}, auth_headers(self.provider), self.caller.policy)
-            reply = parse_reply(self.provider, data)
-            return reply, n, self._cost(reply.input_tokens, reply.output_tokens)
-
-        return self.caller.call(key, self.cache.get, f"{role}:{self.provider}:{self.model}",
-                                first_estimate, send, self.cache.put)
-
-    def usage(self) -> dict:
-        return self.caller.usage()
+                "spend_usd": round(self.billed_usd, 6), "unusable_replies": dict(self.unusable)}

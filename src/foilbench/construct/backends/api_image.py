@@ -2,8 +2,8 @@
 ``api:gemini-image:MODEL[?options]`` and ``api:openai-image:MODEL[?options]``.
 
 Options: ``concurrency=N``; OpenAI only: ``size=WxH`` (sent as is instead of the closest
-supported size) and ``quality=...`` (passed through; prices in the table are for the default
-quality, see ``FOILBENCH_API_IMAGE_PRICES``). Keys: ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY`` and
+supported size) and ``quality=...`` (passed through; the worst case is priced at it, or at the
+dearest quality when the provider chooses: :mod:`.api_image_price`). Keys: ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY`` and
 ``OPENAI_API_KEY``, base URLs ``FOILBENCH_GEMINI_BASE_URL`` / ``FOILBENCH_OPENAI_BASE_URL``
 (the same as the text models). Wire formats: :mod:`.api_image_wire`.
 
@@ -14,8 +14,9 @@ changed (the pixel-drift validator measures that). Gemini takes no mask, so a Ge
 guided by the instruction alone.
 
 Images are cached as PNG files under ``$FOILBENCH_CACHE_DIR/construct_images`` keyed by the
-request (provider, model, prompt, seed, size sent, options, input image and mask bytes): a
-repeated request makes no HTTP call and costs nothing. Spend is one per-image price per call.
+request (base URL, provider, model, prompt, seed, size sent, options, input image and mask
+bytes): a repeated request makes no HTTP call and costs nothing. A reply without an image (a
+safety block) is billed, not cached, and fails the call with its reason.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from typing import Any
 
 from PIL import Image
 
+from foilbench.construct.backends import api_image_price as pricing
 from foilbench.construct.backends import api_image_wire as wire
 from foilbench.construct.backends.api_common import (
     GuardedCaller,
     ImageCache,
-    SpendBudget,
+    UnusableReplyError,
     check_options,
     concurrency,
     content_key,
@@ -45,24 +47,26 @@ from foilbench.construct.backends.base import (
 )
 from foilbench.errors import ModelError
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.spend import image_price_for
-from foilbench.models.api.transport import RetryPolicy, post_body, post_json
+from foilbench.models.api.prices import PriceBook, PriceError
+from foilbench.models.api.transport import post_body, post_json
 from foilbench.models.api.wire import PROVIDERS, auth_headers
 from foilbench.models.fingerprint import make_fingerprint
 
 IMAGE_PROVIDERS = ("gemini-image", "openai-image")
 #: The text provider whose key and base URL an image provider uses.
 KEY_PROVIDER = {"gemini-image": "gemini", "openai-image": "openai"}
-WIRE_VERSION = "image-v1"
+WIRE_VERSION = "image-v2"
 OPTIONS = {"size": None, "quality": None}
+#: the dry run's bound assumes a prompt of at most this many bytes and a 1024 px edit input
+DRY_PROMPT_BYTES, DRY_IMAGE_SIDE = 4000, 1024
 
 
 class _APIImages:
-    """Shared state and the guarded call of both roles."""
+    """Shared state and the paid call of both roles."""
 
     def __init__(self, kind: str, provider: str, model: str, spec: str, opts: dict,
-                 max_concurrency: int, budget: SpendBudget | None,
-                 policy: RetryPolicy | None, cache_dir: str | Path | None) -> None:
+                 max_concurrency: int, ledger: Any, policy: Any,
+                 cache_dir: str | Path | None) -> None:
         if provider == "gemini-image" and set(opts) & set(OPTIONS):
             raise ModelError(f"{spec}: the options size= and quality= are for openai-image")
         self.kind, self.provider, self.model, self.spec = kind, provider, model, spec
@@ -73,61 +77,85 @@ class _APIImages:
                 raise ModelError(f"{spec}: size={self.size_override!r} must look like WxH")
         self.quality = opts.get("quality")
         self.max_concurrency = max_concurrency
-        self.cost_per_call_usd = image_price_for(provider, model)
-        self.caller = GuardedCaller(budget, policy, cache_dir)
+        self.caller = GuardedCaller(ledger, policy, cache_dir)
         self.cache = ImageCache(self.caller.cache_dir / "construct_images")
         self._fingerprint = make_fingerprint(f"api-{kind}", {
             "provider": provider, "model": model, "wire": WIRE_VERSION,
             "size": self.size_override, "quality": self.quality})
 
-    def _send(self, prompt: str, seed: int, size: tuple[int, int], image_png: bytes | None,
-              mask: bytes | None) -> tuple[bytes, int]:
+    @property
+    def prices(self) -> PriceBook:
+        ledger = self.caller.ledger
+        return ledger.prices if ledger is not None else PriceBook()
+
+    def sent_size(self, size: tuple[int, int]) -> str | None:
+        if self.provider == "gemini-image":
+            return None
+        return self.size_override or wire.openai_size(self.model, size)
+
+    def worst_case(self, prompt: str, size: tuple[int, int],
+                   image_size: tuple[int, int] | None, has_mask: bool) -> float:
+        return pricing.worst_case(self.prices, self.provider, self.model, prompt,
+                                  self.sent_size(size), self.quality, image_size, has_mask)
+
+    @property
+    def cost_per_call_usd(self) -> float:
+        """The dry run's bound per call: the largest size, an edit input with a mask."""
+        side = (DRY_IMAGE_SIDE, DRY_IMAGE_SIDE)
+        try:
+            return self.worst_case("x" * DRY_PROMPT_BYTES, (1536, 1024), side, True)
+        except PriceError:
+            return float("nan")
+
+    def _post(self, prompt: str, seed: int, size: tuple[int, int], image_png: bytes | None,
+              mask: bytes | None, on_resend) -> tuple[dict, int]:
         key_provider = KEY_PROVIDER[self.provider]
         base = PROVIDERS[key_provider].base_url()
         secret = auth_headers(key_provider)
         policy = self.caller.policy
         if self.provider == "gemini-image":
             path, body = wire.gemini_request(self.model, prompt, seed, size, image_png)
-            data, n = post_json(base + path, body, {}, secret, policy)
-            return wire.parse_gemini_image(data), n
-        sent = self.size_override or wire.openai_size(self.model, size)
+            return post_json(base + path, body, {}, secret, policy, on_resend)
+        sent = self.sent_size(size)
         if image_png is None:
             path, body = wire.openai_generation(self.model, prompt, sent, self.quality)
-            data, n = post_json(base + path, body, {}, secret, policy)
-        elif wire.openai_family(self.model) == "dall-e-2":
-            path, payload, ctype = wire.openai_edit_multipart(self.model, prompt, sent,
-                                                              image_png, mask)
-            data, n = post_body(base + path, payload, ctype, {}, secret, policy)
-        else:
-            path, body = wire.openai_edit_json(self.model, prompt, sent, image_png, mask,
-                                               self.quality)
-            data, n = post_json(base + path, body, {}, secret, policy)
-        return wire.parse_openai_image(data), n
+            return post_json(base + path, body, {}, secret, policy, on_resend)
+        path, payload, ctype = wire.openai_edit_multipart(self.model, prompt, sent, image_png,
+                                                          mask, self.quality)
+        return post_body(base + path, payload, ctype, {}, secret, policy, on_resend)
 
     def run(self, prompt: str, seed: int, size: tuple[int, int],
-            image_png: bytes | None = None, mask: bytes | None = None) -> Image.Image:
-        key = content_key(WIRE_VERSION, self.kind, self.provider, self.model, prompt, seed,
-                          list(size), self.size_override, self.quality, image_png, mask)
-
-        def send():
-            png, n = self._send(prompt, seed, size, image_png, mask)
-            return png, n, self.cost_per_call_usd
-
-        def store(k: str, png: bytes) -> None:
-            self.cache.put(k, png)
-
-        result = self.caller.call(key, self.cache.get, f"{self.provider}:{self.model}",
-                                  self.cost_per_call_usd, send, store)
-        if isinstance(result, bytes):
-            with Image.open(io.BytesIO(result)) as im:
+            image_png: bytes | None = None, mask: bytes | None = None,
+            image_size: tuple[int, int] | None = None) -> Image.Image:
+        base = PROVIDERS[KEY_PROVIDER[self.provider]].base_url()
+        key = content_key(WIRE_VERSION, base, self.kind, self.provider, self.model, prompt,
+                          seed, list(size), self.size_override, self.quality, image_png, mask)
+        result = self.caller.lookup(key, self.cache.get)
+        if result is None:
+            worst = self.worst_case(prompt, size, image_size, mask is not None)
+            sent = self.sent_size(size)
+            data = self.caller.paid(
+                f"{self.kind} {self.spec}", worst,
+                lambda on_resend: self._post(prompt, seed, size, image_png, mask, on_resend),
+                lambda d: pricing.billed(self.prices, self.provider, self.model, sent,
+                                         self.quality, d))
+            try:
+                png = (wire.parse_gemini_image(data) if self.provider == "gemini-image"
+                       else wire.parse_openai_image(data))
+            except ModelError as e:
+                self.caller.dropped("no image")
+                raise UnusableReplyError(f"{self.spec}: {e}; not cached") from None
+            self.cache.put(key, png)
+            with Image.open(io.BytesIO(png)) as im:
                 result = im.convert("RGB")
         if result.size != tuple(size):
             result = result.resize(tuple(size), Image.Resampling.LANCZOS)
         return result
 
     def describe_extra(self) -> dict[str, Any]:
+        entry = self.prices.image_entry(self.provider, self.model) or {}
         return {"spec": self.spec, "provider": self.provider, "model": self.model,
-                "usd_per_image": self.cost_per_call_usd}
+                "price_source": entry.get("source"), "price_date": entry.get("date")}
 
 
 class _OverAPIImages:
@@ -138,7 +166,10 @@ class _OverAPIImages:
     def __init__(self, impl: _APIImages) -> None:
         self.impl = impl
         self.max_concurrency = impl.max_concurrency
-        self.cost_per_call_usd = impl.cost_per_call_usd
+
+    @property
+    def cost_per_call_usd(self) -> float:
+        return self.impl.cost_per_call_usd
 
     @property
     def fingerprint(self) -> str:
@@ -163,7 +194,7 @@ class APIImageEditor(_OverAPIImages, EditBackend):
         if request.mask is not None and self.impl.provider == "openai-image":
             mask = wire.mask_png(request.mask, image.size)
         out = self.impl.run(request.instruction, request.seed, image.size,
-                            image_png=png_bytes(image), mask=mask)
+                            image_png=png_bytes(image), mask=mask, image_size=image.size)
         return EditResult(out, mask=None)
 
 
@@ -172,7 +203,7 @@ def _impl(kind: str, rest: str, options: dict[str, Any]) -> _APIImages:
     provider, model, opts = parse_api_spec(rest, IMAGE_PROVIDERS, "image", OPTIONS)
     return _APIImages(kind, provider, model, f"api:{rest}", opts,
                       concurrency(opts, options.get("max_concurrency")),
-                      options.get("budget"), options.get("policy"), options.get("cache_dir"))
+                      options.get("ledger"), options.get("policy"), options.get("cache_dir"))
 
 
 def generator_from_spec(rest: str, **options: Any) -> APIImageGenerator:

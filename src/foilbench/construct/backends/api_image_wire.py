@@ -8,10 +8,10 @@ Gemini     POST {base}/v1beta/models/{model}:generateContent, parts = [input ima
            ``inline_data`` is read too) holds the base64 image. Gemini takes no mask.
 OpenAI     generation: POST {base}/v1/images/generations, JSON ``{model, prompt, n: 1, size}``
            (DALL-E models also ``response_format: "b64_json"``; GPT image models always
-           answer in base64 and refuse that field). Edit, GPT image models: POST
-           {base}/v1/images/edits with the JSON form ``{model, prompt, images: [{image_url:
-           data URL}], mask: {image_url: data URL}, size}``. Edit, DALL-E 2: the same endpoint
-           as multipart/form-data (``image``, ``mask`` files; DALL-E edits have no JSON form).
+           answer in base64 and refuse that field). Edit (GPT image models
+           and DALL-E 2): POST {base}/v1/images/edits as multipart/form-data with ``image`` and
+           ``mask`` files, as the official SDK sends it (GPT image: ``quality``; DALL-E 2:
+           ``response_format: b64_json``).
            Reply: ``data[0].b64_json``. A mask is a PNG of the image's size whose fully
            transparent pixels (alpha 0) mark where the image may change.
 Sizes      OpenAI takes a fixed list per model; the supported size closest in aspect ratio to
@@ -117,17 +117,6 @@ def openai_generation(model: str, prompt: str, size: str, quality: str | None
     return "/v1/images/generations", body
 
 
-def openai_edit_json(model: str, prompt: str, size: str, image_png: bytes,
-                     mask: bytes | None, quality: str | None) -> tuple[str, dict]:
-    body: dict[str, Any] = {"model": model, "prompt": prompt, "n": 1, "size": size,
-                            "images": [{"image_url": data_url(image_png)}]}
-    if mask is not None:
-        body["mask"] = {"image_url": data_url(mask)}
-    if quality:
-        body["quality"] = quality
-    return "/v1/images/edits", body
-
-
 def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes, str]]
               ) -> tuple[bytes, str]:
     """(body, content type) of a multipart/form-data request."""
@@ -146,9 +135,17 @@ def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes, str]]
 
 
 def openai_edit_multipart(model: str, prompt: str, size: str, image_png: bytes,
-                          mask: bytes | None) -> tuple[str, bytes, str]:
-    fields = {"model": model, "prompt": prompt, "n": "1", "size": size,
-              "response_format": "b64_json"}
+                          mask: bytes | None, quality: str | None = None
+                          ) -> tuple[str, bytes, str]:
+    """The edit request as the official SDK sends it: multipart/form-data with the ``image``
+    and ``mask`` files. DALL-E 2 answers in base64 only when asked (``response_format``); GPT
+    image models always do and refuse that field, and take ``quality``."""
+    fields = {"model": model, "prompt": prompt, "n": "1", "size": size}
+    if openai_family(model) == "gpt-image":
+        if quality:
+            fields["quality"] = quality
+    else:
+        fields["response_format"] = "b64_json"
     files = {"image": ("image.png", image_png, "image/png")}
     if mask is not None:
         files["mask"] = ("mask.png", mask, "image/png")
@@ -166,7 +163,11 @@ def _decode(b64: str, where: str) -> bytes:
 
 
 def parse_gemini_image(data: dict) -> bytes:
-    """Image bytes from a generateContent reply; no image raises with the model's text."""
+    """Image bytes from a generateContent reply; no image (a safety block, a text-only answer)
+    raises with the finish reason and the model's text."""
+    if isinstance(data, dict) and not data.get("candidates"):
+        block = (data.get("promptFeedback") or {}).get("blockReason", "no candidates")
+        raise ModelError(f"gemini-image: the request was blocked ({block}); no image")
     try:
         cand = data["candidates"][0]
         parts = cand.get("content", {}).get("parts", [])

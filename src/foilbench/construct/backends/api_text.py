@@ -10,8 +10,11 @@ the rendered base image this way in steps 3-4. SugarCrepe §4 samples new concep
 temperature is clamped to 1 there, with a warning, and the clamped value is what the cache key
 and the request carry.
 
+Options ``effort=`` and ``thinking=N`` (:mod:`.api_tokens`): OpenAI reasoning models (o-series,
+gpt-5) get no temperature, so a sampled request to them is sampled at the provider's default.
 Replies are cached in ``$FOILBENCH_CACHE_DIR/construct_text_responses.jsonl`` keyed by
-(provider, model, system, prompt, temperature, max_tokens, seed, image bytes): a repeated
+(base URL, provider, model, effort, thinking, system, prompt, temperature, max_tokens, seed,
+image bytes): a repeated
 request makes no HTTP call and costs nothing. A sampled request (temperature > 0) is cached too, so a rerun is
 reproducible; a different seed is a different request.
 """
@@ -23,17 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from foilbench.construct.backends.api_common import (
-    SpendBudget,
-    TokenPricedAPI,
     check_options,
     concurrency,
     content_key,
     parse_api_spec,
 )
+from foilbench.construct.backends.api_tokens import TOKEN_OPTIONS, TokenPricedAPI
 from foilbench.construct.backends.base import TextBackend, TextRequest
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.spend import IMAGE_TOKENS
-from foilbench.models.api.transport import RetryPolicy
 from foilbench.models.api.wire import PROVIDERS
 from foilbench.models.fingerprint import make_fingerprint
 
@@ -41,17 +41,17 @@ log = logging.getLogger(__name__)
 
 TEXT_PROVIDERS = tuple(PROVIDERS)
 MAX_TEMPERATURE = {"anthropic": 1.0, "openai": 2.0, "gemini": 2.0}
-#: A typical construction prompt, for the estimate printed before a stage starts.
-TYPICAL_INPUT_TOKENS, TYPICAL_OUTPUT_TOKENS = 500, 200
-WIRE_VERSION = "text-v1"
+#: the largest output budget a pipeline asks of a text call (CompoSET step 4), for the dry run
+DRY_MAX_TOKENS = 6000
+WIRE_VERSION = "text-v2"
 
 
 def from_spec(rest: str, **options: Any) -> APITextBackend:
     check_options(f"api:{rest}", options)
-    provider, model, opts = parse_api_spec(rest, TEXT_PROVIDERS, "text", {})
+    provider, model, opts = parse_api_spec(rest, TEXT_PROVIDERS, "text", TOKEN_OPTIONS)
     return APITextBackend(provider, model, spec=f"api:{rest}",
                           max_concurrency=concurrency(opts, options.get("max_concurrency")),
-                          budget=options.get("budget"), policy=options.get("policy"),
+                          opts=opts, ledger=options.get("ledger"), policy=options.get("policy"),
                           cache_dir=options.get("cache_dir"))
 
 
@@ -59,20 +59,29 @@ class APITextBackend(TokenPricedAPI, TextBackend):
     accepts_images = True
 
     def __init__(self, provider: str, model: str, spec: str, max_concurrency: int = 4,
-                 budget: SpendBudget | None = None, policy: RetryPolicy | None = None,
+                 opts: dict | None = None, ledger: Any = None, policy: Any = None,
                  cache_dir: str | Path | None = None) -> None:
-        self._connect(provider, model, spec, max_concurrency, budget, policy, cache_dir)
-        self.cost_per_call_usd = self._cost(TYPICAL_INPUT_TOKENS, TYPICAL_OUTPUT_TOKENS)
+        self._connect(provider, model, spec, max_concurrency, opts or {}, ledger, policy,
+                      cache_dir)
         self._fingerprint = make_fingerprint("api-text", {
-            "provider": provider, "model": model, "wire": WIRE_VERSION})
+            "provider": provider, "model": model, "wire": WIRE_VERSION,
+            "effort": self.effort, "thinking": self.thinking})
+
+    @property
+    def cost_per_call_usd(self) -> float:
+        """The dry run's bound per call (module :mod:`.api_tokens`)."""
+        return self.dry_run_bound(DRY_MAX_TOKENS)
 
     @property
     def fingerprint(self) -> str:
         return self._fingerprint
 
     def describe(self) -> dict[str, Any]:
+        entry = self.prices.token_entry(self.provider, self.model) or {}
         return {**super().describe(), "spec": self.spec, "provider": self.provider,
-                "model": self.model, "usd_per_million_tokens": list(self.price)}
+                "model": self.model, "usd_per_million_tokens": [entry.get("in"),
+                                                                 entry.get("out")],
+                "price_source": entry.get("source"), "price_date": entry.get("date")}
 
     def effective_temperature(self, temperature: float) -> float:
         top = MAX_TEMPERATURE[self.provider]
@@ -85,12 +94,12 @@ class APITextBackend(TokenPricedAPI, TextBackend):
     def complete(self, request: TextRequest) -> str:
         temperature = self.effective_temperature(request.temperature)
         pngs = [png_bytes(im, k) for k, im in enumerate(request.images)]
-        key = content_key(WIRE_VERSION, self.provider, self.model, request.system,
-                          request.prompt, temperature, request.max_tokens, request.seed,
-                          *([pngs] if pngs else []))
-        first = self._cost((len(request.prompt) + len(request.system)) // 4
-                           + IMAGE_TOKENS * len(pngs), request.max_tokens)
+        base = PROVIDERS[self.provider].base_url()
+        key = content_key(WIRE_VERSION, base, self.provider, self.model, self.effort,
+                          self.thinking, request.system, request.prompt, temperature,
+                          request.max_tokens, request.seed, *([pngs] if pngs else []))
         parts = [*(("image", png) for png in pngs), ("text", request.prompt)]
-        return self._reply(key, "text", first, parts, request.max_tokens,
+        sizes = [im.size for im in request.images]
+        return self._reply(key, "text", parts, sizes, request.max_tokens,
                            system=request.system, temperature=temperature,
                            seed=request.seed).text

@@ -11,10 +11,12 @@ pipeline's choices instead, so a validator verdict is a plain comparison:
     vlm_templates`); the image+prompt prefix is computed once and shared by every choice
     (:mod:`foilbench.models.vlm_backends`). The highest score wins; a tie for the top has no
     answer (strict ``>``, as everywhere in foilbench) and raises ``UnanswerableError``.
-``api:anthropic|openai|gemini:MODEL``  the image and ``API_PROMPT`` (the question and the
-    choices, one per line) at temperature 0; the reply is read by ``parse_choice_text``. A
-    reply naming no choice or several raises ``UnanswerableError``; the reply is cached, so a
-    rerun asks again at no cost only if the cache is cleared.
+``api:anthropic|openai|gemini:MODEL[?effort=...&thinking=N]``  the image and ``API_PROMPT``
+    (the question and the choices, one per line) at temperature 0 (none for OpenAI reasoning
+    models), ``API_MAX_TOKENS`` for the answer plus room for thinking on thinking models
+    (:mod:`.api_tokens`); the reply is read by ``parse_choice_text``. A reply naming no choice
+    or several raises ``UnanswerableError`` (cached: the model answered); a cut, empty, refused
+    or blocked reply is not cached and fails the call with its reason.
 """
 
 from __future__ import annotations
@@ -29,18 +31,15 @@ import numpy as np
 from PIL import Image
 
 from foilbench.construct.backends.api_common import (
-    SpendBudget,
-    TokenPricedAPI,
     check_options,
     concurrency,
     content_key,
     parse_api_spec,
 )
+from foilbench.construct.backends.api_tokens import TOKEN_OPTIONS, TokenPricedAPI
 from foilbench.construct.backends.base import UnanswerableError, VQABackend
 from foilbench.errors import ModelError
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.spend import IMAGE_TOKENS
-from foilbench.models.api.transport import RetryPolicy
 from foilbench.models.api.wire import PROVIDERS
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.spec_options import split_options
@@ -159,14 +158,19 @@ def from_spec(rest: str, **options: Any) -> HFVLMVQA:
 
 class APIVQA(TokenPricedAPI, VQABackend):
     def __init__(self, provider: str, model: str, spec: str, max_concurrency: int = 4,
-                 budget: SpendBudget | None = None, policy: RetryPolicy | None = None,
+                 opts: dict | None = None, ledger: Any = None, policy: Any = None,
                  cache_dir: str | Path | None = None) -> None:
-        self._connect(provider, model, spec, max_concurrency, budget, policy, cache_dir)
-        self.cost_per_call_usd = self._cost(200 + IMAGE_TOKENS, API_MAX_TOKENS)
+        self._connect(provider, model, spec, max_concurrency, opts or {}, ledger, policy,
+                      cache_dir)
         self.unanswerable = 0
         self._fingerprint = make_fingerprint("api-vqa", {
             "provider": provider, "model": model, "prompt": API_PROMPT,
-            "max_tokens": API_MAX_TOKENS})
+            "max_tokens": API_MAX_TOKENS, "effort": self.effort, "thinking": self.thinking})
+
+    @property
+    def cost_per_call_usd(self) -> float:
+        """The dry run's bound per call: a question with choices of at most 4000 bytes."""
+        return self.dry_run_bound(API_MAX_TOKENS, input_tokens=4000)
 
     @property
     def fingerprint(self) -> str:
@@ -176,13 +180,14 @@ class APIVQA(TokenPricedAPI, VQABackend):
         return {**super().describe(), "spec": self.spec, "prompt": API_PROMPT}
 
     def ask(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
-        """The raw reply text (cached)."""
+        """The raw reply text (cached; only usable replies are)."""
         text = API_PROMPT.format(question=question,
                                  choices="\n".join(f"- {c}" for c in _check_choices(choices)))
         png = png_bytes(image)
-        key = content_key("vqa-v1", self.provider, self.model, text, png, API_MAX_TOKENS)
-        first = self._cost(len(text) // 4 + IMAGE_TOKENS, API_MAX_TOKENS)
-        return self._reply(key, "vqa", first, [("image", png), ("text", text)],
+        base = PROVIDERS[self.provider].base_url()
+        key = content_key("vqa-v2", base, self.provider, self.model, self.effort,
+                          self.thinking, text, png, API_MAX_TOKENS)
+        return self._reply(key, "vqa", [("image", png), ("text", text)], [image.size],
                            API_MAX_TOKENS).text
 
     def answer(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
@@ -200,7 +205,7 @@ class APIVQA(TokenPricedAPI, VQABackend):
 
 def api_from_spec(rest: str, **options: Any) -> APIVQA:
     check_options(f"api:{rest}", options)
-    provider, model, opts = parse_api_spec(rest, tuple(PROVIDERS), "VQA", {})
+    provider, model, opts = parse_api_spec(rest, tuple(PROVIDERS), "VQA", TOKEN_OPTIONS)
     return APIVQA(provider, model, f"api:{rest}",
-                  concurrency(opts, options.get("max_concurrency")),
-                  options.get("budget"), options.get("policy"), options.get("cache_dir"))
+                  concurrency(opts, options.get("max_concurrency")), opts,
+                  options.get("ledger"), options.get("policy"), options.get("cache_dir"))

@@ -52,7 +52,7 @@ def attempt(backend: Any, role: str, method: str, args: tuple, retries: int,
             return {"ok": True, "value": value, "attempts": n + 1}
         except Exception as e:  # any backend failure is retried, then reported
             error = f"{type(e).__name__}: {e}"[:400]
-            if n >= retries or not getattr(e, "retryable", True):
+            if n >= retries or not getattr(e, "retryable", False):
                 return {"ok": False, "error": error, "attempts": n + 1}
             if backoff_s > 0:
                 time.sleep(backoff_s * 2 ** n)

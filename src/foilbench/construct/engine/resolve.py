@@ -9,17 +9,18 @@ from foilbench.construct.backends.base import Backend
 
 
 def resolve_backends(specs: dict[str, str | None], *, device: str = "auto",
-                     dtype: str = "float32", max_spend: float | None = None,
+                     dtype: str = "float32", ledger: Any = None,
                      max_concurrency: int | None = None,
-                     cache_dir: str | Path | None = None) -> dict[str, Backend]:
+                     cache_dir: str | Path | None = None,
+                     retries: int | None = None) -> dict[str, Backend]:
     """One backend per role (``None`` specs are left out), built with the run's options.
 
     Local models get ``device`` and ``dtype``. API backends get ``max_concurrency``,
-    ``cache_dir`` (their response and image caches) and one shared
-    :class:`~foilbench.construct.backends.api_common.SpendBudget` capped at ``max_spend``
-    (default ``FOILBENCH_API_SPEND_CAP`` or $5): the cap on billed spend then holds for the
-    run as a whole, text, images, edits and VQA together, not per backend. Offline backends
-    (``template``, ``world``) ignore every option.
+    ``cache_dir`` (their response and image caches), the transport's ``retries`` (429 / 5xx /
+    network) and the output folder's
+    :class:`~foilbench.construct.engine.ledger.SpendLedger` (its prices price the dry run; the
+    stage engine binds it again when the run starts): one cap for text, images, edits and VQA
+    together, across resumes and processes. Offline backends ignore every option.
     """
     from foilbench.construct.backends.registry import resolve_backend
 
@@ -30,9 +31,11 @@ def resolve_backends(specs: dict[str, str | None], *, device: str = "auto",
     if cache_dir is not None:
         options["cache_dir"] = Path(cache_dir)
     if any(spec.startswith("api:") for spec in wanted.values()):
-        from foilbench.construct.backends.api_common import SpendBudget
+        from foilbench.models.api.transport import RetryPolicy
 
-        options["budget"] = SpendBudget(max_spend)
+        options["ledger"] = ledger
+        options["policy"] = RetryPolicy() if retries is None else RetryPolicy(
+            max_retries=int(retries))
     return {role: resolve_backend(role, spec, **options) for role, spec in wanted.items()}
 
 

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foilbench.construct.backends.api_preflight import preflight
 from foilbench.construct.backends.base import Backend
-from foilbench.construct.engine.budget import Budget, Estimate
+from foilbench.construct.engine.budget import Estimate, estimate
+from foilbench.construct.engine.ledger import SpendLedger
 from foilbench.construct.engine.resolve import backend_usage
 from foilbench.construct.engine.stages import ConstructError, Context
 from foilbench.data.format import Benchmark
@@ -65,7 +67,8 @@ def check_roles(name: str, backends: dict[str, Backend]) -> None:
 
 def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str | Path, *,
                  max_spend: float | None = None, retries: int = 2, backoff_s: float = 1.0,
-                 progress: bool = True, dry_run: bool = False, ray: Any = None) -> RunSummary:
+                 progress: bool = True, dry_run: bool = False, ray: Any = None,
+                 ledger: SpendLedger | None = None) -> RunSummary:
     """Build pipeline ``name`` into ``out`` (see the module docstring). With ``dry_run`` only
     the spend estimate is computed (no call is made, nothing is written). With ``ray`` (a
     :class:`~.ray_backends.RayConstructOptions`, backends from
@@ -74,11 +77,12 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
 
     module = pipeline_module(name)
     check_roles(name, backends)
-    estimate = Budget.estimate(module.plan(config), backends)
-    summary = RunSummary(name, Path(out), estimate)
+    budget = ledger or SpendLedger(out, max_spend)
+    summary = RunSummary(name, Path(out), estimate(module.plan(config), backends))
+    summary.estimate.committed_usd = budget.total
     if dry_run:
         return summary
-    budget = Budget(max_spend)
+    preflight(backends, budget)
     context: Any = Context
     extra: dict[str, Any] = {}
     if ray is not None:

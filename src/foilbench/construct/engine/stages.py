@@ -5,13 +5,15 @@ A pipeline holds one :class:`Context` per run. Stages ask it for calls in batche
 
 1. hashes the call (:func:`~foilbench.construct.backends.base.call_key`: backend fingerprint,
    method, every argument) and answers from the stage cache when it can (no call, no cost);
-2. otherwise reserves the call's cost against the run's cap (:mod:`.budget`), calls the
-   backend, checks the reply's type, and stores it durably before counting it done;
-3. retries a failed call (``retries`` more times, exponential backoff) and then returns a
-   :class:`Failure`; the stage drops that candidate with the error as its reason. A spend-cap
-   refusal is never retried: it stops the run. An error whose class says ``retryable =
-   False`` (a prompt longer than a local model's context) fails at once: the same input fails
-   the same way. A VQA model's ``UnanswerableError`` (its answer names no single choice) is
+2. otherwise calls the backend (an API backend reserves and settles each request in the
+   folder's ledger, :mod:`.ledger`), checks the reply's type, and stores it durably before
+   counting it done;
+3. a failed call is dropped at once with its cause: the API transport is the one retry layer
+   (429 / 5xx / network), and a local backend's error or a prompt longer than the context
+   fails the same way again. Only an error whose class says ``retryable = True`` is tried
+   again (``retries`` more times, exponential backoff); then a :class:`Failure` is returned
+   and the stage drops that candidate with the error as its reason. A spend-cap refusal
+   stops the run. A VQA model's ``UnanswerableError`` (its answer names no single choice) is
    an answer, not a failure: it is stored as :class:`~foilbench.construct.backends.base.
    Unanswerable` (cached like any answer) and the stage counts it as a failed check.
 
@@ -43,8 +45,8 @@ from foilbench.construct.backends.base import (
     UnanswerableError,
     call_key,
 )
-from foilbench.construct.engine.budget import Budget
 from foilbench.construct.engine.cache import CallCache
+from foilbench.construct.engine.ledger import SpendLedger
 from foilbench.construct.engine.log import ConstructionLog, StageRun
 from foilbench.construct.engine.prompts import load_prompt
 from foilbench.errors import FoilbenchError
@@ -127,17 +129,20 @@ class Context:
     """Everything a pipeline run shares (see the module docstring)."""
 
     def __init__(self, out_dir: str | Path, backends: dict[str, Backend], *,
-                 budget: Budget | None = None, retries: int = 2, backoff_s: float = 1.0,
+                 budget: SpendLedger | None = None, retries: int = 2, backoff_s: float = 1.0,
                  progress: bool = True, pipeline: str = "") -> None:
         self.out = Path(out_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.backends = dict(backends)
-        self.budget = budget or Budget()
+        self.budget = budget or SpendLedger(self.out)  # the folder's one spend ledger
         self.retries, self.backoff_s = int(retries), float(backoff_s)
         self.progress = progress
         self.pipeline = pipeline
         self.cache = CallCache(self.out)
-        self.budget.prior = self.cache.spent_usd()  # the cap holds across resumes
+        for b in self.backends.values():  # API backends pay into it; nothing else pays
+            caller = getattr(getattr(b, "impl", b), "caller", None)
+            if caller is not None:
+                caller.bind_ledger(self.budget)
         self.log = ConstructionLog(self.out)
         self.stats: dict[str, Counter] = {}
         self._stats_lock = threading.Lock()  # workers count their calls concurrently
@@ -243,14 +248,13 @@ class Context:
         attempts = 0
         for attempt in range(self.retries + 1):
             attempts = attempt + 1
-            self.budget.reserve(backend)
             try:
                 value = call_backend(backend, role, method, args)
             except SpendCapError:
                 raise
             except Exception as e:  # any backend failure is retried, then reported
                 error = f"{type(e).__name__}: {e}"[:400]
-                final = attempt >= self.retries or not getattr(e, "retryable", True)
+                final = attempt >= self.retries or not getattr(e, "retryable", False)
                 with self._stats_lock:
                     stats["failed" if final else "retried"] += 1
                 if final:

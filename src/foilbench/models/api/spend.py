@@ -5,16 +5,12 @@ cost = input_tokens * in_price / 1e6 + output_tokens * out_price / 1e6   (USD pe
 Before a call the next cost is estimated as the largest cost seen so far in this run (or,
 before the first reply, from the prompt: 4 characters per token plus ``IMAGE_TOKENS`` per
 image, and ``max_tokens`` out). A call that would take the total past the cap is refused.
-The cap is ``FOILBENCH_API_SPEND_CAP`` (USD, default 5). Prices: the table below (approximate
-list prices, USD per million tokens, longest matching model-name prefix wins), overridden by
+The cap is ``FOILBENCH_API_SPEND_CAP`` (USD, default 5). Prices: the packaged list
+(``prices.json``, :mod:`.prices`; longest matching model-name prefix wins), overridden by
 ``FOILBENCH_API_PRICES`` = a JSON object ``{"provider:model-prefix": [in, out], ...}`` or a
-path to such a file. Unknown models are priced at ``FALLBACK_PRICE`` (deliberately high).
-
-Image models (construction backends ``api:openai-image:...`` / ``api:gemini-image:...``) are
-priced per generated or edited image: ``IMAGE_PRICES`` (approximate list prices for one
-1024x1024 image at the default quality), overridden by ``FOILBENCH_API_IMAGE_PRICES`` = a JSON
-object ``{"provider:model-prefix": usd_per_image}`` or a path to one; unknown image models cost
-``FALLBACK_IMAGE_PRICE`` (deliberately high).
+path to such a file. Unknown models are priced at the dearest listed price (deliberately high).
+Construction (``foilbench construct``) uses the folder ledger instead
+(:mod:`foilbench.construct.engine.ledger`); this tracker is for ``api:`` evaluation models.
 """
 
 from __future__ import annotations
@@ -24,40 +20,14 @@ import os
 from pathlib import Path
 
 from foilbench.errors import FoilbenchError, ModelError
+from foilbench.models.api.prices import dearest_token_price, price_data
 
 DEFAULT_CAP_USD = 5.0
 IMAGE_TOKENS = 1600  # a generous per-image input estimate (providers bill ~250-1600)
-FALLBACK_PRICE = (15.0, 75.0)
-PRICES: dict[str, tuple[float, float]] = {
-    "anthropic:claude-3-5-haiku": (0.8, 4.0),
-    "anthropic:claude-3-haiku": (0.25, 1.25),
-    "anthropic:claude-3-5-sonnet": (3.0, 15.0),
-    "anthropic:claude-3-7-sonnet": (3.0, 15.0),
-    "anthropic:claude-sonnet-4": (3.0, 15.0),
-    "anthropic:claude-3-opus": (15.0, 75.0),
-    "anthropic:claude-opus-4": (15.0, 75.0),
-    "openai:gpt-4o-mini": (0.15, 0.6),
-    "openai:gpt-4o": (2.5, 10.0),
-    "openai:gpt-4.1-mini": (0.4, 1.6),
-    "openai:gpt-4.1": (2.0, 8.0),
-    "gemini:gemini-1.5-flash": (0.075, 0.3),
-    "gemini:gemini-1.5-pro": (1.25, 5.0),
-    "gemini:gemini-2.0-flash": (0.1, 0.4),
-    "gemini:gemini-2.5-flash": (0.3, 2.5),
-    "gemini:gemini-2.5-pro": (1.25, 10.0),
-}
 
 
-FALLBACK_IMAGE_PRICE = 0.25
-IMAGE_PRICES: dict[str, float] = {
-    "openai-image:dall-e-2": 0.02,
-    "openai-image:dall-e-3": 0.04,
-    "openai-image:gpt-image-1": 0.042,
-    "openai-image:gpt-image-1-mini": 0.011,
-    "gemini-image:gemini-2.0-flash": 0.039,
-    "gemini-image:gemini-2.5-flash-image": 0.039,
-    "gemini-image:gemini-3-pro-image": 0.134,
-}
+def _fallback() -> tuple[float, float]:
+    return dearest_token_price()
 
 
 class SpendCapError(FoilbenchError):
@@ -65,7 +35,7 @@ class SpendCapError(FoilbenchError):
 
 
 def price_table() -> dict[str, tuple[float, float]]:
-    table = dict(PRICES)
+    table = {k: (float(v["in"]), float(v["out"])) for k, v in price_data()["tokens"].items()}
     raw = os.environ.get("FOILBENCH_API_PRICES", "").strip()
     if raw:
         text = Path(raw).read_text() if not raw.startswith("{") else raw
@@ -82,23 +52,7 @@ def price_for(provider: str, model: str, table: dict | None = None) -> tuple[flo
     table = price_table() if table is None else table
     name = f"{provider}:{model}"
     matches = [k for k in table if name.startswith(k)]
-    return table[max(matches, key=len)] if matches else FALLBACK_PRICE
-
-
-def image_price_for(provider: str, model: str) -> float:
-    """USD per image for ``provider:model`` (longest matching prefix wins)."""
-    table = dict(IMAGE_PRICES)
-    raw = os.environ.get("FOILBENCH_API_IMAGE_PRICES", "").strip()
-    if raw:
-        text = Path(raw).read_text() if not raw.startswith("{") else raw
-        try:
-            table.update({k: float(v) for k, v in json.loads(text).items()})
-        except (json.JSONDecodeError, TypeError, ValueError, AttributeError) as e:
-            raise ModelError(f"FOILBENCH_API_IMAGE_PRICES: expected {{'provider:model': usd}} "
-                             f"(USD per image): {e}") from None
-    name = f"{provider}:{model}"
-    matches = [k for k in table if name.startswith(k)]
-    return table[max(matches, key=len)] if matches else FALLBACK_IMAGE_PRICE
+    return table[max(matches, key=len)] if matches else _fallback()
 
 
 def cap_from_env() -> float:

@@ -8,10 +8,13 @@ Anthropic  POST {base}/v1/messages, headers x-api-key + anthropic-version, image
            base64 ``source`` block; reply ``content[].text``, ``usage.input_tokens`` /
            ``output_tokens``.
 OpenAI     POST {base}/v1/chat/completions, Bearer token, image as an ``image_url`` data URL;
-           reply ``choices[0].message.content``, ``usage.prompt_tokens`` / ``completion_tokens``.
+           reply ``choices[0].message.content``, ``usage.prompt_tokens`` / ``completion_tokens``
+           (reasoning included, ``completion_tokens_details.reasoning_tokens``).
+           Reasoning models (o-series, gpt-5): no ``temperature``, ``reasoning_effort``.
 Gemini     POST {base}/v1beta/models/{model}:generateContent, header x-goog-api-key, image as
            ``inline_data``; reply ``candidates[0].content.parts[].text``,
-           ``usageMetadata.promptTokenCount`` / ``candidatesTokenCount``.
+           ``usageMetadata.promptTokenCount`` / ``candidatesTokenCount`` + ``thoughtsTokenCount``.
+           2.5 models: ``thinkingConfig.thinkingBudget``; 3 models: ``thinkingLevel``.
 
 A system prompt goes where each provider puts it: Anthropic's top-level ``system``, an
 OpenAI ``system`` message before the user turn, Gemini's ``systemInstruction``.
@@ -29,11 +32,21 @@ from foilbench.errors import ModelError
 ANTHROPIC_VERSION = "2023-06-01"
 
 
+#: output room a thinking model gets on top of the answer's budget, unless the spec says
+DEFAULT_THINKING_TOKENS = 1024
+
+
 @dataclass(frozen=True)
 class Reply:
     text: str
     input_tokens: int
-    output_tokens: int
+    output_tokens: int  # billed output, thinking included
+    finish: str = "stop"  # stop | length | empty | refusal | safety (see parse_reply)
+    thinking_tokens: int = 0
+
+    @property
+    def usable(self) -> bool:
+        return self.finish == "stop"
 
 
 @dataclass(frozen=True)
@@ -69,20 +82,77 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def openai_reasoning(model: str) -> bool:
+    """o-series and gpt-5 models reason before answering and refuse ``temperature``/``top_p``
+    (the chat-only ``gpt-5-chat`` snapshots do not reason).
+
+    >>> [openai_reasoning(m) for m in ("o3", "o4-mini", "gpt-5-mini", "gpt-5-chat-latest",
+    ...                                "gpt-4o")]
+    [True, True, True, False, False]
+    """
+    return (model.startswith(("o1", "o3", "o4", "gpt-5"))
+            and not model.startswith("gpt-5-chat"))
+
+
+def thinks(provider: str, model: str, thinking_tokens: int | None) -> bool:
+    """Whether the request must leave output room for thinking tokens."""
+    if provider == "openai":
+        return openai_reasoning(model)
+    if provider == "gemini":
+        return model.startswith(("gemini-2.5", "gemini-3"))
+    return bool(thinking_tokens)  # Anthropic: extended thinking only when asked for
+
+
+def output_budget(provider: str, model: str, answer_tokens: int,
+                  thinking_tokens: int | None) -> tuple[int, int]:
+    """(output tokens the request allows, most output tokens it can bill).
+
+    The answer gets ``answer_tokens`` and a thinking model ``thinking_tokens`` more (default
+    ``DEFAULT_THINKING_TOKENS``): OpenAI's ``max_completion_tokens`` and Anthropic's
+    ``max_tokens`` include reasoning/thinking, so both limits are hard. Gemini's thinking
+    budget is guidance ("the model might overflow or underflow the token budget"), so the
+    billing bound adds the budget once more on top of ``maxOutputTokens``.
+
+    >>> output_budget("openai", "gpt-5-mini", 32, None), output_budget("openai", "gpt-4o", 32, None)
+    ((1056, 1056), (32, 32))
+    >>> output_budget("gemini", "gemini-2.5-flash", 32, 512)
+    (544, 1056)
+    """
+    if not thinks(provider, model, thinking_tokens):
+        return answer_tokens, answer_tokens
+    t = DEFAULT_THINKING_TOKENS if thinking_tokens is None else int(thinking_tokens)
+    allowed = answer_tokens + t
+    return allowed, allowed + (t if provider == "gemini" else 0)
+
+
 def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_tokens: int,
-                  system: str = "", temperature: float = 0.0, seed: int | None = None
+                  system: str = "", temperature: float = 0.0, seed: int | None = None,
+                  reasoning_effort: str | None = None, thinking_tokens: int | None = None
                   ) -> tuple[str, dict]:
     """(path after the base URL, JSON body) for one user turn, after an optional system prompt.
 
-    ``seed`` is sent where the provider takes one (OpenAI ``seed``, Gemini
-    ``generationConfig.seed``); Anthropic has no seed parameter.
+    ``max_tokens`` is the answer's budget; thinking models get room on top
+    (:func:`output_budget`). ``seed`` is sent where the provider takes one (OpenAI ``seed``,
+    Gemini ``generationConfig.seed``); Anthropic has no seed parameter. OpenAI reasoning models
+    get no ``temperature`` (they refuse it) and ``reasoning_effort`` when the user set it;
+    Anthropic extended thinking (``thinking_tokens`` >= 1024) sends ``thinking`` and no
+    ``temperature`` (the two are incompatible); Gemini 2.5 gets ``thinkingConfig.
+    thinkingBudget``, Gemini 3 ``thinkingConfig.thinkingLevel`` (the effort, default low).
     """
+    allowed, _ = output_budget(provider, model, max_tokens, thinking_tokens)
     if provider == "anthropic":
         content = [{"type": "text", "text": v} if k == "text" else
                    {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                                 "data": _b64(v)}} for k, v in parts]
-        body = {"model": model, "max_tokens": max_tokens, "temperature": temperature,
+        body = {"model": model, "max_tokens": allowed,
                 "messages": [{"role": "user", "content": content}]}
+        if thinking_tokens:
+            if thinking_tokens < 1024:
+                raise ModelError(f"anthropic:{model}: thinking={thinking_tokens} is below the "
+                                 "provider's minimum budget of 1024 tokens")
+            body["thinking"] = {"type": "enabled", "budget_tokens": int(thinking_tokens)}
+        else:
+            body["temperature"] = temperature
         if system:
             body["system"] = system
         return "/v1/messages", body
@@ -91,15 +161,24 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{_b64(v)}"}}
                    for k, v in parts]
         messages = [{"role": "system", "content": system}] if system else []
-        body = {"model": model, "max_completion_tokens": max_tokens, "temperature": temperature,
+        body = {"model": model, "max_completion_tokens": allowed,
                 "messages": [*messages, {"role": "user", "content": content}]}
+        if openai_reasoning(model):
+            if reasoning_effort:
+                body["reasoning_effort"] = reasoning_effort
+        else:
+            body["temperature"] = temperature
         if seed is not None:
             body["seed"] = seed
         return "/v1/chat/completions", body
     if provider == "gemini":
         gparts = [{"text": v} if k == "text" else
                   {"inline_data": {"mime_type": "image/png", "data": _b64(v)}} for k, v in parts]
-        config: dict[str, Any] = {"temperature": temperature, "maxOutputTokens": max_tokens}
+        config: dict[str, Any] = {"temperature": temperature, "maxOutputTokens": allowed}
+        if model.startswith("gemini-2.5"):
+            config["thinkingConfig"] = {"thinkingBudget": allowed - max_tokens}
+        elif model.startswith("gemini-3"):
+            config["thinkingConfig"] = {"thinkingLevel": reasoning_effort or "low"}
         if seed is not None:
             config["seed"] = seed
         body = {"contents": [{"role": "user", "parts": gparts}], "generationConfig": config}
@@ -118,24 +197,62 @@ def auth_headers(provider: str) -> dict[str, str]:
     return {"x-goog-api-key": key}
 
 
+#: Gemini finish reasons that mean the answer was withheld for safety or policy
+GEMINI_BLOCKED = frozenset({"SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII",
+                            "IMAGE_SAFETY", "LANGUAGE", "OTHER"})
+
+
+def _finish(text: str, cut: bool, refused: bool, blocked: bool) -> str:
+    if blocked:
+        return "safety"
+    if refused:
+        return "refusal"
+    if cut:
+        return "length"
+    return "stop" if text.strip() else "empty"
+
+
 def parse_reply(provider: str, data: dict) -> Reply:
-    """The answer text and token counts; a reply of the wrong shape raises ModelError."""
+    """The answer text, token counts and why it ended; a reply of the wrong shape raises.
+
+    ``finish``: ``stop`` (a complete answer), ``length`` (cut at the output limit:
+    OpenAI ``finish_reason: length``, Anthropic ``stop_reason: max_tokens``, Gemini
+    ``finishReason: MAX_TOKENS``), ``refusal`` (OpenAI ``message.refusal``, Anthropic
+    ``stop_reason: refusal``), ``safety`` (OpenAI ``content_filter``, a Gemini block) or
+    ``empty``. Output tokens include thinking/reasoning tokens (they bill as output).
+    """
     try:
         if provider == "anthropic":
             text = "".join(b.get("text", "") for b in data["content"] if b.get("type") == "text")
             usage = data.get("usage", {})
+            stop = data.get("stop_reason")
             return Reply(text, int(usage.get("input_tokens", 0)),
-                         int(usage.get("output_tokens", 0)))
+                         int(usage.get("output_tokens", 0)),
+                         _finish(text, stop == "max_tokens", stop == "refusal", False))
         if provider == "openai":
-            text = data["choices"][0]["message"].get("content") or ""
+            choice = data["choices"][0]
+            msg = choice["message"]
+            text = msg.get("content") or ""
             usage = data.get("usage", {})
+            details = usage.get("completion_tokens_details") or {}
+            reason = choice.get("finish_reason")
             return Reply(text, int(usage.get("prompt_tokens", 0)),
-                         int(usage.get("completion_tokens", 0)))
-        cand = data["candidates"][0]
-        text = "".join(p.get("text", "") for p in cand.get("content", {}).get("parts", []))
+                         int(usage.get("completion_tokens", 0)),
+                         _finish(text, reason == "length", bool(msg.get("refusal")),
+                                 reason == "content_filter"),
+                         int(details.get("reasoning_tokens", 0)))
         usage = data.get("usageMetadata", {})
-        return Reply(text, int(usage.get("promptTokenCount", 0)),
-                     int(usage.get("candidatesTokenCount", 0))
-                     + int(usage.get("thoughtsTokenCount", 0)))
+        thoughts = int(usage.get("thoughtsTokenCount", 0))
+        billed_in = int(usage.get("promptTokenCount", 0))
+        billed_out = int(usage.get("candidatesTokenCount", 0)) + thoughts
+        if not data.get("candidates"):  # the prompt itself was blocked
+            return Reply("", billed_in, billed_out, "safety", thoughts)
+        cand = data["candidates"][0]
+        text = "".join(p.get("text", "") for p in cand.get("content", {}).get("parts", [])
+                       if not p.get("thought"))
+        reason = cand.get("finishReason", "STOP")
+        return Reply(text, billed_in, billed_out,
+                     _finish(text, reason == "MAX_TOKENS", False, reason in GEMINI_BLOCKED),
+                     thoughts)
     except (KeyError, IndexError, TypeError, AttributeError) as e:
         raise ModelError(f"{provider}: unexpected reply shape ({type(e).__name__}: {e})") from None

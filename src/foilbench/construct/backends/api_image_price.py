@@ -1,0 +1,100 @@
+"""Worst case and billed cost of one image generation or edit call (issue 24's rule).
+
+Worst case, reserved before the call: GPT image models (priced per token) at the output tokens
+listed for the sent size and quality (the ``high`` row when the quality is left to the
+provider, the largest size when the size is not listed), the prompt at one token per byte
+and, for an edit, the input image and the mask at the most input tokens an image can cost;
+DALL-E at the listed price for the size and quality (``standard`` by default); Gemini image
+models at one image's output tokens plus the model's whole output limit as text, the prompt
+and the input image at their bounds. An unpriced model (allowed with ``--allow-unpriced``)
+counts ``UNPRICED_USD`` per call, reserved and billed.
+
+Billed, settled after the reply: GPT image models from ``usage`` (text and image input tokens,
+output tokens); DALL-E at the list price (its replies carry no usage); Gemini from
+``usageMetadata`` (image and text output split by ``candidatesTokensDetails`` when given, else
+all output at the image rate). No usage: the worst case stands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foilbench.models.api.prices import PriceBook, image_tokens_bound, text_tokens_bound
+
+UNPRICED_USD = 0.5
+
+
+def _pick(table: dict[str, float], size: str) -> float:
+    return float(table[size]) if size in table else max(float(v) for v in table.values())
+
+
+def worst_case(prices: PriceBook, provider: str, model: str, prompt: str,
+               size: str | None, quality: str | None, image_size: tuple[int, int] | None,
+               has_mask: bool) -> float:
+    """USD one call can cost at most (module docstring); ``size`` is the size sent
+    (``WxH``, OpenAI only), ``image_size`` the edit input's pixel size (None: generation).
+
+    >>> round(worst_case(PriceBook(), "openai-image", "gpt-image-1", "ab", "1024x1024",
+    ...                  "medium", None, False), 6)  # 1056 x $40/M + 18 x $5/M
+    0.04233
+    """
+    entry = prices.image_entry(provider, model)
+    if entry is None:
+        prices.require(provider, model, image=True)
+        return UNPRICED_USD
+    prompt_tokens = text_tokens_bound([prompt])
+    n_inputs = (1 + int(has_mask)) if image_size is not None else 0
+    if entry["kind"] == "openai-tokens":
+        out = _pick(entry["output_tokens"][quality if quality in entry["output_tokens"]
+                                           else "high"], size or "")
+        image_in = n_inputs * float(entry["input_image_tokens_max"])
+        return (prompt_tokens * entry["text_in"] + image_in * entry["image_in"]
+                + out * entry["out"]) / 1e6
+    if entry["kind"] == "per-image":
+        return list_price(entry, size, quality)
+    image_in = (image_tokens_bound("gemini", model, *image_size) if image_size else 0)
+    return ((prompt_tokens + image_in) * entry["in"]
+            + entry["tokens_per_image"] * entry["image_out"]
+            + entry["max_output_tokens"] * entry["text_out"]) / 1e6
+
+
+def list_price(entry: dict[str, Any], size: str | None, quality: str | None) -> float:
+    table = entry["per_image"]
+    row = table.get(quality or "standard") or max(table.values(), key=lambda r: max(r.values()))
+    return _pick(row, size or "")
+
+
+def billed(prices: PriceBook, provider: str, model: str, size: str | None,
+           quality: str | None, data: dict) -> float | None:
+    """USD the reply says was billed; None when it does not say (the worst case stands)."""
+    entry = prices.image_entry(provider, model)
+    if entry is None:
+        return UNPRICED_USD
+    if entry["kind"] == "per-image":
+        return list_price(entry, size, quality)
+    if entry["kind"] == "openai-tokens":
+        usage = data.get("usage")
+        if not usage:
+            return None
+        details = usage.get("input_tokens_details") or {}
+        text_in = int(details.get("text_tokens", usage.get("input_tokens", 0)))
+        image_in = int(details.get("image_tokens", 0))
+        return (text_in * entry["text_in"] + image_in * entry["image_in"]
+                + int(usage.get("output_tokens", 0)) * entry["out"]) / 1e6
+    meta = data.get("usageMetadata")
+    if not meta:
+        return None
+    out_image = out_text = 0
+    details = meta.get("candidatesTokensDetails")
+    if details:
+        for d in details:
+            n = int(d.get("tokenCount", 0))
+            if d.get("modality") == "IMAGE":
+                out_image += n
+            else:
+                out_text += n
+    else:
+        out_image = int(meta.get("candidatesTokenCount", 0))
+    out_text += int(meta.get("thoughtsTokenCount", 0))
+    return (int(meta.get("promptTokenCount", 0)) * entry["in"] + out_image * entry["image_out"]
+            + out_text * entry["text_out"]) / 1e6

@@ -1,0 +1,147 @@
+"""The token-priced request path shared by the API text generator (:mod:`.api_text`) and the
+API VQA validator (:mod:`.vqa`): worst-case reservation, the request in the provider's current
+shape, billing from ``usage``, and the finish-reason rule.
+
+Why one place: both roles send the same kind of request (image and text parts, one reply),
+priced per token, through one :class:`~.api_common.GuardedCaller` and the shared
+``construct_text_responses.jsonl`` cache, so they must price, cache and bill alike.
+
+Spec options (both roles): ``effort=low|medium|high|minimal|none`` (OpenAI
+``reasoning_effort``, Gemini 3 ``thinkingLevel``), ``thinking=N`` (output room for thinking:
+OpenAI reasoning and Gemini 2.5 models get ``DEFAULT_THINKING_TOKENS`` when unset; Anthropic
+extended thinking is on only with ``thinking=N``, N >= 1024).
+
+Worst case of one call (what the ledger reserves): text bytes + per-message allowance + each
+image's provider bound as input, at the output budget (thinking included), at the listed
+price (:mod:`foilbench.models.api.prices`). A reply cut at its limit is asked once more with
+twice the budget, reserved anew; the dry run's per-call bound includes that second request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from foilbench.construct.backends.api_common import (
+    GuardedCaller,
+    TailingResponseCache,
+    UnusableReplyError,
+)
+from foilbench.models.api.prices import (
+    PriceBook,
+    PriceError,
+    image_tokens_bound,
+    text_tokens_bound,
+    token_cost,
+)
+from foilbench.models.api.transport import post_json
+from foilbench.models.api.wire import (
+    DEFAULT_THINKING_TOKENS,
+    PROVIDERS,
+    Reply,
+    auth_headers,
+    build_request,
+    output_budget,
+    parse_reply,
+    thinks,
+)
+from foilbench.models.spec_options import int_option
+
+EFFORTS = ("none", "minimal", "low", "medium", "high")
+TOKEN_OPTIONS = {"effort": EFFORTS, "thinking": None}
+WHY = {"length": "cut at its output limit twice (the second time with twice the budget)",
+       "empty": "empty", "refusal": "a refusal", "safety": "blocked for safety or policy"}
+#: the dry run's largest request: input text tokens and images (of this side), answer tokens
+DRY_INPUT_TOKENS, DRY_IMAGE_SIDE = 16000, 1024
+
+
+class TokenPricedAPI:
+    def _connect(self, provider: str, model: str, spec: str, max_concurrency: int,
+                 opts: dict, ledger: Any, policy: Any, cache_dir: str | Path | None) -> None:
+        self.provider, self.model, self.spec = provider, model, spec
+        self.max_concurrency = max_concurrency
+        self.effort = opts.get("effort")
+        self.thinking = int_option(opts, "thinking", 0) or None if "thinking" in opts else None
+        self.caller = GuardedCaller(ledger, policy, cache_dir)
+        self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
+
+    # -- money ------------------------------------------------------------------------------
+    @property
+    def prices(self) -> PriceBook:
+        ledger = self.caller.ledger
+        return ledger.prices if ledger is not None else PriceBook()
+
+    def _price(self, input_tokens: int) -> tuple[float, float]:
+        price = self.prices.token_price(self.provider, self.model, input_tokens)
+        if price is None:
+            self.prices.require(self.provider, self.model)  # raises with the fix
+            raise PriceError(f"{self.spec}: no price")  # unreachable: require raised
+        return price
+
+    def worst_case(self, texts: list[str], image_sizes: list[tuple[int, int]],
+                   max_tokens: int, thinking: int | None) -> float:
+        tin = text_tokens_bound(texts) + sum(image_tokens_bound(self.provider, self.model, w, h)
+                                             for w, h in image_sizes)
+        _, out = output_budget(self.provider, self.model, max_tokens, thinking)
+        return token_cost(self._price(tin), tin, out)
+
+    def dry_run_bound(self, max_tokens: int, input_tokens: int = DRY_INPUT_TOKENS) -> float:
+        """Most one call can cost: a request of ``input_tokens`` text tokens and one image,
+        answered at ``max_tokens``, then asked again at twice the budget; unpriced: NaN."""
+        try:
+            texts = ["x" * input_tokens]
+            side = (DRY_IMAGE_SIDE, DRY_IMAGE_SIDE)
+            first = self.worst_case(texts, [side], max_tokens, self.thinking)
+            again = self.worst_case(texts, [side], 2 * max_tokens, self._more(self.thinking))
+            return first + again
+        except PriceError:
+            return float("nan")
+
+    def _more(self, thinking: int | None) -> int | None:
+        if not thinks(self.provider, self.model, thinking):
+            return thinking
+        return 2 * (thinking or DEFAULT_THINKING_TOKENS)
+
+    def _bill(self, data: dict) -> float | None:
+        reply = parse_reply(self.provider, data)
+        if reply.input_tokens == 0 and reply.output_tokens == 0:
+            return None  # no usage in the reply: counted at the worst case
+        return token_cost(self._price(reply.input_tokens), reply.input_tokens,
+                          reply.output_tokens)
+
+    # -- the call ---------------------------------------------------------------------------
+    def _reply(self, key: str, role: str, parts: list, image_sizes: list[tuple[int, int]],
+               max_tokens: int, system: str = "", **wire: Any) -> Reply:
+        """The cached reply for ``key``, else one paid request (two when the first is cut)."""
+        hit = self.caller.lookup(key, self.cache.get)
+        if hit is not None:
+            return hit
+        texts = [v for k, v in parts if k == "text"] + ([system] if system else [])
+        url = PROVIDERS[self.provider].base_url()
+        thinking, budget = self.thinking, max_tokens
+        for attempt in (0, 1):
+            path, body = build_request(self.provider, self.model, parts, budget, system=system,
+                                       reasoning_effort=self.effort, thinking_tokens=thinking,
+                                       **wire)
+            worst = self.worst_case(texts, image_sizes, budget, thinking)
+
+            def post(on_resend, path=path, body=body):
+                return post_json(url + path, body, {}, auth_headers(self.provider),
+                                 self.caller.policy, on_resend)
+
+            data = self.caller.paid(f"{role} {self.spec}", worst, post, self._bill)
+            reply = parse_reply(self.provider, data)
+            if reply.usable:
+                self.cache.put(key, reply)
+                return reply
+            if reply.finish != "length" or attempt:
+                break
+            budget, thinking = 2 * budget, self._more(thinking)
+        self.caller.dropped(reply.finish)
+        why = WHY.get(reply.finish, reply.finish)
+        raise UnusableReplyError(f"{self.spec}: the reply was {why} (finish {reply.finish!r}, "
+                                 f"{reply.output_tokens} output tokens, {reply.thinking_tokens} "
+                                 "of them thinking); not cached")
+
+    def usage(self) -> dict:
+        return self.caller.usage()
