@@ -1,0 +1,464 @@
+"""A STRICT local fake of the Anthropic, OpenAI and Gemini APIs (http.server on 127.0.0.1 in a
+thread), written from the providers' public API references:
+
+- Anthropic Messages (platform.claude.com/docs/en/api/messages): ``x-api-key``,
+  ``anthropic-version: 2023-06-01``, JSON; ``max_tokens`` required; ``thinking`` =
+  ``{type: enabled, budget_tokens >= 1024, < max_tokens}`` and no ``temperature`` with it;
+  reply ``content`` blocks (``thinking`` then ``text``), ``stop_reason`` (end_turn,
+  max_tokens, refusal), ``usage.output_tokens`` counting thinking.
+- OpenAI Chat Completions (developers.openai.com/api/reference/chat): Bearer token, JSON;
+  reasoning models (o-series, gpt-5) refuse ``temperature`` / ``top_p`` and ``max_tokens``,
+  take ``reasoning_effort``; reply ``finish_reason`` (stop, length, content_filter),
+  ``message.refusal``, ``usage.completion_tokens_details.reasoning_tokens`` (reasoning is
+  part of ``completion_tokens`` and of ``max_completion_tokens``). Images: generations (JSON;
+  GPT image models refuse ``response_format``), edits as multipart/form-data only (``image``
+  and ``mask`` files), ``usage`` with input text/image and output tokens.
+- Gemini generateContent (ai.google.dev/api/generate-content): ``x-goog-api-key``, JSON;
+  ``generationConfig.thinkingConfig`` takes ``thinkingBudget`` (2.5) or ``thinkingLevel``
+  (3), never both; reply ``finishReason`` (STOP, MAX_TOKENS, SAFETY), ``usageMetadata.
+  thoughtsTokenCount``; thinking tokens count against ``maxOutputTokens``.
+
+Unknown fields, wrong headers, wrong content types and refused parameters answer HTTP 400 with
+a provider-shaped error, and are recorded in ``rejected``. Thinking models think
+``think_tokens`` tokens (less when their budget is smaller) before answering; an answer that
+does not fit what is left is cut (empty text for a reasoning model that used it all).
+``answer(provider, model, system, prompt, n_images)`` scripts the text; the strings
+``"<EMPTY>"``, ``"<REFUSE>"``, ``"<SAFETY>"`` make those replies. ``faults`` is a list of
+(status, headers) answered before anything else, one per request. The fake bills every
+successful reply at the packaged list prices (``billed_usd``), as the provider would.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+import re
+import threading
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from PIL import Image
+
+from foilbench.models.api.prices import PriceBook, token_cost
+
+KEY = "sk-STRICT-0123456789abcdefghijkl"
+ANTHROPIC_VERSION = "2023-06-01"
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+BASE_ENV = {p: f"FOILBENCH_{p.upper()}_BASE_URL" for p in KEY_ENV}
+
+ANTHROPIC_FIELDS = {"model", "max_tokens", "messages", "system", "temperature", "top_p", "top_k",
+                    "stop_sequences", "thinking", "metadata", "stream", "tools", "tool_choice"}
+OPENAI_CHAT_FIELDS = {"model", "messages", "max_completion_tokens", "max_tokens", "temperature",
+                      "top_p", "seed", "reasoning_effort", "n", "stop", "response_format",
+                      "user", "stream", "tools", "tool_choice", "logprobs", "frequency_penalty",
+                      "presence_penalty"}
+OPENAI_GEN_FIELDS = {"model", "prompt", "n", "size", "quality", "response_format", "background",
+                     "output_format", "moderation", "style", "user"}
+OPENAI_EDIT_FIELDS = {"model", "prompt", "n", "size", "quality", "response_format", "user",
+                      "background", "output_format", "input_fidelity"}
+GEMINI_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
+                 "toolConfig", "cachedContent"}
+GEMINI_CONFIG = {"temperature", "topP", "topK", "maxOutputTokens", "seed", "stopSequences",
+                 "responseModalities", "imageConfig", "thinkingConfig", "candidateCount",
+                 "responseMimeType", "responseSchema", "presencePenalty", "frequencyPenalty"}
+EFFORTS = {"minimal", "low", "medium", "high", "none"}
+OPENAI_SIZES = {"gpt-image": {"1024x1024", "1536x1024", "1024x1536", "auto"},
+                "dall-e-2": {"256x256", "512x512", "1024x1024"},
+                "dall-e-3": {"1024x1024", "1792x1024", "1024x1792"}}
+GPT_IMAGE_OUT = {"low": {"1024x1024": 272, "1024x1536": 408, "1536x1024": 400},
+                 "medium": {"1024x1024": 1056, "1024x1536": 1584, "1536x1024": 1568},
+                 "high": {"1024x1024": 4160, "1024x1536": 6240, "1536x1024": 6208}}
+
+
+class Rejected(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def tokens(text: str) -> int:
+    """The fake's tokenizer: 4 bytes a token (never more than the one-per-byte bound)."""
+    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
+
+
+def png_b64(image: Image.Image) -> str:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def openai_reasoning(model: str) -> bool:
+    return model.startswith(("o1", "o3", "o4", "gpt-5")) and not model.startswith("gpt-5-chat")
+
+
+def _only(where: str, got: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(got) - allowed)
+    if unknown:
+        raise Rejected(400, f"{where}: unknown field(s) {unknown}")
+
+
+def _image_of(b64: str) -> Image.Image:
+    with Image.open(io.BytesIO(base64.b64decode(b64, validate=True))) as im:
+        return im.convert("RGB")
+
+
+class StrictProviders:
+    def __init__(self, answer=None, image=None, think_tokens: int = 300) -> None:
+        self.answer = answer or (lambda provider, model, system, prompt, n_images: "yes")
+        #: image(prompt, input_image or None, seed) -> PIL image
+        self.image = image or (lambda prompt, src, seed: src or Image.new("RGB", (64, 64), 128))
+        self.think_tokens = think_tokens
+        self.requests: list[dict] = []
+        self.rejected: list[str] = []
+        self.faults: list[tuple[int, dict]] = []
+        self.billed_usd = 0.0
+        self.prices = PriceBook()
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, headers, payload = owner.handle(self.path, self.headers, raw)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,),
+                                       daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def environ(self, monkeypatch) -> None:
+        for p in KEY_ENV:
+            monkeypatch.setenv(KEY_ENV[p], KEY)
+            monkeypatch.setenv(BASE_ENV[p], self.url)
+        monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+        monkeypatch.delenv("FOILBENCH_API_SPEND_CAP", raising=False)
+        monkeypatch.delenv("FOILBENCH_API_PRICES", raising=False)
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def handle(self, path: str, headers, raw: bytes) -> tuple[int, dict, dict]:
+        with self._lock:
+            self.requests.append({"path": path, "raw": raw,
+                                  "headers": {k.lower(): v for k, v in headers.items()}})
+            if self.faults:
+                status, extra = self.faults.pop(0)
+                return status, extra, {"error": {"message": f"fault {status}"}}
+        try:
+            if path == "/v1/messages":
+                return self._anthropic(headers, raw)
+            if path == "/v1/chat/completions":
+                return self._openai_chat(headers, raw)
+            if path == "/v1/images/generations":
+                return self._openai_generate(headers, raw)
+            if path == "/v1/images/edits":
+                return self._openai_edit(headers, raw)
+            m = re.fullmatch(r"/v1beta/models/([\w.\-]+):generateContent", path)
+            if m:
+                return self._gemini(m.group(1), headers, raw)
+            raise Rejected(404, f"no route {path}")
+        except Rejected as e:
+            with self._lock:
+                self.rejected.append(f"{path}: {e}")
+            return e.status, {}, {"error": {"type": "invalid_request_error", "message": str(e)}}
+
+    def _bill(self, provider: str, model: str, tin: int, tout: int) -> None:
+        price = self.prices.token_price(provider, model, tin)
+        if price is None:
+            raise Rejected(404, f"model {model} not found")
+        with self._lock:
+            self.billed_usd += token_cost(price, tin, tout)
+
+    @staticmethod
+    def _json(headers, raw: bytes, where: str) -> dict:
+        ctype = headers.get("Content-Type", "")
+        if ctype.split(";")[0].strip() != "application/json":
+            raise Rejected(400, f"{where}: content type must be application/json, got {ctype!r}")
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise Rejected(400, f"{where}: body is not JSON ({e})") from None
+        if not isinstance(body, dict):
+            raise Rejected(400, f"{where}: body must be an object")
+        return body
+
+    def _think(self, room: int) -> int:
+        return min(self.think_tokens, max(room, 0))
+
+    def _answer_fit(self, provider, model, system, prompt, n_images, room: int):
+        """(text, output tokens, cut) for an answer given ``room`` output tokens."""
+        text = self.answer(provider, model, system, prompt, n_images)
+        if text in ("<EMPTY>", "<REFUSE>", "<SAFETY>"):
+            return text, 1, False
+        need = tokens(text)
+        if need <= room:
+            return text, need, False
+        return text.encode()[: max(room, 0) * 4].decode("utf-8", "ignore"), max(room, 0), True
+
+    # -- Anthropic --------------------------------------------------------------------------
+    def _anthropic(self, headers, raw):
+        if headers.get("x-api-key") != KEY:
+            raise Rejected(401, "anthropic: missing or wrong x-api-key")
+        if headers.get("anthropic-version") != ANTHROPIC_VERSION:
+            raise Rejected(400, "anthropic: anthropic-version header must be 2023-06-01")
+        if headers.get("Authorization"):
+            raise Rejected(400, "anthropic: use x-api-key, not Authorization")
+        body = self._json(headers, raw, "anthropic")
+        _only("anthropic", body, ANTHROPIC_FIELDS)
+        for req in ("model", "max_tokens", "messages"):
+            if req not in body:
+                raise Rejected(400, f"anthropic: {req} is required")
+        max_tokens = body["max_tokens"]
+        thinking = body.get("thinking")
+        if "temperature" in body and not 0 <= body["temperature"] <= 1:
+            raise Rejected(400, "anthropic: temperature must be in [0, 1]")
+        budget = 0
+        if thinking is not None:
+            _only("anthropic.thinking", thinking, {"type", "budget_tokens"})
+            budget = thinking.get("budget_tokens", 0)
+            if thinking.get("type") != "enabled" or budget < 1024 or budget >= max_tokens:
+                raise Rejected(400, "anthropic: thinking.budget_tokens must be >= 1024 and "
+                                    "less than max_tokens")
+            if "temperature" in body or "top_k" in body:
+                raise Rejected(400, "anthropic: temperature/top_k may not be set with thinking")
+        prompt, n_images = "", 0
+        for msg in body["messages"]:
+            _only("anthropic.message", msg, {"role", "content"})
+            for block in msg["content"]:
+                if block.get("type") == "text":
+                    _only("anthropic.text", block, {"type", "text", "cache_control"})
+                    prompt += block["text"]
+                elif block.get("type") == "image":
+                    _only("anthropic.image", block, {"type", "source", "cache_control"})
+                    _only("anthropic.image.source", block["source"],
+                          {"type", "media_type", "data"})
+                    _image_of(block["source"]["data"])
+                    n_images += 1
+                else:
+                    raise Rejected(400, f"anthropic: unknown content block {block.get('type')}")
+        system = body.get("system", "")
+        think = self._think(budget) if thinking else 0
+        text, out, cut = self._answer_fit("anthropic", body["model"], system, prompt, n_images,
+                                          max_tokens - think)
+        tin = tokens(system + prompt) + 85 * n_images
+        self._bill("anthropic", body["model"], tin, think + out)
+        stop = "max_tokens" if cut else "end_turn"
+        blocks = [{"type": "thinking", "thinking": "...", "signature": "sig"}] if think else []
+        if text == "<REFUSE>":
+            stop, text = "refusal", ""
+        elif text == "<EMPTY>":
+            text = ""
+        blocks.append({"type": "text", "text": text})
+        return 200, {}, {"id": "msg_1", "type": "message", "role": "assistant",
+                         "model": body["model"], "content": blocks, "stop_reason": stop,
+                         "usage": {"input_tokens": tin, "output_tokens": think + out}}
+
+    # -- OpenAI -----------------------------------------------------------------------------
+    @staticmethod
+    def _bearer(headers, where):
+        if headers.get("Authorization") != f"Bearer {KEY}":
+            raise Rejected(401, f"{where}: missing or wrong Authorization: Bearer key")
+
+    def _openai_chat(self, headers, raw):
+        self._bearer(headers, "openai")
+        body = self._json(headers, raw, "openai")
+        _only("openai", body, OPENAI_CHAT_FIELDS)
+        model = body["model"]
+        reasoning = openai_reasoning(model)
+        if reasoning:
+            for bad in ("temperature", "top_p", "max_tokens"):
+                if bad in body:
+                    raise Rejected(400, f"openai: Unsupported parameter: '{bad}' is not "
+                                        f"supported with this model ({model})")
+            if body.get("reasoning_effort", "medium") not in EFFORTS:
+                raise Rejected(400, "openai: reasoning_effort must be one of " + str(EFFORTS))
+        elif "reasoning_effort" in body:
+            raise Rejected(400, f"openai: reasoning_effort is not supported with {model}")
+        if "temperature" in body and not 0 <= body["temperature"] <= 2:
+            raise Rejected(400, "openai: temperature must be in [0, 2]")
+        limit = body.get("max_completion_tokens", body.get("max_tokens", 4096))
+        system, prompt, n_images = "", "", 0
+        for msg in body["messages"]:
+            _only("openai.message", msg, {"role", "content", "name"})
+            if msg["role"] in ("system", "developer"):
+                system += msg["content"]
+                continue
+            for part in msg["content"]:
+                if part.get("type") == "text":
+                    _only("openai.text", part, {"type", "text"})
+                    prompt += part["text"]
+                elif part.get("type") == "image_url":
+                    _only("openai.image_url", part, {"type", "image_url"})
+                    _only("openai.image_url.url", part["image_url"], {"url", "detail"})
+                    _image_of(part["image_url"]["url"].split(",", 1)[1])
+                    n_images += 1
+                else:
+                    raise Rejected(400, f"openai: unknown content part {part.get('type')}")
+        think = self._think(limit) if reasoning else 0
+        text, out, cut = self._answer_fit("openai", model, system, prompt, n_images,
+                                          limit - think)
+        tin = tokens(system + prompt) + 85 * n_images
+        self._bill("openai", model, tin, think + out)
+        message = {"role": "assistant", "content": text, "refusal": None}
+        finish = "length" if cut else "stop"
+        if text == "<REFUSE>":
+            message.update(content=None, refusal="I can't help with that.")
+        elif text == "<SAFETY>":
+            message["content"], finish = "", "content_filter"
+        elif text == "<EMPTY>":
+            message["content"] = ""
+        return 200, {}, {"id": "chatcmpl-1", "object": "chat.completion", "model": model,
+                         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                         "usage": {"prompt_tokens": tin, "completion_tokens": think + out,
+                                   "total_tokens": tin + think + out,
+                                   "completion_tokens_details": {"reasoning_tokens": think}}}
+
+    def _image_reply(self, model, prompt, src, size, quality, seed=0):
+        family = ("dall-e-2" if model.startswith("dall-e-2") else
+                  "dall-e-3" if model.startswith("dall-e-3") else "gpt-image")
+        if size not in OPENAI_SIZES[family]:
+            raise Rejected(400, f"openai-image: size {size!r} is not supported by {model}")
+        w, h = (int(v) for v in size.split("x"))
+        img = self.image(prompt, src, seed).resize((w, h))
+        reply = {"created": 1, "data": [{"b64_json": png_b64(img)}]}
+        if family == "gpt-image":
+            out = GPT_IMAGE_OUT[quality if quality in GPT_IMAGE_OUT else "high"][size]
+            text_in, image_in = tokens(prompt), (323 if src is not None else 0)
+            reply["usage"] = {"input_tokens": text_in + image_in, "output_tokens": out,
+                              "total_tokens": text_in + image_in + out,
+                              "input_tokens_details": {"text_tokens": text_in,
+                                                       "image_tokens": image_in}}
+            with self._lock:
+                self.billed_usd += (text_in * 5 + image_in * 10 + out * 40) / 1e6
+        else:
+            entry = self.prices.image_entry("openai-image", model)
+            with self._lock:
+                self.billed_usd += entry["per_image"][quality or "standard"][size]
+        return 200, {}, reply
+
+    def _openai_generate(self, headers, raw):
+        self._bearer(headers, "openai-image")
+        body = self._json(headers, raw, "openai-image")
+        _only("openai-image", body, OPENAI_GEN_FIELDS)
+        if body["model"].startswith("gpt-image") and "response_format" in body:
+            raise Rejected(400, "openai-image: response_format is not supported for GPT image")
+        return self._image_reply(body["model"], body["prompt"], None,
+                                 body.get("size", "1024x1024"), body.get("quality"))
+
+    def _openai_edit(self, headers, raw):
+        self._bearer(headers, "openai-image edit")
+        ctype = headers.get("Content-Type", "")
+        if not ctype.startswith("multipart/form-data; boundary="):
+            raise Rejected(400, f"openai-image edit: must be multipart/form-data, got {ctype!r}")
+        msg = BytesParser(policy=HTTP).parsebytes(
+            f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
+        fields, files = {}, {}
+        for part in msg.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            if part.get_filename():
+                files[name] = part.get_payload(decode=True)
+            else:
+                fields[name] = part.get_content().strip()
+        _only("openai-image edit", fields, OPENAI_EDIT_FIELDS)
+        _only("openai-image edit files", files, {"image", "mask", "image[]"})
+        if "image" not in files and "image[]" not in files:
+            raise Rejected(400, "openai-image edit: the image file is required")
+        model = fields.get("model", "dall-e-2")
+        if model.startswith("gpt-image") and "response_format" in fields:
+            raise Rejected(400, "openai-image: response_format is not supported for GPT image")
+        with Image.open(io.BytesIO(files.get("image") or files["image[]"])) as im:
+            src = im.convert("RGB")
+        if "mask" in files:
+            with Image.open(io.BytesIO(files["mask"])) as m:
+                if m.mode != "RGBA" or m.size != src.size:
+                    raise Rejected(400, "openai-image edit: the mask must be an RGBA PNG of "
+                                        "the image's size")
+        return self._image_reply(model, fields["prompt"], src, fields.get("size", "1024x1024"),
+                                 fields.get("quality"))
+
+    # -- Gemini -----------------------------------------------------------------------------
+    def _gemini(self, model, headers, raw):
+        if headers.get("x-goog-api-key") != KEY:
+            raise Rejected(403, "gemini: missing or wrong x-goog-api-key")
+        body = self._json(headers, raw, "gemini")
+        _only("gemini", body, GEMINI_FIELDS)
+        config = body.get("generationConfig", {})
+        _only("gemini.generationConfig", config, GEMINI_CONFIG)
+        tc = config.get("thinkingConfig", {})
+        _only("gemini.thinkingConfig", tc, {"thinkingBudget", "thinkingLevel",
+                                            "includeThoughts"})
+        if "thinkingBudget" in tc and "thinkingLevel" in tc:
+            raise Rejected(400, "gemini: thinkingBudget and thinkingLevel are exclusive")
+        if "thinkingLevel" in tc and not model.startswith("gemini-3"):
+            raise Rejected(400, f"gemini: thinkingLevel is not supported by {model}")
+        if "thinkingBudget" in tc and not model.startswith("gemini-2.5"):
+            raise Rejected(400, f"gemini: thinkingBudget is for Gemini 2.5 models, not {model}")
+        prompt, n_images, src = "", 0, None
+        for content in body["contents"]:
+            _only("gemini.content", content, {"role", "parts"})
+            for part in content["parts"]:
+                _only("gemini.part", part, {"text", "inline_data", "inlineData"})
+                if "text" in part:
+                    prompt += part["text"]
+                else:
+                    blob = part.get("inline_data") or part.get("inlineData")
+                    _only("gemini.inline_data", blob, {"mime_type", "mimeType", "data"})
+                    src = _image_of(blob["data"])
+                    n_images += 1
+        system = "".join(p["text"] for p in body.get("systemInstruction", {}).get("parts", []))
+        tin = tokens(system + prompt) + 258 * n_images
+        if "IMAGE" in config.get("responseModalities", []):
+            return self._gemini_image(model, prompt, src, config.get("seed", 0), tin)
+        limit = config.get("maxOutputTokens", 8192)
+        thinking = model.startswith(("gemini-2.5", "gemini-3"))
+        budget = tc.get("thinkingBudget", self.think_tokens) if thinking else 0
+        think = self._think(min(budget if budget >= 0 else self.think_tokens, limit))
+        text, out, cut = self._answer_fit("gemini", model, system, prompt, n_images,
+                                          limit - think)
+        self._bill("gemini", model, tin, think + out)
+        finish = "MAX_TOKENS" if cut else "STOP"
+        usage = {"promptTokenCount": tin, "candidatesTokenCount": out,
+                 "thoughtsTokenCount": think, "totalTokenCount": tin + out + think}
+        if text == "<SAFETY>":
+            return 200, {}, {"candidates": [{"finishReason": "SAFETY", "index": 0}],
+                             "usageMetadata": usage}
+        if text == "<EMPTY>":
+            text = ""
+        parts = [{"text": text}] if text else []
+        return 200, {}, {"candidates": [{"content": {"role": "model", "parts": parts},
+                                         "finishReason": finish, "index": 0}],
+                         "usageMetadata": usage, "modelVersion": model}
+
+    def _gemini_image(self, model, prompt, src, seed, tin):
+        entry = self.prices.image_entry("gemini-image", model)
+        if entry is None:
+            raise Rejected(404, f"model {model} not found")
+        img = self.image(prompt, src, seed)
+        n = entry["tokens_per_image"]
+        with self._lock:
+            self.billed_usd += (tin * entry["in"] + n * entry["image_out"]) / 1e6
+        return 200, {}, {"candidates": [{"content": {"role": "model", "parts": [
+            {"inlineData": {"mimeType": "image/png", "data": png_b64(img)}}]},
+            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": tin, "candidatesTokenCount": n,
+                              "candidatesTokensDetails": [{"modality": "IMAGE",
+                                                           "tokenCount": n}]}}
