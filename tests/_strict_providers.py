@@ -22,7 +22,7 @@ Unknown fields, wrong headers, wrong content types and refused parameters answer
 a provider-shaped error, and are recorded in ``rejected``. Thinking models think
 ``think_tokens`` tokens (less when their budget is smaller) before answering; an answer that
 does not fit what is left is cut (empty text for a reasoning model that used it all).
-``answer(provider, model, system, prompt, n_images)`` scripts the text; the strings
+``answer(provider, model, system, prompt, images)`` scripts the text; the strings
 ``"<EMPTY>"``, ``"<REFUSE>"``, ``"<SAFETY>"`` make those replies. ``faults`` is a list of
 (status, headers) answered before anything else, one per request. The fake bills every
 successful reply at the packaged list prices (``billed_usd``), as the provider would.
@@ -107,13 +107,15 @@ def _image_of(b64: str) -> Image.Image:
 
 class StrictProviders:
     def __init__(self, answer=None, image=None, think_tokens: int = 300) -> None:
-        self.answer = answer or (lambda provider, model, system, prompt, n_images: "yes")
+        self.answer = answer or (lambda provider, model, system, prompt, images: "yes")
         #: image(prompt, input_image or None, seed) -> PIL image
         self.image = image or (lambda prompt, src, seed: src or Image.new("RGB", (64, 64), 128))
         self.think_tokens = think_tokens
         self.requests: list[dict] = []
         self.rejected: list[str] = []
         self.faults: list[tuple[int, dict]] = []
+        #: on_request(path) runs first for every request (a test may kill its client there)
+        self.on_request = None
         self.billed_usd = 0.0
         self.prices = PriceBook()
         self._lock = threading.Lock()
@@ -132,7 +134,10 @@ class StrictProviders:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client is gone (killed): the provider billed it all the same
 
             def log_message(self, *args):
                 pass
@@ -157,6 +162,8 @@ class StrictProviders:
 
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, path: str, headers, raw: bytes) -> tuple[int, dict, dict]:
+        if self.on_request is not None:
+            self.on_request(path)
         with self._lock:
             self.requests.append({"path": path, "raw": raw,
                                   "headers": {k.lower(): v for k, v in headers.items()}})
@@ -204,9 +211,9 @@ class StrictProviders:
     def _think(self, room: int) -> int:
         return min(self.think_tokens, max(room, 0))
 
-    def _answer_fit(self, provider, model, system, prompt, n_images, room: int):
+    def _answer_fit(self, provider, model, system, prompt, images, room: int):
         """(text, output tokens, cut) for an answer given ``room`` output tokens."""
-        text = self.answer(provider, model, system, prompt, n_images)
+        text = self.answer(provider, model, system, prompt, images)
         if text in ("<EMPTY>", "<REFUSE>", "<SAFETY>"):
             return text, 1, False
         need = tokens(text)
@@ -240,7 +247,7 @@ class StrictProviders:
                                     "less than max_tokens")
             if "temperature" in body or "top_k" in body:
                 raise Rejected(400, "anthropic: temperature/top_k may not be set with thinking")
-        prompt, n_images = "", 0
+        prompt, images = "", []
         for msg in body["messages"]:
             _only("anthropic.message", msg, {"role", "content"})
             for block in msg["content"]:
@@ -251,15 +258,14 @@ class StrictProviders:
                     _only("anthropic.image", block, {"type", "source", "cache_control"})
                     _only("anthropic.image.source", block["source"],
                           {"type", "media_type", "data"})
-                    _image_of(block["source"]["data"])
-                    n_images += 1
+                    images.append(_image_of(block["source"]["data"]))
                 else:
                     raise Rejected(400, f"anthropic: unknown content block {block.get('type')}")
         system = body.get("system", "")
         think = self._think(budget) if thinking else 0
-        text, out, cut = self._answer_fit("anthropic", body["model"], system, prompt, n_images,
+        text, out, cut = self._answer_fit("anthropic", body["model"], system, prompt, images,
                                           max_tokens - think)
-        tin = tokens(system + prompt) + 85 * n_images
+        tin = tokens(system + prompt) + 85 * len(images)
         self._bill("anthropic", body["model"], tin, think + out)
         stop = "max_tokens" if cut else "end_turn"
         blocks = [{"type": "thinking", "thinking": "...", "signature": "sig"}] if think else []
@@ -296,7 +302,7 @@ class StrictProviders:
         if "temperature" in body and not 0 <= body["temperature"] <= 2:
             raise Rejected(400, "openai: temperature must be in [0, 2]")
         limit = body.get("max_completion_tokens", body.get("max_tokens", 4096))
-        system, prompt, n_images = "", "", 0
+        system, prompt, images = "", "", []
         for msg in body["messages"]:
             _only("openai.message", msg, {"role", "content", "name"})
             if msg["role"] in ("system", "developer"):
@@ -309,14 +315,13 @@ class StrictProviders:
                 elif part.get("type") == "image_url":
                     _only("openai.image_url", part, {"type", "image_url"})
                     _only("openai.image_url.url", part["image_url"], {"url", "detail"})
-                    _image_of(part["image_url"]["url"].split(",", 1)[1])
-                    n_images += 1
+                    images.append(_image_of(part["image_url"]["url"].split(",", 1)[1]))
                 else:
                     raise Rejected(400, f"openai: unknown content part {part.get('type')}")
         think = self._think(limit) if reasoning else 0
-        text, out, cut = self._answer_fit("openai", model, system, prompt, n_images,
+        text, out, cut = self._answer_fit("openai", model, system, prompt, images,
                                           limit - think)
-        tin = tokens(system + prompt) + 85 * n_images
+        tin = tokens(system + prompt) + 85 * len(images)
         self._bill("openai", model, tin, think + out)
         message = {"role": "assistant", "content": text, "refusal": None}
         finish = "length" if cut else "stop"
@@ -412,7 +417,7 @@ class StrictProviders:
             raise Rejected(400, f"gemini: thinkingLevel is not supported by {model}")
         if "thinkingBudget" in tc and not model.startswith("gemini-2.5"):
             raise Rejected(400, f"gemini: thinkingBudget is for Gemini 2.5 models, not {model}")
-        prompt, n_images, src = "", 0, None
+        prompt, images = "", []
         for content in body["contents"]:
             _only("gemini.content", content, {"role", "parts"})
             for part in content["parts"]:
@@ -422,17 +427,17 @@ class StrictProviders:
                 else:
                     blob = part.get("inline_data") or part.get("inlineData")
                     _only("gemini.inline_data", blob, {"mime_type", "mimeType", "data"})
-                    src = _image_of(blob["data"])
-                    n_images += 1
+                    images.append(_image_of(blob["data"]))
         system = "".join(p["text"] for p in body.get("systemInstruction", {}).get("parts", []))
-        tin = tokens(system + prompt) + 258 * n_images
+        tin = tokens(system + prompt) + 258 * len(images)
         if "IMAGE" in config.get("responseModalities", []):
-            return self._gemini_image(model, prompt, src, config.get("seed", 0), tin)
+            return self._gemini_image(model, prompt, images[0] if images else None,
+                                      config.get("seed", 0), tin)
         limit = config.get("maxOutputTokens", 8192)
         thinking = model.startswith(("gemini-2.5", "gemini-3"))
         budget = tc.get("thinkingBudget", self.think_tokens) if thinking else 0
         think = self._think(min(budget if budget >= 0 else self.think_tokens, limit))
-        text, out, cut = self._answer_fit("gemini", model, system, prompt, n_images,
+        text, out, cut = self._answer_fit("gemini", model, system, prompt, images,
                                           limit - think)
         self._bill("gemini", model, tin, think + out)
         finish = "MAX_TOKENS" if cut else "STOP"
