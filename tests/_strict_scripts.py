@@ -1,9 +1,10 @@
 """Scripted answers for whole pipelines on the strict provider fake: CompoSET (the step is read
 from the system prompt, as tests/_construct_fake_api.py does) and Auto-Comp (a contextual
-caption that keeps the concept word for word; colour questions answered from the pixels)."""
+caption that keeps the concept word for word; VQA answered from the rendered world scene)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -11,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from _construct_fake_api import OBJECTS, STEPS, ComposetResponder, scene_image
-from foilbench.world.vocab import COLORS
+from foilbench.construct.backends.world import SCENE_KEY
 
 
 def composet_answer(provider, model, system, prompt, images) -> str:
@@ -31,23 +32,34 @@ def composet_image(prompt: str, src: Image.Image | None, seed: int) -> Image.Ima
 
 
 class AutocompAnswers:
-    """Text: ``{"caption": "In a bright room, <concept>."}``; VQA: the listed colour that
-    covers the most pixels of the image (white background aside)."""
+    """Text: ``{"caption": "In a bright room, <concept>."}``. VQA: the true answer, read from
+    the world scene the image was rendered from (``record`` wraps the world renderer's tagging
+    so that each rendered image's pixels name their scene; the API request carries only
+    pixels), so the API validator agrees with the world."""
+
+    def __init__(self) -> None:
+        self.scenes: dict[str, str] = {}
+        self.vqa = None
+
+    def record(self, tag):
+        def wrapped(image, scene):
+            out = tag(image, scene)
+            self.scenes[self._key(out)] = out.info[SCENE_KEY]
+            return out
+        return wrapped
+
+    @staticmethod
+    def _key(image: Image.Image) -> str:
+        return hashlib.sha256(np.asarray(image.convert("RGB")).tobytes()).hexdigest()
 
     def __call__(self, provider, model, system, prompt, images) -> str:
         if "Choose the answer from this list" in prompt:
-            return self.colour(images[-1], re.findall(r"^- (.+)$", prompt, re.M))
+            from foilbench.construct.backends.registry import resolve_backend
+
+            self.vqa = self.vqa or resolve_backend("vqa", "world")
+            image = images[-1].copy()
+            image.info[SCENE_KEY] = self.scenes[self._key(image)]
+            question = prompt.split("\n", 1)[0]
+            return self.vqa.answer(image, question, re.findall(r"^- (.+)$", prompt, re.M))
         concept = prompt.rsplit("Concept:", 1)[1].strip()
         return json.dumps({"caption": f"In a bright room, {concept}."})
-
-    @staticmethod
-    def colour(image: Image.Image, choices: list[str]) -> str:
-        arr = np.asarray(image, dtype=float).reshape(-1, 3)
-        best, score = choices[0], -1
-        for c in choices:
-            if c not in COLORS:
-                continue
-            near = np.abs(arr - np.array(COLORS[c], float)).sum(axis=1) < 60
-            if near.sum() > score:
-                best, score = c, int(near.sum())
-        return best
