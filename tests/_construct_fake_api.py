@@ -72,7 +72,7 @@ class ComposetResponder:
             return 200, {}, {"candidates": [{"content": {"parts": [
                 {"inlineData": {"mimeType": "image/png", "data": png_b64(scene_image(seed))}}]}}]}
         if path == "/v1/images/edits":
-            return self.edit(body)
+            return self.edit(request)
         return 404, {}, {"error": f"no route {path}"}
 
     def text(self, body: dict) -> tuple[int, dict, dict]:
@@ -130,9 +130,19 @@ class ComposetResponder:
                 "long": {"base": long[0], "foil": long[1]}}
 
     @staticmethod
-    def edit(body: dict) -> tuple[int, dict, dict]:
-        image = decode(body["images"][0]["image_url"].split(",", 1)[1])
-        target = re.search(r"Target caption: a (\w+) (\w+)", body["prompt"])
+    def edit(request: dict) -> tuple[int, dict, dict]:
+        """An edit arrives as multipart/form-data (``image`` and ``mask`` files)."""
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        ctype = {k.lower(): v for k, v in request["headers"].items()}["content-type"]
+        msg = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode()
+                                                  + request["raw"])
+        parts = {p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
+                 for p in msg.iter_parts()}
+        with Image.open(io.BytesIO(parts["image"])) as im:
+            image = im.convert("RGB")
+        target = re.search(r"Target caption: a (\w+) (\w+)", parts["prompt"].decode())
         after, name = target.group(1), target.group(2)
         arr = np.asarray(image).copy()
         if name in OBJECTS and after != "glass":  # a glass vase: the editor changes nothing

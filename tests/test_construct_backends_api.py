@@ -6,6 +6,9 @@ from __future__ import annotations
 import base64
 import io
 import json
+import tempfile
+from email.parser import BytesParser
+from email.policy import HTTP
 
 import numpy as np
 import pytest
@@ -13,21 +16,35 @@ from PIL import Image
 
 import _api_fake
 from _api_fake import SECRET, reply_body
-from foilbench.construct.backends.api_common import SpendBudget
 from foilbench.construct.backends.base import EditRequest, ImageRequest, TextRequest
 from foilbench.construct.backends.registry import resolve_backend
 from foilbench.construct.backends.vqa import UnanswerableError, parse_choice_text
+from foilbench.construct.engine.ledger import SpendLedger
 from foilbench.errors import ModelError
-from foilbench.models.api.spend import SpendCapError, image_price_for
+from foilbench.models.api.prices import PriceBook
+from foilbench.models.api.spend import SpendCapError
 from foilbench.models.api.transport import RetryPolicy
 
 fake = _api_fake.fake
 
 
-def backend(role: str, spec: str, budget=None, retries: int = 3):
+def ledger(cap: float = 5.0) -> SpendLedger:
+    """A fresh folder ledger; the made-up model names here are allowed unpriced."""
+    return SpendLedger(tempfile.mkdtemp(), cap, prices=PriceBook(allow_unpriced=True))
+
+
+def backend(role: str, spec: str, led=None, retries: int = 3):
     delays: list[float] = []
     policy = RetryPolicy(max_retries=retries, base=0.5, sleep=delays.append, timeout=10)
-    return resolve_backend(role, spec, policy=policy, budget=budget), delays
+    return resolve_backend(role, spec, policy=policy, ledger=led or ledger()), delays
+
+
+def multipart_parts(request: dict) -> dict[str, bytes]:
+    ctype = {k.lower(): v for k, v in request["headers"].items()}["content-type"]
+    msg = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode()
+                                              + request["raw"])
+    return {p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
+            for p in msg.iter_parts()}
 
 
 def png_b64(color, size=(16, 16)) -> str:
@@ -114,55 +131,25 @@ def test_text_cache_hit_makes_no_request_even_in_a_new_backend(fake):
     assert len(fake.requests) == 2
 
 
-def test_text_spend_cap_refuses_and_a_shared_budget_spans_backends(fake):
-    budget = SpendBudget(cap=5.0)
-    a, _ = backend("text", "api:anthropic:claude-3-5-sonnet-20241022", budget=budget)
-    b, _ = backend("text", "api:anthropic:claude-3-5-sonnet-20241022", budget=budget)
+def test_text_spend_cap_refuses_and_a_shared_ledger_spans_backends(fake):
+    led = ledger(3.0001)
+    a, _ = backend("text", "api:anthropic:claude-3-5-sonnet-20241022", led)
+    b, _ = backend("text", "api:anthropic:claude-3-5-sonnet-20241022", led)
     fake.script = [(200, {}, reply_body("anthropic", "x", tokens_in=1_000_000, tokens_out=0))]
-    a.complete(TextRequest("first"))
-    assert budget.spent == pytest.approx(3.0)
-    with pytest.raises(SpendCapError, match=r"cap of \$5\.00"):
-        b.complete(TextRequest("second"))  # the next call is estimated at $3 too
-    assert len(fake.requests) == 1 and budget.reserved == 0
-    assert b.complete(TextRequest("first")) == "x"  # cached answers still flow
-
-
-def test_the_cap_holds_for_calls_made_concurrently(fake):
-    from concurrent.futures import ThreadPoolExecutor
-
-    budget = SpendBudget(cap=3.5)
-    text, _ = backend("text", "api:openai:gpt-4o", budget=budget)  # $2.5 per M input tokens
-    fake.script = [(200, {}, reply_body("openai", "x", tokens_in=400_000, tokens_out=0))] * 9
-    text.complete(TextRequest("first"))  # $1: from now on every call is estimated at $1
-
-    def one(k: int) -> str:
-        try:
-            return text.complete(TextRequest(f"prompt {k}"))
-        except SpendCapError:
-            return "refused"
-
-    with ThreadPoolExecutor(max_workers=text.max_concurrency) as pool:
-        results = list(pool.map(one, range(8)))
-    assert results.count("x") == 2 and results.count("refused") == 6
-    assert budget.spent == pytest.approx(3.0) and budget.reserved == 0
-    assert len(fake.requests) == 3
-
-
-def test_budget_reserves_calls_in_flight():
-    budget = SpendBudget(cap=1.0)
-    budget.reserve(0.6)
-    with pytest.raises(SpendCapError, match="in flight"):
-        budget.reserve(0.6)
-    budget.settle(0.6, None)  # a failed call bills nothing
-    budget.reserve(0.6)
-    budget.settle(0.6, 0.5)
-    assert budget.spent == 0.5 and budget.reserved == 0 and budget.calls == 1
+    a.complete(TextRequest("first", max_tokens=10))  # reserved at its worst case, billed $3
+    assert led.settled == pytest.approx(3.0) and led.reserved == 0
+    with pytest.raises(SpendCapError, match=r"cap of \$3\.00"):
+        b.complete(TextRequest("second"))  # its worst case does not fit in what is left
+    assert len(fake.requests) == 1 and led.reserved == 0
+    assert b.complete(TextRequest("first", max_tokens=10)) == "x"  # cached answers still flow
 
 
 def test_cost_per_call_and_concurrency(fake, monkeypatch):
+    from foilbench.construct.backends.api_text import DRY_MAX_TOKENS
+
     text, _ = backend("text", "api:openai:gpt-4o-mini")
     assert text.max_concurrency == 4
-    assert text.cost_per_call_usd == pytest.approx((500 * 0.15 + 200 * 0.6) / 1e6)
+    assert text.cost_per_call_usd == pytest.approx(text.dry_run_bound(DRY_MAX_TOKENS))
     monkeypatch.setenv("FOILBENCH_API_CONCURRENCY", "9")
     assert resolve_backend("text", "api:openai:m").max_concurrency == 9
     assert resolve_backend("text", "api:openai:m", max_concurrency=2).max_concurrency == 2
@@ -196,7 +183,7 @@ def test_gemini_image_generation(fake):
     assert config["responseModalities"] == ["TEXT", "IMAGE"] and config["seed"] == 7
     assert config["imageConfig"] == {"aspectRatio": "4:3"}
     assert sent["body"]["contents"][0]["parts"] == [{"text": "a blue cube"}]
-    assert gen.cost_per_call_usd == image_price_for("gemini-image", "gemini-2.5-flash-image")
+    assert gen.cost_per_call_usd > 0.039  # at least one image's list price
 
 
 def test_gemini_image_edit_sends_the_image_and_reads_snake_case(fake):
@@ -237,20 +224,20 @@ def test_openai_image_generation(fake, model, size, fmt):
     assert body["size"] == size and body.get("response_format") == fmt
 
 
-def test_openai_gpt_image_edit_json_form_with_mask(fake):
+def test_openai_gpt_image_edit_is_multipart_with_mask(fake):
     ed, _ = backend("edit", "api:openai-image:gpt-image-1?quality=low")
     mask = np.zeros((16, 16), dtype=bool)
     mask[4:8, 2:6] = True
     fake.script = [(200, {}, openai_image_reply((1, 2, 3), size=(1024, 1024)))]
     out = ed.edit(EditRequest(red(), "remove the cube", mask=mask))
     assert out.image.size == (16, 16)  # resized back to the input
-    body = fake.requests[0]["body"]
-    assert fake.requests[0]["path"] == "/v1/images/edits" and body["quality"] == "low"
-    assert body["size"] == "1024x1024" and body["prompt"] == "remove the cube"
-    image = Image.open(io.BytesIO(base64.b64decode(body["images"][0]["image_url"].split(",")[1])))
+    parts = multipart_parts(fake.requests[0])
+    assert fake.requests[0]["path"] == "/v1/images/edits" and parts["quality"] == b"low"
+    assert parts["size"] == b"1024x1024" and parts["prompt"] == b"remove the cube"
+    assert "response_format" not in parts
+    image = Image.open(io.BytesIO(parts["image"]))
     assert image.getpixel((0, 0)) == (255, 0, 0)
-    sent_mask = Image.open(io.BytesIO(base64.b64decode(body["mask"]["image_url"].split(",")[1])))
-    alpha = np.asarray(sent_mask.convert("RGBA"))[..., 3]
+    alpha = np.asarray(Image.open(io.BytesIO(parts["mask"])).convert("RGBA"))[..., 3]
     assert (alpha[mask] == 0).all() and (alpha[~mask] == 255).all()
     with pytest.raises(ModelError, match="does not match the image"):
         ed.edit(EditRequest(red(), "x", mask=np.zeros((4, 4), dtype=bool)))
@@ -271,31 +258,36 @@ def test_openai_dalle2_edit_is_multipart(fake):
 
 
 def test_image_retries_cache_and_spend_cap(fake):
-    budget = SpendBudget(cap=0.05)
-    gen, delays = backend("image", "api:openai-image:gpt-image-1", budget=budget)
+    led = ledger(0.015)
+    gen, delays = backend("image", "api:openai-image:gpt-image-1?quality=low", led)
     fake.script = [(429, {"Retry-After": "1"}, {}), (503, {}, {}),
                    (200, {}, openai_image_reply((7, 7, 7)))]
     req = ImageRequest("a cube", seed=1, size=(16, 16))
+    worst = gen.impl.worst_case("a cube", (16, 16), None, False)
+    assert worst == pytest.approx((272 * 40 + (6 + 16) * 5) / 1e6)  # low 1024x1024 + prompt
     assert gen.generate(req).getpixel((0, 0)) == (7, 7, 7)
     assert len(fake.requests) == 3 and delays[0] == 1.0
-    assert budget.spent == pytest.approx(0.042)
-    again, _ = backend("image", "api:openai-image:gpt-image-1", budget=budget)
+    assert led.settled == pytest.approx(worst)  # the reply has no usage: the worst case stands
+    again, _ = backend("image", "api:openai-image:gpt-image-1?quality=low", led)
     assert again.generate(req).getpixel((0, 0)) == (7, 7, 7)  # from the PNG cache
     assert len(fake.requests) == 3 and again.usage()["cache_hits"] == 1
     with pytest.raises(SpendCapError):
-        gen.generate(ImageRequest("a cone", seed=1, size=(16, 16)))  # 0.042 + 0.042 > 0.05
+        gen.generate(ImageRequest("a cone", seed=1, size=(16, 16)))  # 2 x 0.011 > 0.015
     assert len(fake.requests) == 3
 
 
 def test_image_errors_fail_after_bounded_retries(fake):
-    gen, delays = backend("image", "api:openai-image:gpt-image-1", retries=1)
+    led = ledger()
+    gen, delays = backend("image", "api:openai-image:gpt-image-1", led, retries=1)
     fake.script = [(500, {}, {}), (500, {}, {})]
     with pytest.raises(ModelError, match="HTTP 500 after 2 request"):
         gen.generate(ImageRequest("x"))
+    assert led.total == 0  # error replies are not billed
     fake.script = [(200, {}, {"data": [{"b64_json": "not base64!"}]})]
     with pytest.raises(ModelError, match="could not be decoded"):
         gen.generate(ImageRequest("y"))
-    assert gen.impl.caller.budget.reserved == 0 and gen.impl.caller.budget.spent == 0
+    assert led.reserved == 0  # the undecodable reply was answered, so it counts as billed
+    assert led.settled == pytest.approx(gen.impl.worst_case("y", (256, 256), None, False))
 
 
 # ---- VQA --------------------------------------------------------------------------------
