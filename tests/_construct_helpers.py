@@ -68,9 +68,16 @@ def offline_backends(roles: dict[str, str], counter: Counter) -> dict:
     return {role: counting(role, spec, counter) for role, spec in roles.items()}
 
 
+class Transient(ConnectionError):
+    """An error that says a retry may succeed (the engine retries only these)."""
+
+    retryable = True
+
+
 class FlakyText(TextBackend):
     """Template answers, except: captions containing ``broken`` always fail, and every
-    request fails on its first attempt (so a retry is needed)."""
+    request fails on its first attempt (so a retry is needed); both errors declare themselves
+    retryable, as only such errors are retried by the engine."""
 
     def __init__(self, broken: str = "giraffe") -> None:
         self.inner = resolve_backend("text", "template")
@@ -85,11 +92,11 @@ class FlakyText(TextBackend):
         self.calls += 1
         task = request.task or {}
         if self.broken in str(task.get("caption", "")):
-            raise ConnectionError("server unavailable")
+            raise Transient("server unavailable")
         key = call_key(self, "complete", request)
         if key not in self.seen:
             self.seen.add(key)
-            raise TimeoutError("first attempt times out")
+            raise Transient("first attempt times out")
         return self.inner.complete(request)
 
 

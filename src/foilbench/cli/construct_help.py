@@ -23,11 +23,14 @@ GROUP_HELP = """Build a benchmark with a paper's construction pipeline, from any
     local models, --concurrency and --cache-dir to API backends.
 
     \b
-    Spend: the most calls per backend and their price are printed before anything
-    runs (--dry-run stops there). --max-spend USD caps the whole run, every API
-    backend together and every resume of the same --out counted (default
-    FOILBENCH_API_SPEND_CAP or $5); a run that reaches it stops with what it finished
-    kept, and a rerun with a higher cap goes on.
+    Spend: an upper bound per role and backend is printed before anything runs
+    (--dry-run stops there). --max-spend USD caps everything spent into --out: every
+    API backend, every resume and every concurrent run on it (default
+    FOILBENCH_API_SPEND_CAP or $5). Each request is reserved at its worst case in
+    OUT/.construct/spend.jsonl before it is sent and settled with the provider's
+    billed usage; a run that reaches the cap stops with what it finished kept, and a
+    rerun with a higher cap goes on. Prices: foilbench's list (source and date per
+    model); --price MODEL=IN/OUT for others, or --allow-unpriced with --max-spend.
 
     \b
     Resume: each call is stored in OUT/.construct by content hash the moment it
