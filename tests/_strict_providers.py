@@ -238,7 +238,12 @@ class StrictProviders:
         thinking = body.get("thinking")
         if "temperature" in body and not 0 <= body["temperature"] <= 1:
             raise Rejected(400, "anthropic: temperature must be in [0, 1]")
-        budget = 0
+        adaptive = body["model"].startswith(("claude-sonnet-5", "claude-opus-5", "claude-haiku-5",
+                                             "claude-fable"))
+        if adaptive and (thinking is not None or {"temperature", "top_p", "top_k"} & set(body)):
+            raise Rejected(400, f"anthropic: {body['model']} thinks adaptively: manual thinking "
+                                "and sampling parameters are refused")
+        budget = max_tokens if adaptive else 0
         if thinking is not None:
             _only("anthropic.thinking", thinking, {"type", "budget_tokens"})
             budget = thinking.get("budget_tokens", 0)
@@ -262,7 +267,7 @@ class StrictProviders:
                 else:
                     raise Rejected(400, f"anthropic: unknown content block {block.get('type')}")
         system = body.get("system", "")
-        think = self._think(budget) if thinking else 0
+        think = self._think(budget) if thinking or adaptive else 0
         text, out, cut = self._answer_fit("anthropic", body["model"], system, prompt, images,
                                           max_tokens - think)
         tin = tokens(system + prompt) + 85 * len(images)

@@ -95,6 +95,14 @@ def test_anthropic_extended_thinking_sends_no_temperature(strict, tmp_path):
     assert strict.requests[-1]["headers"]["anthropic-version"] == "2023-06-01"
 
 
+def test_claude_5_gets_no_sampling_parameters_and_room_to_think(strict, tmp_path):
+    text, _ = make("text", "api:anthropic:claude-sonnet-5", tmp_path)
+    assert ask(text) == "yes" and strict.rejected == []
+    body = last_body(strict)
+    assert "temperature" not in body and "thinking" not in body
+    assert body["max_tokens"] == 32 + 1024
+
+
 def test_a_cut_reply_is_retried_once_with_twice_the_budget_then_cached(strict, tmp_path):
     strict.answer = lambda *a: "word " * 40  # 50 tokens: cut at 32, fits in 64
     text, ledger = make("text", "api:anthropic:claude-haiku-4-5", tmp_path)

@@ -94,13 +94,27 @@ def openai_reasoning(model: str) -> bool:
             and not model.startswith("gpt-5-chat"))
 
 
+def anthropic_adaptive(model: str) -> bool:
+    """Claude 5 models think adaptively by default and answer HTTP 400 to a non-default
+    ``temperature`` / ``top_p`` / ``top_k`` and to manual ``thinking`` (Claude Sonnet 5 model
+    page, platform.claude.com/docs/models/sonnet-5/overview).
+
+    >>> [anthropic_adaptive(m) for m in ("claude-sonnet-5", "claude-opus-5-5",
+    ...                                  "claude-sonnet-4-5", "claude-haiku-4-5")]
+    [True, True, False, False]
+    """
+    return model.startswith(("claude-sonnet-5", "claude-opus-5", "claude-haiku-5",
+                             "claude-fable"))
+
+
 def thinks(provider: str, model: str, thinking_tokens: int | None) -> bool:
     """Whether the request must leave output room for thinking tokens."""
     if provider == "openai":
         return openai_reasoning(model)
     if provider == "gemini":
         return model.startswith(("gemini-2.5", "gemini-3"))
-    return bool(thinking_tokens)  # Anthropic: extended thinking only when asked for
+    # Anthropic: Claude 5 thinks adaptively; older models only with extended thinking asked
+    return anthropic_adaptive(model) or bool(thinking_tokens)
 
 
 def output_budget(provider: str, model: str, answer_tokens: int,
@@ -136,7 +150,8 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
     Gemini ``generationConfig.seed``); Anthropic has no seed parameter. OpenAI reasoning models
     get no ``temperature`` (they refuse it) and ``reasoning_effort`` when the user set it;
     Anthropic extended thinking (``thinking_tokens`` >= 1024) sends ``thinking`` and no
-    ``temperature`` (the two are incompatible); Gemini 2.5 gets ``thinkingConfig.
+    ``temperature`` (the two are incompatible); Claude 5 models get neither (adaptive
+    thinking, default sampling) and room to think; Gemini 2.5 gets ``thinkingConfig.
     thinkingBudget``, Gemini 3 ``thinkingConfig.thinkingLevel`` (the effort, default low).
     """
     allowed, _ = output_budget(provider, model, max_tokens, thinking_tokens)
@@ -146,7 +161,9 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
                                                 "data": _b64(v)}} for k, v in parts]
         body = {"model": model, "max_tokens": allowed,
                 "messages": [{"role": "user", "content": content}]}
-        if thinking_tokens:
+        if anthropic_adaptive(model):
+            pass  # adaptive thinking, default sampling: room in max_tokens, nothing else
+        elif thinking_tokens:
             if thinking_tokens < 1024:
                 raise ModelError(f"anthropic:{model}: thinking={thinking_tokens} is below the "
                                  "provider's minimum budget of 1024 tokens")
