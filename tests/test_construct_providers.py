@@ -16,6 +16,7 @@ from foilbench.construct.backends.api_common import UnusableReplyError
 from foilbench.construct.backends.base import EditRequest, ImageRequest, TextRequest
 from foilbench.construct.backends.registry import resolve_backend
 from foilbench.construct.engine.ledger import SpendLedger
+from foilbench.models.api.spend import SpendCapError
 from foilbench.models.api.transport import APIStatusError, RetryPolicy, mask_secrets
 
 
@@ -221,3 +222,24 @@ def test_the_reply_cache_key_includes_the_base_url(strict, tmp_path, monkeypatch
         assert len(other.requests) == 1
     finally:
         other.close()
+
+
+def test_requests_lost_to_network_errors_stay_counted_and_never_pass_the_cap(tmp_path,
+                                                                              monkeypatch):
+    """No reply may still mean billed: each re-send reserves its own worst case first, and the
+    lost attempts stay counted at theirs, so the cap stops the re-sends."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("FOILBENCH_OPENAI_BASE_URL", dead)
+    probe, _ = make("text", "api:openai:gpt-4o-mini", tmp_path / "probe")
+    worst = probe.worst_case(["Say yes.", "Be brief."], [], 32, None)
+    text, ledger = make("text", "api:openai:gpt-4o-mini", tmp_path, cap=2.5 * worst,
+                        retries=5)
+    with pytest.raises(SpendCapError, match="--max-spend"):
+        ask(text)
+    assert ledger.settled == pytest.approx(2 * worst) and ledger.reserved == 0
+    assert ledger.total <= ledger.cap

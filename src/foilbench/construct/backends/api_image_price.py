@@ -37,6 +37,11 @@ def worst_case(prices: PriceBook, provider: str, model: str, prompt: str,
     >>> round(worst_case(PriceBook(), "openai-image", "gpt-image-1", "ab", "1024x1024",
     ...                  "medium", None, False), 6)  # 1056 x $40/M + 18 x $5/M
     0.04233
+    >>> round(worst_case(PriceBook(), "gemini-image", "gemini-2.5-flash-image", "ab", None,
+    ...                  None, None, False), 7)  # 18 x 0.3 + 1290 x 30 + 32768 x 2.5, per M
+    0.1206254
+    >>> worst_case(PriceBook(), "openai-image", "dall-e-3", "ab", "1792x1024", "hd", None, False)
+    0.12
     """
     entry = prices.image_entry(provider, model)
     if entry is None:

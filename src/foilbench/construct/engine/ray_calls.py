@@ -10,8 +10,8 @@ and on the driver, as each result streams back, the reply check, the durable sta
 record (so a run killed midway resumes with every finished call) and the counters. The
 construction log is written by the stages from those results, in job order, so it is the
 same log a sequential run writes. Retries of a failing call happen on the worker, with the
-engine's policy (``retries`` more attempts with backoff, none for an error marked
-``retryable = False``, a VQA ``UnanswerableError`` stored as an answer); a worker process
+engine's policy (``retries`` more attempts with backoff, only for an error marked
+``retryable = True``, a VQA ``UnanswerableError`` stored as an answer); a worker process
 that dies is replaced by Ray Data and its batch redone.
 """
 
