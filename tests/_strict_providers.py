@@ -30,21 +30,17 @@ successful reply at the packaged list prices (``billed_usd``), as the provider w
 
 from __future__ import annotations
 
-import base64
-import io
 import json
-import math
 import re
 import threading
-from email.parser import BytesParser
-from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from PIL import Image
 
+from _strict_common import KEY, Rejected, _image_of, _json, _only, bearer, openai_reasoning, tokens
+from _strict_images import StrictImages
 from foilbench.models.api.prices import PriceBook, token_cost
 
-KEY = "sk-STRICT-0123456789abcdefghijkl"
 ANTHROPIC_VERSION = "2023-06-01"
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 BASE_ENV = {p: f"FOILBENCH_{p.upper()}_BASE_URL" for p in KEY_ENV}
@@ -55,57 +51,15 @@ OPENAI_CHAT_FIELDS = {"model", "messages", "max_completion_tokens", "max_tokens"
                       "top_p", "seed", "reasoning_effort", "n", "stop", "response_format",
                       "user", "stream", "tools", "tool_choice", "logprobs", "frequency_penalty",
                       "presence_penalty"}
-OPENAI_GEN_FIELDS = {"model", "prompt", "n", "size", "quality", "response_format", "background",
-                     "output_format", "moderation", "style", "user"}
-OPENAI_EDIT_FIELDS = {"model", "prompt", "n", "size", "quality", "response_format", "user",
-                      "background", "output_format", "input_fidelity"}
 GEMINI_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
                  "toolConfig", "cachedContent"}
 GEMINI_CONFIG = {"temperature", "topP", "topK", "maxOutputTokens", "seed", "stopSequences",
                  "responseModalities", "imageConfig", "thinkingConfig", "candidateCount",
                  "responseMimeType", "responseSchema", "presencePenalty", "frequencyPenalty"}
 EFFORTS = {"minimal", "low", "medium", "high", "none"}
-OPENAI_SIZES = {"gpt-image": {"1024x1024", "1536x1024", "1024x1536", "auto"},
-                "dall-e-2": {"256x256", "512x512", "1024x1024"},
-                "dall-e-3": {"1024x1024", "1792x1024", "1024x1792"}}
-GPT_IMAGE_OUT = {"low": {"1024x1024": 272, "1024x1536": 408, "1536x1024": 400},
-                 "medium": {"1024x1024": 1056, "1024x1536": 1584, "1536x1024": 1568},
-                 "high": {"1024x1024": 4160, "1024x1536": 6240, "1536x1024": 6208}}
 
 
-class Rejected(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def tokens(text: str) -> int:
-    """The fake's tokenizer: 4 bytes a token (never more than the one-per-byte bound)."""
-    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
-
-
-def png_b64(image: Image.Image) -> str:
-    buf = io.BytesIO()
-    image.save(buf, format="PNG")
-    return base64.b64encode(buf.getvalue()).decode()
-
-
-def openai_reasoning(model: str) -> bool:
-    return model.startswith(("o1", "o3", "o4", "gpt-5")) and not model.startswith("gpt-5-chat")
-
-
-def _only(where: str, got: dict, allowed: set[str]) -> None:
-    unknown = sorted(set(got) - allowed)
-    if unknown:
-        raise Rejected(400, f"{where}: unknown field(s) {unknown}")
-
-
-def _image_of(b64: str) -> Image.Image:
-    with Image.open(io.BytesIO(base64.b64decode(b64, validate=True))) as im:
-        return im.convert("RGB")
-
-
-class StrictProviders:
+class StrictProviders(StrictImages):
     def __init__(self, answer=None, image=None, think_tokens: int = 300) -> None:
         self.answer = answer or (lambda provider, model, system, prompt, images: "yes")
         #: image(prompt, input_image or None, seed) -> PIL image
@@ -195,19 +149,6 @@ class StrictProviders:
         with self._lock:
             self.billed_usd += token_cost(price, tin, tout)
 
-    @staticmethod
-    def _json(headers, raw: bytes, where: str) -> dict:
-        ctype = headers.get("Content-Type", "")
-        if ctype.split(";")[0].strip() != "application/json":
-            raise Rejected(400, f"{where}: content type must be application/json, got {ctype!r}")
-        try:
-            body = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise Rejected(400, f"{where}: body is not JSON ({e})") from None
-        if not isinstance(body, dict):
-            raise Rejected(400, f"{where}: body must be an object")
-        return body
-
     def _think(self, room: int) -> int:
         return min(self.think_tokens, max(room, 0))
 
@@ -229,7 +170,7 @@ class StrictProviders:
             raise Rejected(400, "anthropic: anthropic-version header must be 2023-06-01")
         if headers.get("Authorization"):
             raise Rejected(400, "anthropic: use x-api-key, not Authorization")
-        body = self._json(headers, raw, "anthropic")
+        body = _json(headers, raw, "anthropic")
         _only("anthropic", body, ANTHROPIC_FIELDS)
         for req in ("model", "max_tokens", "messages"):
             if req not in body:
@@ -284,14 +225,9 @@ class StrictProviders:
                          "usage": {"input_tokens": tin, "output_tokens": think + out}}
 
     # -- OpenAI -----------------------------------------------------------------------------
-    @staticmethod
-    def _bearer(headers, where):
-        if headers.get("Authorization") != f"Bearer {KEY}":
-            raise Rejected(401, f"{where}: missing or wrong Authorization: Bearer key")
-
     def _openai_chat(self, headers, raw):
-        self._bearer(headers, "openai")
-        body = self._json(headers, raw, "openai")
+        bearer(headers, "openai")
+        body = _json(headers, raw, "openai")
         _only("openai", body, OPENAI_CHAT_FIELDS)
         model = body["model"]
         reasoning = openai_reasoning(model)
@@ -342,74 +278,11 @@ class StrictProviders:
                                    "total_tokens": tin + think + out,
                                    "completion_tokens_details": {"reasoning_tokens": think}}}
 
-    def _image_reply(self, model, prompt, src, size, quality, seed=0):
-        family = ("dall-e-2" if model.startswith("dall-e-2") else
-                  "dall-e-3" if model.startswith("dall-e-3") else "gpt-image")
-        if size not in OPENAI_SIZES[family]:
-            raise Rejected(400, f"openai-image: size {size!r} is not supported by {model}")
-        w, h = (int(v) for v in size.split("x"))
-        img = self.image(prompt, src, seed).resize((w, h))
-        reply = {"created": 1, "data": [{"b64_json": png_b64(img)}]}
-        if family == "gpt-image":
-            out = GPT_IMAGE_OUT[quality if quality in GPT_IMAGE_OUT else "high"][size]
-            text_in, image_in = tokens(prompt), (323 if src is not None else 0)
-            reply["usage"] = {"input_tokens": text_in + image_in, "output_tokens": out,
-                              "total_tokens": text_in + image_in + out,
-                              "input_tokens_details": {"text_tokens": text_in,
-                                                       "image_tokens": image_in}}
-            with self._lock:
-                self.billed_usd += (text_in * 5 + image_in * 10 + out * 40) / 1e6
-        else:
-            entry = self.prices.image_entry("openai-image", model)
-            with self._lock:
-                self.billed_usd += entry["per_image"][quality or "standard"][size]
-        return 200, {}, reply
-
-    def _openai_generate(self, headers, raw):
-        self._bearer(headers, "openai-image")
-        body = self._json(headers, raw, "openai-image")
-        _only("openai-image", body, OPENAI_GEN_FIELDS)
-        if body["model"].startswith("gpt-image") and "response_format" in body:
-            raise Rejected(400, "openai-image: response_format is not supported for GPT image")
-        return self._image_reply(body["model"], body["prompt"], None,
-                                 body.get("size", "1024x1024"), body.get("quality"))
-
-    def _openai_edit(self, headers, raw):
-        self._bearer(headers, "openai-image edit")
-        ctype = headers.get("Content-Type", "")
-        if not ctype.startswith("multipart/form-data; boundary="):
-            raise Rejected(400, f"openai-image edit: must be multipart/form-data, got {ctype!r}")
-        msg = BytesParser(policy=HTTP).parsebytes(
-            f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
-        fields, files = {}, {}
-        for part in msg.iter_parts():
-            name = part.get_param("name", header="content-disposition")
-            if part.get_filename():
-                files[name] = part.get_payload(decode=True)
-            else:
-                fields[name] = part.get_content().strip()
-        _only("openai-image edit", fields, OPENAI_EDIT_FIELDS)
-        _only("openai-image edit files", files, {"image", "mask", "image[]"})
-        if "image" not in files and "image[]" not in files:
-            raise Rejected(400, "openai-image edit: the image file is required")
-        model = fields.get("model", "dall-e-2")
-        if model.startswith("gpt-image") and "response_format" in fields:
-            raise Rejected(400, "openai-image: response_format is not supported for GPT image")
-        with Image.open(io.BytesIO(files.get("image") or files["image[]"])) as im:
-            src = im.convert("RGB")
-        if "mask" in files:
-            with Image.open(io.BytesIO(files["mask"])) as m:
-                if m.mode != "RGBA" or m.size != src.size:
-                    raise Rejected(400, "openai-image edit: the mask must be an RGBA PNG of "
-                                        "the image's size")
-        return self._image_reply(model, fields["prompt"], src, fields.get("size", "1024x1024"),
-                                 fields.get("quality"))
-
     # -- Gemini -----------------------------------------------------------------------------
     def _gemini(self, model, headers, raw):
         if headers.get("x-goog-api-key") != KEY:
             raise Rejected(403, "gemini: missing or wrong x-goog-api-key")
-        body = self._json(headers, raw, "gemini")
+        body = _json(headers, raw, "gemini")
         _only("gemini", body, GEMINI_FIELDS)
         config = body.get("generationConfig", {})
         _only("gemini.generationConfig", config, GEMINI_CONFIG)
@@ -457,18 +330,3 @@ class StrictProviders:
         return 200, {}, {"candidates": [{"content": {"role": "model", "parts": parts},
                                          "finishReason": finish, "index": 0}],
                          "usageMetadata": usage, "modelVersion": model}
-
-    def _gemini_image(self, model, prompt, src, seed, tin):
-        entry = self.prices.image_entry("gemini-image", model)
-        if entry is None:
-            raise Rejected(404, f"model {model} not found")
-        img = self.image(prompt, src, seed)
-        n = entry["tokens_per_image"]
-        with self._lock:
-            self.billed_usd += (tin * entry["in"] + n * entry["image_out"]) / 1e6
-        return 200, {}, {"candidates": [{"content": {"role": "model", "parts": [
-            {"inlineData": {"mimeType": "image/png", "data": png_b64(img)}}]},
-            "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": tin, "candidatesTokenCount": n,
-                              "candidatesTokensDetails": [{"modality": "IMAGE",
-                                                           "tokenCount": n}]}}
