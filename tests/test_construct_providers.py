@@ -87,6 +87,14 @@ def test_gemini_25_gets_a_thinking_budget_and_gemini_3_a_level(strict, tmp_path)
     assert strict.rejected == []
 
 
+def test_thinking_zero_turns_gemini_flash_thinking_off(strict, tmp_path):
+    strict.think_tokens = 0
+    text, _ = make("text", "api:gemini:gemini-2.5-flash?thinking=0", tmp_path)
+    assert ask(text) == "yes"
+    config = last_body(strict)["generationConfig"]
+    assert config["thinkingConfig"] == {"thinkingBudget": 0} and config["maxOutputTokens"] == 32
+
+
 def test_anthropic_extended_thinking_sends_no_temperature(strict, tmp_path):
     text, _ = make("text", "api:anthropic:claude-sonnet-4-5?thinking=2048", tmp_path)
     assert ask(text) == "yes" and strict.rejected == []

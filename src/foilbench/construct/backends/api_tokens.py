@@ -9,7 +9,8 @@ priced per token, through one :class:`~.api_common.GuardedCaller` and the shared
 Spec options (both roles): ``effort=low|medium|high|minimal|none`` (OpenAI
 ``reasoning_effort``, Gemini 3 ``thinkingLevel``), ``thinking=N`` (output room for thinking:
 OpenAI reasoning and Gemini 2.5 models get ``DEFAULT_THINKING_TOKENS`` when unset; Anthropic
-extended thinking is on only with ``thinking=N``, N >= 1024).
+extended thinking is on only with ``thinking=N``, N >= 1024; ``thinking=0`` turns Gemini 2.5
+Flash thinking off).
 
 Worst case of one call (what the ledger reserves): text bytes + per-message allowance + each
 image's provider bound as input, at the output budget (thinking included), at the listed
@@ -61,7 +62,7 @@ class TokenPricedAPI:
         self.provider, self.model, self.spec = provider, model, spec
         self.max_concurrency = max_concurrency
         self.effort = opts.get("effort")
-        self.thinking = int_option(opts, "thinking", 0) or None if "thinking" in opts else None
+        self.thinking = int_option(opts, "thinking", 0) if "thinking" in opts else None
         self.caller = GuardedCaller(ledger, policy, cache_dir)
         self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
 
@@ -98,8 +99,8 @@ class TokenPricedAPI:
             return float("nan")
 
     def _more(self, thinking: int | None) -> int | None:
-        if not thinks(self.provider, self.model, thinking):
-            return thinking
+        if thinking == 0 or not thinks(self.provider, self.model, thinking):
+            return thinking  # thinking off stays off
         return 2 * (thinking or DEFAULT_THINKING_TOKENS)
 
     def _bill(self, data: dict) -> float | None:
