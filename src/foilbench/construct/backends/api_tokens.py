@@ -28,6 +28,7 @@ from foilbench.construct.backends.api_common import (
     TailingResponseCache,
     UnusableReplyError,
 )
+from foilbench.errors import ModelError
 from foilbench.models.api.prices import (
     PriceBook,
     PriceError,
@@ -46,7 +47,6 @@ from foilbench.models.api.wire import (
     parse_reply,
     thinks,
 )
-from foilbench.models.spec_options import int_option
 
 EFFORTS = ("none", "minimal", "low", "medium", "high")
 TOKEN_OPTIONS = {"effort": EFFORTS, "thinking": None}
@@ -56,13 +56,22 @@ WHY = {"length": "cut at its output limit twice (the second time with twice the 
 DRY_INPUT_TOKENS, DRY_IMAGE_SIDE = 16000, 1024
 
 
+def _thinking(raw: str | None, spec: str) -> int | None:
+    """The ``thinking=N`` option: output tokens for thinking (0 turns it off where allowed)."""
+    if raw is None:
+        return None
+    if not str(raw).isdigit():
+        raise ModelError(f"{spec}: thinking={raw!r} must be a whole number of tokens >= 0")
+    return int(raw)
+
+
 class TokenPricedAPI:
     def _connect(self, provider: str, model: str, spec: str, max_concurrency: int,
                  opts: dict, ledger: Any, policy: Any, cache_dir: str | Path | None) -> None:
         self.provider, self.model, self.spec = provider, model, spec
         self.max_concurrency = max_concurrency
         self.effort = opts.get("effort")
-        self.thinking = int_option(opts, "thinking", 0) if "thinking" in opts else None
+        self.thinking = _thinking(opts.get("thinking"), spec)
         self.caller = GuardedCaller(ledger, policy, cache_dir)
         self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
 
