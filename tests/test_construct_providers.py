@@ -251,3 +251,15 @@ def test_requests_lost_to_network_errors_stay_counted_and_never_pass_the_cap(tmp
         ask(text)
     assert ledger.settled == pytest.approx(2 * worst) and ledger.reserved == 0
     assert ledger.total <= ledger.cap
+
+
+def test_bad_thinking_and_effort_options_name_the_spec(tmp_path):
+    from foilbench.errors import ModelError
+
+    with pytest.raises(ModelError, match=r"api:gemini:gemini-2.5-flash\?thinking=lots.*thinking"):
+        make("text", "api:gemini:gemini-2.5-flash?thinking=lots", tmp_path)
+    with pytest.raises(ModelError, match="effort"):
+        make("vqa", "api:openai:gpt-5?effort=extreme", tmp_path)
+    with pytest.raises(ModelError, match="below the provider's minimum budget of 1024"):
+        text, _ = make("text", "api:anthropic:claude-haiku-4-5?thinking=100", tmp_path)
+        ask(text)
