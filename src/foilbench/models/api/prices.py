@@ -8,7 +8,7 @@ size and quality (the most expensive when the quality is left to the provider), 
 included. The billed cost is then read from the reply's ``usage``.
 
 Image input bounds, per provider's vision docs: Anthropic ``w*h/750`` tokens, at most ~1600
-(larger images are scaled down); OpenAI tile models ``base + tile * tiles`` (512 px tiles after
+(larger images are scaled down), plus 10% as the formula is approximate; OpenAI tile models ``base + tile * tiles`` (512 px tiles after
 fitting 2048 px and a 768 px short side; gpt-4o-mini 2833 + 5667 per tile), patch models (the
 mini/nano of 4.1 and 5, o4-mini) 32 px patches, at most 1536, times at most 2.5; Gemini 258
 tokens per 768 px tile (one tile up to 384 px), 1120 for Gemini 3 at its default resolution.
@@ -132,15 +132,15 @@ def text_tokens_bound(texts: list[str]) -> int:
 def image_tokens_bound(provider: str, model: str, width: int, height: int) -> int:
     """Most input tokens one image of ``width x height`` can cost (see the module docstring).
 
-    >>> image_tokens_bound("anthropic", "claude-sonnet-4-5", 300, 250)
-    100
+    >>> image_tokens_bound("anthropic", "claude-sonnet-4-5", 300, 250)  # 100, +10% margin
+    110
     >>> image_tokens_bound("openai", "gpt-4o", 1024, 1024)  # 768x768 -> 4 tiles
     765
     >>> image_tokens_bound("gemini", "gemini-2.5-flash", 256, 256)
     258
     """
-    if provider == "anthropic":
-        return min(math.ceil(width * height / 750), 1600)
+    if provider == "anthropic":  # the documented formula is approximate: 10% margin
+        return math.ceil(min(width * height / 750, 1600) * 1.1)
     if provider == "gemini":
         tiles = 1 if max(width, height) <= 384 else (math.ceil(width / 768)
                                                       * math.ceil(height / 768))
