@@ -140,7 +140,7 @@ def image_tokens_bound(provider: str, model: str, width: int, height: int) -> in
     258
     """
     if provider == "anthropic":  # the documented formula is approximate: 10% margin
-        return math.ceil(min(width * height / 750, 1600) * 1.1)
+        return math.ceil(min(width * height, 1600 * 750) * 11 / 7500)
     if provider == "gemini":
         tiles = 1 if max(width, height) <= 384 else (math.ceil(width / 768)
                                                       * math.ceil(height / 768))
