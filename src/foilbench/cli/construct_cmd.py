@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import sys
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from foilbench.models.device import DTYPES
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TEXT_HELP = "Text backend: template (offline), api:anthropic|openai|gemini:MODEL, hf-lm:DIR."
 IMAGE_HELP = "Image generator: world (offline), api:gemini-image|openai-image:MODEL, diffusers:DIR."
+#: --size range: the renderer's smallest legible scene up to what image APIs generate
+SIZES = (32, 2048)
 EDIT_HELP = ("Image editor: world (offline, exact masks), api:gemini-image|openai-image:MODEL, "
              "diffusers:DIR (instruction-edit or inpainting).")
 
@@ -29,6 +32,13 @@ def construct() -> None:
     pass
 
 
+def _finite(ctx, param, value):
+    """A float option must be a number in its range (click's range lets NaN through)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number", ctx=ctx, param=param)
+    return value
+
+
 def common_options(fn):
     @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
                   help="Output folder (created; rerun with the same folder to resume).")
@@ -36,7 +46,7 @@ def common_options(fn):
     @click.option("--max-spend", type=float, default=None,
                   help="Hard cap in USD for everything spent into --out, all API backends "
                        "and resumes together (default: FOILBENCH_API_SPEND_CAP or 5).")
-    @click.option("--retries", default=2, show_default=True,
+    @click.option("--retries", default=2, show_default=True, type=click.IntRange(0, 20),
                   help="Retries of a failed call before its candidate is dropped (and counted).")
     @click.option("--device", default="auto", show_default=True,
                   help="Device of local models (hf-lm, diffusers, hf-det, hf-vlm): auto, cpu, "
@@ -114,6 +124,7 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     from foilbench.construct.engine.log import survival_cells as cells
     from foilbench.construct.engine.runner import run_pipeline
     from foilbench.construct.engine.stages import ConstructError
+    from foilbench.errors import SpendCapReached
 
     out = run["out"]
     click.echo(f"{name}: " + ", ".join(f"{r}={b.fingerprint}" for r, b in backends.items()))
@@ -127,13 +138,20 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
         return
     try:
         summary = run_pipeline(name, config, backends, out, **kwargs)
-    except ConstructError as e:
+    except (ConstructError, SpendCapReached) as e:
         if getattr(e, "survival", None):
             click.echo("\nsurvival per stage:")
             click.echo(format_table(SURVIVAL_HEADERS, cells(e.survival)))
+        echo_drop_causes(getattr(e, "drop_causes", None) or [])
+        if getattr(e, "not_reached", None):
+            click.echo(f"\n{e.not_reached} candidate(s) not reached: spend cap (survival "
+                       f"tables written to {out})")
         raise
     click.echo("\nsurvival per stage:")
     click.echo(format_table(SURVIVAL_HEADERS, cells(summary.survival)))
+    echo_drop_causes(summary.drop_causes)
+    for what in summary.cache_damaged[:5]:
+        click.echo(f"warning: damaged call-cache entry recomputed: {what}", err=True)
     calls = {k: sum(v.get(k, 0) for v in summary.calls.values())
              for k in ("called", "cached", "retried", "failed")}
     click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "
@@ -159,6 +177,17 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     click.echo(f"next: foilbench inspect {out}; {review}foilbench run --benchmark {out}")
 
 
+def echo_drop_causes(causes: list[dict]) -> None:
+    """Why candidates were dropped, per stage and reason, with the first causes verbatim."""
+    if not causes:
+        return
+    click.echo("\nwhy candidates were dropped:")
+    for c in causes:
+        click.echo(f"  {c['stage']}: {c['reason']} x{c['n']}")
+        for example in c["examples"]:
+            click.echo(f"      {example}")
+
+
 def _default(spec: str | None, image: str, role: str) -> str | None:
     """Offline validators follow an offline image backend; other images need one named."""
     if spec is not None:
@@ -178,13 +207,17 @@ def _default(spec: str | None, image: str, role: str) -> str | None:
                                                         path_type=Path),
               help="Scene parameters CSV (id,indoor_outdoor,setting[,n_subjects,framing]), "
                    "like CompoSET's scene_settings.csv. Default: drawn settings.")
-@click.option("--n-scenes", default=6, show_default=True, help="Scenes to build (CSV: first N).")
-@click.option("--foils-per-scene", default=22, show_default=True,
+@click.option("--n-scenes", default=6, show_default=True, type=click.IntRange(min=1),
+              help="Scenes to build (CSV: first N).")
+@click.option("--foils-per-scene", default=22, show_default=True, type=click.IntRange(min=1),
               help="Foils proposed per scene in step 4 (CompoSET: ~22).")
-@click.option("--size", default=256, show_default=True, help="Image side in pixels.")
-@click.option("--max-drift", default=0.01, show_default=True,
+@click.option("--size", default=256, show_default=True, type=click.IntRange(*SIZES),
+              help="Image side in pixels.")
+@click.option("--max-drift", default=0.01, show_default=True, callback=_finite,
+              type=click.FloatRange(0, 1),
               help="Largest share of changed pixels outside the edit region a foil may have.")
 @click.option("--detector-threshold", default=0.3, show_default=True,
+              type=click.FloatRange(0, 1), callback=_finite,
               help="Smallest detector score that counts as a detection.")
 @common_options
 def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene, size,
@@ -308,8 +341,10 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--vocab", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="JSON with your vocabularies: objects, shapes, colors, relations, "
                    "size_relations (default: the procedural world's).")
-@click.option("--size", default=256, show_default=True, help="Image side in pixels.")
+@click.option("--size", default=256, show_default=True, type=click.IntRange(*SIZES),
+              help="Image side in pixels.")
 @click.option("--detector-threshold", default=0.4, show_default=True,
+              type=click.FloatRange(0, 1), callback=_finite,
               help="Smallest detector score that counts (Auto-Comp App. A.6: 0.4).")
 @common_options
 def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, detector_threshold,
@@ -359,7 +394,8 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
               help="Visual Genome scene_graphs.json (default: procedural-world graphs).")
 @click.option("--images", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Images of the scene graphs (<image_id>.jpg or the record's 'image').")
-@click.option("--n-scenes", default=12, show_default=True, help="World scenes (no --scene-graphs).")
+@click.option("--n-scenes", default=12, show_default=True, type=click.IntRange(min=1),
+              help="World scenes (no --scene-graphs).")
 @click.option("--limit", type=int, default=None, help="Use only the first LIMIT scene graphs.")
 @click.option("--per-level", default=1, show_default=True, help="Captions per level per image.")
 @click.option("--on-violation", type=click.Choice(["drop", "template"]), default="drop",

@@ -108,6 +108,8 @@ def instance_view(units: ReviewUnits, snap: Snapshot, key: str, drift: DriftCach
         "mask_overlay": overlay_url("mask", key) if inst.mask else None,
         "mask_outline": overlay_url("outline", key) if inst.mask else None,
         "drift_overlay": overlay_url("drift", key), "drift": stats,
+        "checks": dict(inst.checks),  # the construction's automatic checks, "not checked"
+        "changed": ("instance", key) in snap.changed,
         "caption_base": word_diff(short_base, short_foil),
         "caption_foil": word_diff(short_foil, short_base),
         "tiers": list(inst.captions),

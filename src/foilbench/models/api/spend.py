@@ -23,7 +23,7 @@ import json
 import os
 from pathlib import Path
 
-from foilbench.errors import FoilbenchError, ModelError
+from foilbench.errors import FoilbenchError, ModelError, SpendCapReached
 
 DEFAULT_CAP_USD = 5.0
 IMAGE_TOKENS = 1600  # a generous per-image input estimate (providers bill ~250-1600)
@@ -60,7 +60,7 @@ IMAGE_PRICES: dict[str, float] = {
 }
 
 
-class SpendCapError(FoilbenchError):
+class SpendCapError(SpendCapReached):
     """The next API call would exceed the spend cap."""
 
 

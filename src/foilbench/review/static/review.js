@@ -121,6 +121,16 @@ function driftStats(d) {
   return el("div", {class: "drift-stats"}, parts);
 }
 
+function autoChecks(checks, changed) {
+  // the construction's automatic checks; one that did not run says "not checked"
+  const names = Object.keys(checks || {});
+  const parts = names.map((k, i) => [i ? " · " : "", k + ": ",
+    el("b", {class: checks[k] === "not checked" ? "warn" : ""}, checks[k])]);
+  if (changed) parts.push(el("span", {class: "warn"},
+    " · changed since its last decision: review again"));
+  return parts.length ? el("div", {class: "auto-checks"}, "automatic checks: ", parts) : "";
+}
+
 function renderBase(u) {
   return el("div", {class: "base-view"},
     u.images.map((src, i) => stack([[src, "img"]], u.images.length > 1 ?
@@ -140,6 +150,7 @@ function renderInstance(u) {
       stack([[u.base, "img dim"], [u.drift_overlay, "ov-drift"], [u.mask_outline, "ov-mask"]],
             "drift |base − foil|")),
     driftStats(u.drift),
+    autoChecks(u.checks, u.changed),
     el("div", {class: "captions"},
       el("span", {class: "lab"}, "base"), captionNode(u.caption_base, "changed"),
       el("span", {class: "lab"}, "foil"), captionNode(u.caption_foil, "changed")));
