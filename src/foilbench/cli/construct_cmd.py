@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import warnings
 import sys
 from pathlib import Path
 
@@ -122,6 +123,7 @@ def ray_session_for(run: dict):
 def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     from foilbench.construct.engine.log import SURVIVAL_HEADERS, account, read_log
     from foilbench.construct.engine.log import survival_cells as cells
+    from foilbench.construct.engine.cache import CacheDamageWarning
     from foilbench.construct.engine.runner import run_pipeline
     from foilbench.construct.engine.stages import ConstructError
     from foilbench.errors import SpendCapReached
@@ -137,7 +139,9 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     if run["dry_run"]:
         return
     try:
-        summary = run_pipeline(name, config, backends, out, **kwargs)
+        with warnings.catch_warnings():  # printed once, below, from the summary
+            warnings.simplefilter("ignore", CacheDamageWarning)
+            summary = run_pipeline(name, config, backends, out, **kwargs)
     except (ConstructError, SpendCapReached) as e:
         if getattr(e, "survival", None):
             click.echo("\nsurvival per stage:")
@@ -151,7 +155,7 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     click.echo(format_table(SURVIVAL_HEADERS, cells(summary.survival)))
     echo_drop_causes(summary.drop_causes)
     for what in summary.cache_damaged[:5]:
-        click.echo(f"warning: damaged call-cache entry recomputed: {what}", err=True)
+        click.echo(f"warning: damaged call-cache entry, treated as a miss: {what}", err=True)
     calls = {k: sum(v.get(k, 0) for v in summary.calls.values())
              for k in ("called", "cached", "retried", "failed")}
     click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "

@@ -27,6 +27,7 @@ owner-only permissions.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -116,8 +117,10 @@ class DecisionStore:
         self._lock = threading.Lock()
         try:
             self._open()
-        except PermissionError as e:
-            raise ReviewError(self._unwritable(e)) from None
+        except OSError as e:  # EACCES, EPERM, EROFS: the folder cannot be written
+            if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise ReviewError(self._unwritable(e)) from None
+            raise ReviewError(f"cannot open the review decisions at {self.path} ({e})") from None
         except sqlite3.OperationalError as e:
             if any(w in str(e) for w in ("unable to open", "readonly", "read-only")):
                 raise ReviewError(self._unwritable(e)) from None

@@ -43,6 +43,10 @@ BLOBS_DIR = "blobs"
 INFO_PREFIX = "foilbench"
 
 
+class CacheDamageWarning(UserWarning):
+    """A call-cache entry could not be read; it is a miss (the call is made again if needed)."""
+
+
 def _fsync_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     with open(tmp, "wb") as f:
@@ -95,7 +99,8 @@ class CallCache:
                     # or bytes damaged on disk (warned): either way the call is redone
                     self.torn_lines += 1
                     if raw.strip() and n < len(lines):
-                        self._damage(f"{self.path.name} line {n}: {type(e).__name__}")
+                        self._damage(f"{self.path.name} line {n} unreadable "
+                                     f"({type(e).__name__}), skipped")
 
     def __contains__(self, key: str) -> bool:
         return key in self._records
@@ -130,8 +135,8 @@ class CallCache:
 
     def _damage(self, what: str) -> None:
         self.damaged.append(what)
-        warnings.warn(f"damaged call-cache entry in {self.root}, recomputed: {what}",
-                      stacklevel=3)
+        warnings.warn(f"damaged call-cache entry in {self.root} (a miss: the call is made "
+                      f"again if needed): {what}", CacheDamageWarning, stacklevel=3)
 
     def put(self, key: str, value: Any, meta: dict | None = None) -> None:
         """Store ``value`` durably (see the module docstring for the write order)."""

@@ -93,7 +93,10 @@ def check_fit(name: str, backends: dict[str, Backend]) -> None:
             f"--image {_spec(image)} is an inpainting pipeline ({pipe.class_name}): it repaints "
             "a masked region of a given image and cannot draw one from a prompt; give a "
             "text-to-image pipeline as --image (and this one as --edit, with --detector)")
-    drawn = [r for r in ("image", "edit") if r in backends and not _is_world(backends[r])]
+    # a backend resolved from a user's spec other than world draws images without the scene
+    # (one built in code, with no spec, is trusted: it may carry the scene along)
+    drawn = [r for r in ("image", "edit") if r in backends and _spec(backends[r])
+             and not (_is_world(backends[r]) or getattr(backends[r], "reads_structure", False))]
     for role in ("detector", "vqa"):
         if role in backends and _is_world(backends[role]) and drawn:
             others = ", ".join(f"--{r} {_spec(backends[r]) or backends[r].fingerprint}"
