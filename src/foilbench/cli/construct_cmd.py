@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import warnings
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -121,9 +121,9 @@ def ray_session_for(run: dict):
 
 
 def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
+    from foilbench.construct.engine.cache import CacheDamageWarning
     from foilbench.construct.engine.log import SURVIVAL_HEADERS, account, read_log
     from foilbench.construct.engine.log import survival_cells as cells
-    from foilbench.construct.engine.cache import CacheDamageWarning
     from foilbench.construct.engine.runner import run_pipeline
     from foilbench.construct.engine.stages import ConstructError
     from foilbench.errors import SpendCapReached

@@ -281,6 +281,6 @@ class DecisionStore:
         """The whole log in order (decisions and undos), for the exported history."""
         with self._lock:
             cur = self.con.execute("SELECT seq, phase, unit, action, failed, note, reverts, "
-                                   "created FROM events ORDER BY seq")
+                                   "created, session, unit_hash FROM events ORDER BY seq")
             cols = [d[0] for d in cur.description]
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]

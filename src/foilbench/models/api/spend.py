@@ -23,7 +23,7 @@ import json
 import os
 from pathlib import Path
 
-from foilbench.errors import FoilbenchError, ModelError, SpendCapReached
+from foilbench.errors import ModelError, SpendCapReached
 
 DEFAULT_CAP_USD = 5.0
 IMAGE_TOKENS = 1600  # a generous per-image input estimate (providers bill ~250-1600)
