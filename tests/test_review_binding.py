@@ -267,3 +267,35 @@ def test_an_unopenable_database_file_suggests_review_dir(bench_dir, monkeypatch)
     monkeypatch.setattr(store_mod.sqlite3, "connect", connect)
     with pytest.raises(ReviewError, match="the folder is read-only: give --review-dir"):
         open_session(bench_dir)
+
+
+def test_the_review_app_shows_a_check_that_did_not_run_as_not_checked(tmp_path):
+    """In headless Chromium: a CompoSET build without a detector shows, on each instance,
+    ``count check: not checked`` (issue 24), not a silent pass."""
+    from _browser import browser_page
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.composet.spec import ComposetConfig
+    from foilbench.construct.engine.runner import run_pipeline
+    from test_review_browser import IDLE, Server, _press
+
+    backends = {r: resolve_backend(r, "template" if r == "text" else "world")
+                for r in ("text", "image", "edit")}
+    run_pipeline("composet", ComposetConfig(n_scenes=1, foils_per_scene=4, size=64), backends,
+                 tmp_path / "cs", progress=False)
+    server = Server(tmp_path / "cs")
+    try:
+        with browser_page() as (page, errors):
+            page.goto(server.url)
+            page.wait_for_selector("body[data-ready='1']")
+            page.wait_for_function(IDLE)
+            _press(page, "a")  # the one scene: accepted, the instance phase follows
+            page.wait_for_function(
+                "() => document.querySelector('#phases button.active')?.dataset.phase "
+                "=== 'instance'")
+            page.wait_for_function(IDLE)
+            text = page.inner_text(".auto-checks")
+            assert "count check: not checked" in text
+            assert "pixel drift: 0.00% outside the edit region" in text
+            assert errors == []
+    finally:
+        server.kill()
