@@ -93,6 +93,12 @@ def test_a_decision_on_a_changed_unit_is_not_applied_and_listed(bench_dir, tmp_p
     assert {"phase": "instance", "key": "s0-f00"} in summary["rereview"]
     queue = {r["key"]: r for r in snap.queue("instance")}
     assert queue["s0-f00"]["changed"] and not queue["s0-f02"]["changed"]
+    from foilbench.review.views import DriftCache, unit_view
+
+    drift = DriftCache(session.units)
+    assert unit_view(session.units, snap, "instance", "s0-f00", drift)["changed"] is True
+    assert unit_view(session.units, snap, "verbosity", "s0-f01", drift)["changed"] is True
+    assert unit_view(session.units, snap, "base", "s0", drift)["changed"] is False
     # the export keeps only what a decision still covers
     report = export_review(session, tmp_path / "qc", allow_pending=True)
     assert report["kept_instances"] == ["s0-f02"]

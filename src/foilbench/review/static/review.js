@@ -137,6 +137,7 @@ function renderBase(u) {
                                      `base image ${i + 1}` : "base image")),
     el("div", {},
       el("p", {}, `${u.n_instances} instance(s) of this scene: `, u.edit_types.join(", ")),
+      autoChecks({}, u.changed),
       el("p", {class: "lab"}, "Base caption(s) to check against the image:"),
       el("ul", {id: "scene-captions"}, u.captions.map((c) => el("li", {}, c)))));
 }
@@ -165,7 +166,7 @@ function renderVerbosity(u) {
   const rows = u.tiers.map((t) => el("tr", {"data-tier": t.tier}, el("th", {}, t.tier),
     el("td", {}, captionNode(t.base, "phrase"), el("br"), check(t.base_kept)),
     el("td", {}, captionNode(t.foil, "phrase"), el("br"), check(t.foil_kept))));
-  return el("div", {class: "verbosity-view"},
+  return el("div", {class: "verbosity-view"}, autoChecks({}, u.changed),
     el("div", {class: "panels"}, stack([[u.base, "img"]], "base"),
        stack([[u.foil, "img"]], "foil")),
     el("table", {class: "tiers"}, el("thead", {}, el("tr", {}, el("th", {}, "tier"),
