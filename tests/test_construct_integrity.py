@@ -216,19 +216,26 @@ def test_a_fully_checked_stage_still_reads_as_a_rate(tmp_path):
     assert rows["base check (detector)"]["survival"] == 1.0
 
 
-class Priced(TextBackend):
-    """The template text backend at one cent a call (a stand-in for an API model)."""
+class OwnCap(SpendCapReached):
+    """A cap error of some other layer: caught through the shared base class alone."""
 
-    cost_per_call_usd = 0.01
 
-    def __init__(self) -> None:
+class CappedText(TextBackend):
+    """The template text backend behind a cap that refuses the call after ``paid`` calls, as
+    an API backend's spend guard does (whichever layer keeps the money)."""
+
+    def __init__(self, paid: int, error: type = OwnCap) -> None:
         self.inner = resolve_backend("text", "template")
+        self.paid, self.error, self.calls = paid, error, 0
 
     @property
     def fingerprint(self) -> str:
-        return "priced:" + self.inner.fingerprint
+        return "capped:" + self.inner.fingerprint
 
     def complete(self, request):
+        if self.calls >= self.paid:
+            raise self.error("spend cap reached: the next text call would pass --max-spend")
+        self.calls += 1
         return self.inner.complete(request)
 
 
@@ -237,9 +244,9 @@ def test_a_run_stopped_by_the_cap_writes_its_tables_and_every_outcome(tmp_path):
 
     path = caption_set(tmp_path / "coco")
     out = tmp_path / "sc"
-    with pytest.raises(SpendCapReached) as err:
+    with pytest.raises(OwnCap) as err:
         run_pipeline("sugarcrepe", SugarcrepeConfig(captions=path, refine=False),
-                     {"text": Priced()}, out, max_spend=0.245, progress=False, backoff_s=0)
+                     {"text": CappedText(24)}, out, progress=False, backoff_s=0)
     assert err.value.not_reached == 70  # 10 captions x 7 types, none through every stage
     records = read_log(out / "construction_log.jsonl")
     acct = account(records)
@@ -257,8 +264,11 @@ def test_the_cli_reports_a_cap_stop_with_the_tables(tmp_path, monkeypatch):
     import foilbench.construct.engine.resolve as resolve
 
     path = caption_set(tmp_path / "coco")
-    monkeypatch.setattr(resolve, "resolve_backends", lambda specs, **kw: {"text": Priced()})
-    res = invoke("sugarcrepe", str(path), "--out", str(tmp_path / "sc"), "--max-spend", "0.1",
+    from foilbench.models.api.spend import SpendCapError
+
+    monkeypatch.setattr(resolve, "resolve_backends",
+                        lambda specs, **kw: {"text": CappedText(10, SpendCapError)})
+    res = invoke("sugarcrepe", str(path), "--out", str(tmp_path / "sc"),
                  "--no-refine", "--no-progress")
     refused(res, "spend cap reached")
     assert "stopped (spend cap)" in res.output
@@ -444,3 +454,16 @@ def test_provenance_records_each_prompt_content_hash(tmp_path):
         text = files("foilbench.construct.composet").joinpath("prompts", f"{name}.txt") \
             .read_text(encoding="utf-8")
         assert digest == sha256_text(text)
+
+
+def test_the_real_command_prints_one_line_and_exits_2(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "cs"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    res = subprocess.run([sys.executable, "-m", "foilbench", "construct", "composet", "--out",
+                          str(out), *SMALL], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip().startswith("error: --out") and "not empty" in res.stderr
