@@ -406,6 +406,8 @@ def test_damaged_cache_entries_are_misses_recomputed_with_a_warning(tmp_path):
         summary, warned = _damage_and_rebuild(out, damage)
         assert warned and says in warned[0], (damage.__name__, warned)
         assert summary.cache_damaged and says in summary.cache_damaged[0]
+        prov = json.loads((out / "construction.json").read_text())
+        assert prov["cache_damaged"] == summary.cache_damaged
         made = sum(v.get("called", 0) for v in summary.calls.values())
         assert made <= 1  # only the damaged call is made again
         assert summary.benchmark.items.equals(first), damage.__name__

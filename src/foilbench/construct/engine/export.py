@@ -66,6 +66,7 @@ def provenance(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
         "api_usage": backend_usage(ctx.backends),
         "survival": ctx.log.survival(),
         "drop_causes": ctx.log.drop_causes(),
+        "cache_damaged": list(ctx.cache.damaged),  # entries recomputed (or skipped) this run
         "package_version": __version__,
         "git_revision": git_revision(),
     }
