@@ -122,6 +122,25 @@ def test_out_of_range_options_are_usage_errors_naming_the_option(tmp_path, optio
     assert not (tmp_path / "cs").exists()
 
 
+@pytest.mark.parametrize(("command", "option", "value"), [
+    ("autocomp", "--concepts", "0"), ("compass", "--per-level", "0"),
+    ("compass", "--limit", "0"),  # was read as "no limit": every scene graph
+    ("compass", "--n-scenes", "0"),
+])
+def test_counts_below_one_are_usage_errors(tmp_path, command, option, value):
+    res = invoke(command, "--out", str(tmp_path / "o"), "--no-progress", option, value)
+    assert res.exit_code == 2 and f"'{option}': {value} is not in the range x>=1" in \
+        res.output, res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_sugarcrepe_counts_below_one_are_usage_errors(tmp_path):
+    path = caption_set(tmp_path / "coco")
+    for option in ("--limit", "--grid", "--captions-per-image"):
+        res = invoke("sugarcrepe", str(path), "--out", str(tmp_path / "o"), option, "0")
+        assert res.exit_code == 2 and f"'{option}': 0 is not in the range x>=1" in res.output
+
+
 def test_negative_retries_are_refused_by_the_engine_too(tmp_path):
     with pytest.raises(ConstructError, match="--retries must be 0 or more"):
         run_pipeline("composet", composet_config(), world("image", "edit", "detector"),

@@ -278,14 +278,15 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
 @click.option("--types", default="all", show_default=True,
               help="Comma-separated subset of replace_obj,replace_att,replace_rel,swap_obj,"
                    "swap_att,add_obj,add_att.")
-@click.option("--captions-per-image", default=1, show_default=True)
-@click.option("--limit", type=int, default=None, help="Use only the first LIMIT captions.")
+@click.option("--captions-per-image", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Use only the first LIMIT captions.")
 @click.option("--refine/--no-refine", default=True, show_default=True,
               help="Adversarial refinement (SugarCrepe Alg. 1) against blind text scorers.")
 @click.option("--scorer", "scorers", nargs=2, default=("length", "ngram"), show_default=True,
               help="The two blind scorers of the refinement: length, ngram, minilm, lm:DIR or "
                    "hf:DIR (a local classifier or causal LM, e.g. the paper's grammar model).")
-@click.option("--grid", default=100, show_default=True,
+@click.option("--grid", default=100, show_default=True, type=click.IntRange(min=1),
               help="K x K grid over the gaps (SugarCrepe App. D.3: 100 x 100).")
 @click.option("--zero-bin", is_flag=True,
               help="foilbench's grid: K bins plus one for exact-zero gaps (blind ties kept).")
@@ -341,6 +342,7 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--tasks", default="color,shape_color,position,relative_size", show_default=True)
 @click.option("--n", "ns", default="2,3", show_default=True, help="Objects per concept (N).")
 @click.option("--concepts", "n_concepts", default=4, show_default=True,
+              type=click.IntRange(min=1),
               help="Concepts per (task, N).")
 @click.option("--vocab", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="JSON with your vocabularies: objects, shapes, colors, relations, "
@@ -400,8 +402,10 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
               help="Images of the scene graphs (<image_id>.jpg or the record's 'image').")
 @click.option("--n-scenes", default=12, show_default=True, type=click.IntRange(min=1),
               help="World scenes (no --scene-graphs).")
-@click.option("--limit", type=int, default=None, help="Use only the first LIMIT scene graphs.")
-@click.option("--per-level", default=1, show_default=True, help="Captions per level per image.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Use only the first LIMIT scene graphs.")
+@click.option("--per-level", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Captions per level per image.")
 @click.option("--on-violation", type=click.Choice(["drop", "template"]), default="drop",
               show_default=True, help="A worded caption failing a structural check is dropped, "
                                       "or its failing texts fall back to the template.")
