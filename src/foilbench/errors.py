@@ -18,3 +18,11 @@ class BenchmarkError(FoilbenchError):
 
 class ModelError(FoilbenchError):
     """A model spec could not be resolved or loaded."""
+
+
+class SpendCapReached(FoilbenchError):
+    """A paid call was refused because it would pass a spend cap.
+
+    The one base class every cap error derives from (the construction budget, the API spend
+    tracker, the spend ledger), so the construction engine stops a run, and writes what it
+    has, on any of them without knowing which layer refused."""

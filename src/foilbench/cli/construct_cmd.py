@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -20,6 +22,8 @@ from foilbench.models.device import DTYPES
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TEXT_HELP = "Text backend: template (offline), api:anthropic|openai|gemini:MODEL, hf-lm:DIR."
 IMAGE_HELP = "Image generator: world (offline), api:gemini-image|openai-image:MODEL, diffusers:DIR."
+#: --size range: the renderer's smallest legible scene up to what image APIs generate
+SIZES = (32, 2048)
 EDIT_HELP = ("Image editor: world (offline, exact masks), api:gemini-image|openai-image:MODEL, "
              "diffusers:DIR (instruction-edit or inpainting).")
 
@@ -27,6 +31,13 @@ EDIT_HELP = ("Image editor: world (offline, exact masks), api:gemini-image|opena
 @click.group(context_settings=CONTEXT, help=GROUP_HELP)
 def construct() -> None:
     pass
+
+
+def _finite(ctx, param, value):
+    """A float option must be a number in its range (click's range lets NaN through)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number", ctx=ctx, param=param)
+    return value
 
 
 def common_options(fn):
@@ -43,7 +54,7 @@ def common_options(fn):
     @click.option("--allow-unpriced", is_flag=True,
                   help="Let models with no known price run (only with --max-spend; they are "
                        "reserved and billed at the dearest listed price).")
-    @click.option("--retries", default=2, show_default=True, type=click.IntRange(min=0),
+    @click.option("--retries", default=2, show_default=True, type=click.IntRange(0, 20),
                   help="Retries of an API request on 429 / 5xx / network errors (with backoff "
                        "and Retry-After); other errors drop the candidate at once, counted.")
     @click.option("--device", default="auto", show_default=True,
@@ -141,10 +152,12 @@ def ray_session_for(run: dict):
 
 
 def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
+    from foilbench.construct.engine.cache import CacheDamageWarning
     from foilbench.construct.engine.log import SURVIVAL_HEADERS, account, read_log
     from foilbench.construct.engine.log import survival_cells as cells
     from foilbench.construct.engine.runner import run_pipeline
     from foilbench.construct.engine.stages import ConstructError
+    from foilbench.errors import SpendCapReached
 
     out = run["out"]
     click.echo(f"{name}: " + ", ".join(f"{r}={b.fingerprint}" for r, b in backends.items()))
@@ -156,14 +169,23 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     if run["dry_run"]:
         return
     try:
-        summary = run_pipeline(name, config, backends, out, **kwargs)
-    except ConstructError as e:
+        with warnings.catch_warnings():  # printed once, below, from the summary
+            warnings.simplefilter("ignore", CacheDamageWarning)
+            summary = run_pipeline(name, config, backends, out, **kwargs)
+    except (ConstructError, SpendCapReached) as e:
         if getattr(e, "survival", None):
             click.echo("\nsurvival per stage:")
             click.echo(format_table(SURVIVAL_HEADERS, cells(e.survival)))
+        echo_drop_causes(getattr(e, "drop_causes", None) or [])
+        if getattr(e, "not_reached", None):
+            click.echo(f"\n{e.not_reached} candidate(s) not reached: spend cap (survival "
+                       f"tables written to {out})")
         raise
     click.echo("\nsurvival per stage:")
     click.echo(format_table(SURVIVAL_HEADERS, cells(summary.survival)))
+    echo_drop_causes(summary.drop_causes)
+    for what in summary.cache_damaged[:5]:
+        click.echo(f"warning: damaged call-cache entry, treated as a miss: {what}", err=True)
     calls = {k: sum(v.get(k, 0) for v in summary.calls.values())
              for k in ("called", "cached", "retried", "failed")}
     click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "
@@ -190,6 +212,17 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     click.echo(f"next: foilbench inspect {out}; {review}foilbench run --benchmark {out}")
 
 
+def echo_drop_causes(causes: list[dict]) -> None:
+    """Why candidates were dropped, per stage and reason, with the first causes verbatim."""
+    if not causes:
+        return
+    click.echo("\nwhy candidates were dropped:")
+    for c in causes:
+        click.echo(f"  {c['stage']}: {c['reason']} x{c['n']}")
+        for example in c["examples"]:
+            click.echo(f"      {example}")
+
+
 def _default(spec: str | None, image: str, role: str) -> str | None:
     """Offline validators follow an offline image backend; other images need one named."""
     if spec is not None:
@@ -209,13 +242,17 @@ def _default(spec: str | None, image: str, role: str) -> str | None:
                                                         path_type=Path),
               help="Scene parameters CSV (id,indoor_outdoor,setting[,n_subjects,framing]), "
                    "like CompoSET's scene_settings.csv. Default: drawn settings.")
-@click.option("--n-scenes", default=6, show_default=True, help="Scenes to build (CSV: first N).")
-@click.option("--foils-per-scene", default=22, show_default=True,
+@click.option("--n-scenes", default=6, show_default=True, type=click.IntRange(min=1),
+              help="Scenes to build (CSV: first N).")
+@click.option("--foils-per-scene", default=22, show_default=True, type=click.IntRange(min=1),
               help="Foils proposed per scene in step 4 (CompoSET: ~22).")
-@click.option("--size", default=256, show_default=True, help="Image side in pixels.")
-@click.option("--max-drift", default=0.01, show_default=True,
+@click.option("--size", default=256, show_default=True, type=click.IntRange(*SIZES),
+              help="Image side in pixels.")
+@click.option("--max-drift", default=0.01, show_default=True, callback=_finite,
+              type=click.FloatRange(0, 1),
               help="Largest share of changed pixels outside the edit region a foil may have.")
 @click.option("--detector-threshold", default=0.3, show_default=True,
+              type=click.FloatRange(0, 1), callback=_finite,
               help="Smallest detector score that counts as a detection.")
 @common_options
 def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene, size,
@@ -272,14 +309,15 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
 @click.option("--types", default="all", show_default=True,
               help="Comma-separated subset of replace_obj,replace_att,replace_rel,swap_obj,"
                    "swap_att,add_obj,add_att.")
-@click.option("--captions-per-image", default=1, show_default=True)
-@click.option("--limit", type=int, default=None, help="Use only the first LIMIT captions.")
+@click.option("--captions-per-image", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Use only the first LIMIT captions.")
 @click.option("--refine/--no-refine", default=True, show_default=True,
               help="Adversarial refinement (SugarCrepe Alg. 1) against blind text scorers.")
 @click.option("--scorer", "scorers", nargs=2, default=("length", "ngram"), show_default=True,
               help="The two blind scorers of the refinement: length, ngram, minilm, lm:DIR or "
                    "hf:DIR (a local classifier or causal LM, e.g. the paper's grammar model).")
-@click.option("--grid", default=100, show_default=True,
+@click.option("--grid", default=100, show_default=True, type=click.IntRange(min=1),
               help="K x K grid over the gaps (SugarCrepe App. D.3: 100 x 100).")
 @click.option("--zero-bin", is_flag=True,
               help="foilbench's grid: K bins plus one for exact-zero gaps (blind ties kept).")
@@ -335,12 +373,15 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--tasks", default="color,shape_color,position,relative_size", show_default=True)
 @click.option("--n", "ns", default="2,3", show_default=True, help="Objects per concept (N).")
 @click.option("--concepts", "n_concepts", default=4, show_default=True,
+              type=click.IntRange(min=1),
               help="Concepts per (task, N).")
 @click.option("--vocab", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="JSON with your vocabularies: objects, shapes, colors, relations, "
                    "size_relations (default: the procedural world's).")
-@click.option("--size", default=256, show_default=True, help="Image side in pixels.")
+@click.option("--size", default=256, show_default=True, type=click.IntRange(*SIZES),
+              help="Image side in pixels.")
 @click.option("--detector-threshold", default=0.4, show_default=True,
+              type=click.FloatRange(0, 1), callback=_finite,
               help="Smallest detector score that counts (Auto-Comp App. A.6: 0.4).")
 @common_options
 def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, detector_threshold,
@@ -390,9 +431,12 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
               help="Visual Genome scene_graphs.json (default: procedural-world graphs).")
 @click.option("--images", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Images of the scene graphs (<image_id>.jpg or the record's 'image').")
-@click.option("--n-scenes", default=12, show_default=True, help="World scenes (no --scene-graphs).")
-@click.option("--limit", type=int, default=None, help="Use only the first LIMIT scene graphs.")
-@click.option("--per-level", default=1, show_default=True, help="Captions per level per image.")
+@click.option("--n-scenes", default=12, show_default=True, type=click.IntRange(min=1),
+              help="World scenes (no --scene-graphs).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Use only the first LIMIT scene graphs.")
+@click.option("--per-level", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Captions per level per image.")
 @click.option("--on-violation", type=click.Choice(["drop", "template"]), default="drop",
               show_default=True, help="A worded caption failing a structural check is dropped, "
                                       "or its failing texts fall back to the template.")

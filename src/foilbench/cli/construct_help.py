@@ -35,8 +35,11 @@ GROUP_HELP = """Build a benchmark with a paper's construction pipeline, from any
     \b
     Resume: each call is stored in OUT/.construct by content hash the moment it
     finishes. Rerun the same command with the same --out after a crash, Ctrl-C, kill
-    or spend stop: finished calls are neither repeated nor paid again, and a changed
-    backend, prompt version or option redoes only the calls it changes.
+    or spend stop: finished calls are neither repeated nor paid again (a damaged
+    cache entry is made again, with a warning). --out belongs to one build: another
+    pipeline, option or backend into a non-empty --out is refused (the build is in
+    OUT/.construct/run.json); --max-spend and --retries may change. A run stopped by
+    the cap still writes survival.md/.json, every candidate "not reached: spend cap".
 
     \b
     OUT is a foilbench benchmark (manifest.json whose extras.construction names every

@@ -52,6 +52,13 @@ def _session(path: Path, review_dir: Path | None = None):
         click.echo(f"warning: {len(stale)} stored decision(s) name units this benchmark no "
                    f"longer has (first: {stale[0][0]} {stale[0][1]!r}); they are ignored",
                    err=True)
+    changed = session.changed()
+    if changed:
+        listed = ", ".join(f"{p} {k!r}" for p, k in changed[:5])
+        click.echo(f"warning: {len(changed)} unit(s) changed since they were decided (images "
+                   f"or captions differ); their decisions are not applied and they are pending "
+                   f"again, for re-review: {listed}" + (" ..." if len(changed) > 5 else ""),
+                   err=True)
     return session
 
 

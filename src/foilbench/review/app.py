@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 from foilbench.data.format import load_benchmark
 from foilbench.review.drift import heatmap_rgba, mask_rgba, png
 from foilbench.review.state import ReviewSession
-from foilbench.review.store import DB_NAME, DecisionStore
+from foilbench.review.store import DB_NAME, DecisionStore, session_tag
 from foilbench.review.units import ReviewError, build_units
 from foilbench.review.views import DriftCache, config_view, unit_view
 
@@ -58,7 +58,8 @@ def open_session(bench_dir: str | Path, review_dir: str | Path | None = None) ->
 
 
 def stale_units(session: ReviewSession) -> list[tuple[str, str]]:
-    """Decisions whose unit no longer exists (the benchmark changed since they were made)."""
+    """Decisions whose unit no longer exists (the benchmark changed since they were made);
+    units that exist but changed are :meth:`ReviewSession.changed`."""
     known = {(p, k) for p in ("base", "instance", "verbosity") for k in session.units.keys(p)}
     return sorted(k for k in session.store.current() if k not in known)
 
@@ -135,10 +136,13 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
     def error(e: Exception, status: int = 400) -> JSONResponse:
         return JSONResponse({"error": str(e)}, status_code=status)
 
-    def summary() -> dict:
+    def summary(reviewer: str | None = None) -> dict:
         out = session.snapshot().summary()
-        out["can_undo"] = session.store.can_undo()
+        out["can_undo"] = session.store.can_undo(reviewer)
         return out
+
+    def reviewer(request: Request) -> str:
+        return session_tag(request.cookies.get(SESSION_COOKIE, ""))
 
     async def index(request: Request) -> Response:
         session_id = request.cookies.get(SESSION_COOKIE) or secrets.token_urlsafe(24)
@@ -154,7 +158,7 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         return JSONResponse(config_view(units))
 
     def api_summary(request: Request) -> Response:
-        return JSONResponse(summary())
+        return JSONResponse(summary(reviewer(request)))
 
     def api_queue(request: Request) -> Response:
         q = request.query_params
@@ -204,22 +208,23 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
             decision = await run_in_threadpool(
                 session.decide, str(body.get("phase", "")), str(body.get("key", "")),
                 str(body.get("verdict", "")), [str(c) for c in body.get("failed", [])],
-                str(body.get("note", "")))
+                str(body.get("note", "")), reviewer(request))
         except (ReviewError, ValueError, TypeError) as e:
             return error(e)
         return JSONResponse({"decision": {"phase": decision.phase, "key": decision.unit,
                                           "verdict": decision.verdict, "seq": decision.seq},
-                             "summary": await run_in_threadpool(summary)})
+                             "summary": await run_in_threadpool(summary, reviewer(request))})
 
     async def api_undo(request: Request) -> Response:
         refused = csrf.check(request)
         if refused is not None:
             return refused
-        undone = await run_in_threadpool(session.undo)
+        who = reviewer(request)  # undo takes back this browser session's decisions only
+        undone = await run_in_threadpool(session.undo, who)
         return JSONResponse({"undone": None if undone is None else
                              {"phase": undone.phase, "key": undone.unit,
                               "verdict": undone.verdict},
-                             "summary": await run_in_threadpool(summary)})
+                             "summary": await run_in_threadpool(summary, who)})
 
     static_dir = resources.files("foilbench.review").joinpath("static")
     routes = [

@@ -18,6 +18,11 @@ Rates, all strict proportions over decided units only (pending units are in no d
 - overall discard rate = discarded / (kept + discarded) instances, base invalidations included.
 
 Each rate carries a Wilson 95% interval (CompoSET App. C uses Wilson for its audit rates).
+
+A decision applies only to the unit it judged: one stored with a content hash that differs from
+the unit's hash now (a rebuild changed its images or captions) is left out of every status and
+rate, and the unit is pending again and listed for re-review (:meth:`ReviewSession.changed`).
+Decisions stored before hashing (an empty hash) still apply: there is nothing to compare.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ class Snapshot:
 
     units: ReviewUnits
     decisions: dict[tuple[str, str], Decision]
+    #: (phase, key) whose stored decision judged other content (listed for re-review)
+    changed: frozenset = frozenset()
 
     def decision(self, phase: str, key: str) -> Decision | None:
         return self.decisions.get((phase, key))
@@ -112,7 +119,8 @@ class Snapshot:
                 continue
             if verdict and status != verdict:
                 continue
-            out.append({"key": key, "status": status, "edit_types": types})
+            out.append({"key": key, "status": status, "edit_types": types,
+                        "changed": (phase, key) in self.changed})
         return out
 
     def pending(self) -> dict[str, int]:
@@ -182,6 +190,7 @@ class Snapshot:
                         "discard": rate(outcomes["discarded"],
                                         outcomes["kept"] + outcomes["discarded"])},
             "resume": self.resume_position(),
+            "rereview": [{"phase": p, "key": k} for p, k in sorted(self.changed)],
         }
 
 
@@ -193,9 +202,21 @@ class ReviewSession:
         self.store = store
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(self.units, self.store.current())
+        applied, changed = {}, set()
+        for (phase, key), d in self.store.current().items():
+            now = self.units.digest(phase, key)
+            if d.unit_hash and now and d.unit_hash != now:
+                changed.add((phase, key))
+            else:
+                applied[(phase, key)] = d
+        return Snapshot(self.units, applied, frozenset(changed))
 
-    def decide(self, phase: str, key: str, verdict: str, failed=(), note: str = "") -> Decision:
+    def changed(self) -> list[tuple[str, str]]:
+        """Decided units whose content changed since the decision (to review again)."""
+        return sorted(self.snapshot().changed)
+
+    def decide(self, phase: str, key: str, verdict: str, failed=(), note: str = "",
+               session: str = "") -> Decision:
         if phase not in PHASE_KEYS:
             raise ReviewError(f"unknown review phase {phase!r}")
         if key not in set(self.units.keys(phase)):
@@ -209,7 +230,9 @@ class ReviewSession:
         if phase == "verbosity" and status in ("waiting", "not_needed"):
             raise ReviewError(f"verbosity review of {key!r} needs the instance accepted first "
                               f"(instance status: {snap.instance_status(key)})")
-        return self.store.decide(phase, key, verdict, failed, note)
+        return self.store.decide(phase, key, verdict, failed, note, session=session,
+                                 unit_hash=self.units.digest(phase, key))
 
-    def undo(self) -> Decision | None:
-        return self.store.undo()
+    def undo(self, session: str | None = None) -> Decision | None:
+        """Undo the latest decision of reviewer ``session`` (a :func:`session_tag`)."""
+        return self.store.undo(session)

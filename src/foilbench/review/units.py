@@ -13,10 +13,16 @@ the units of CompoSET's protocol (App. B.4):
 The edit mask is the PNG named by ``mask_path`` (construction pipelines) or ``mask`` (the
 world's pairs), relative to the benchmark root; a set without masks is still reviewable.
 Unit keys are strings stored with every decision, so a decision never refers to a row number.
+
+Each unit also has a content hash (``digest``) of what a reviewer judges: an instance's base,
+foil and mask files (their bytes) and its captions at every tier; a scene's base images and
+captions. Decisions store it, so after a rebuild that changed a unit under the same key, its
+old decision is not applied and the unit is listed for re-review.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +30,7 @@ import pandas as pd
 
 from foilbench.data.format import Benchmark
 from foilbench.errors import FoilbenchError
+from foilbench.hashing import sha256_file, sha256_text
 
 MASK_COLUMNS = ("mask_path", "mask")
 SHORT = "short"
@@ -46,6 +53,9 @@ class Instance:
     item_ids: tuple[str, ...]
     captions: dict[str, tuple[str, str]]  # tier -> (base caption, foil caption), short first
     meta: dict[str, str] = field(default_factory=dict)
+    #: what the construction's automatic checks said ("not checked" where one did not run)
+    checks: dict[str, str] = field(default_factory=dict)
+    digest: str = ""  # content hash of images and captions (module docstring)
 
     @property
     def has_verbosity(self) -> bool:
@@ -58,6 +68,7 @@ class Scene:
     base_images: tuple[str, ...]
     captions: tuple[str, ...]
     instance_keys: tuple[str, ...]
+    digest: str = ""
 
 
 @dataclass
@@ -87,6 +98,11 @@ class ReviewUnits:
         """Every file the app may serve: base, foil and mask paths named by the items."""
         paths = {p for i in self.instances for p in (i.image_base, i.image_foil, i.mask) if p}
         return paths
+
+    def digest(self, phase_key: str, key: str) -> str:
+        """The content hash a decision of ``phase_key`` on ``key`` is bound to."""
+        unit = (self.scene_by_key if phase_key == "base" else self.instance_by_key).get(key)
+        return unit.digest if unit is not None else ""
 
     def keys(self, phase_key: str) -> list[str]:
         if phase_key == "base":
@@ -124,6 +140,37 @@ def _check_mask(bench: Benchmark, item_id: str, column: str, rel: str | None) ->
     return rel
 
 
+class _FileHashes:
+    """SHA-256 of each benchmark file, read once (a base image is shared by many units)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.seen = root, {}
+
+    def __call__(self, rel: str | None) -> str | None:
+        if not rel:
+            return None
+        if rel not in self.seen:
+            path = self.root / rel
+            self.seen[rel] = sha256_file(path) if path.is_file() else "missing"
+        return self.seen[rel]
+
+
+def _digest(**parts) -> str:
+    return sha256_text(json.dumps(parts, sort_keys=True))
+
+
+def _checks(row: pd.Series) -> dict[str, str]:
+    """The automatic checks' verdicts an item carries (composet: pixel_drift, count_check)."""
+    out = {}
+    if "pixel_drift" in row.index:
+        drift = row["pixel_drift"]
+        out["pixel drift"] = ("not checked" if drift is None or drift != drift
+                              else f"{100 * float(drift):.2f}% outside the edit region")
+    if "count_check" in row.index:
+        out["count check"] = _text(row["count_check"]) or "not checked"
+    return out
+
+
 def _tier_order(tier: str) -> int:
     order = (SHORT, *LONGER_TIERS)
     return order.index(tier) if tier in order else len(order)
@@ -141,6 +188,7 @@ def build_units(bench: Benchmark) -> ReviewUnits:
     mask_col = next((c for c in MASK_COLUMNS if c in items.columns), None)
     meta_cols = [c for c in ("category", "operation", "condition", "n_objects")
                  if c in items.columns]
+    file_hash = _FileHashes(bench.root)
     groups: dict[str, list[pd.Series]] = {}
     for _, row in items.iterrows():
         groups.setdefault(_instance_key(row, has_foil_id), []).append(row)
@@ -166,15 +214,21 @@ def build_units(bench: Benchmark) -> ReviewUnits:
             edit_type=_text(first.get("edit_type")) or NO_EDIT_TYPE,
             image_base=str(first["image_base"]), image_foil=str(first["image_foil"]),
             mask=mask, item_ids=tuple(str(r["item_id"]) for r in rows), captions=captions,
-            meta={c: str(first[c]) for c in meta_cols if _text(first[c]) is not None})
+            meta={c: str(first[c]) for c in meta_cols if _text(first[c]) is not None},
+            checks=_checks(first),
+            digest=_digest(base=file_hash(str(first["image_base"])),
+                           foil=file_hash(str(first["image_foil"])), mask=file_hash(mask),
+                           captions=captions))
         instances.append(inst)
         scene_rows.setdefault(scene, []).append((inst, first))
     scenes = []
     for key, members in scene_rows.items():
         own = [_text(r.get("scene_caption")) for _, r in members]
         caps = [c for c in own if c] or [next(iter(i.captions.values()))[0] for i, _ in members]
-        scenes.append(Scene(key=key,
-                            base_images=tuple(dict.fromkeys(i.image_base for i, _ in members)),
-                            captions=tuple(dict.fromkeys(caps)),
-                            instance_keys=tuple(i.key for i, _ in members)))
+        images = tuple(dict.fromkeys(i.image_base for i, _ in members))
+        captions_ = tuple(dict.fromkeys(caps))
+        scenes.append(Scene(key=key, base_images=images, captions=captions_,
+                            instance_keys=tuple(i.key for i, _ in members),
+                            digest=_digest(images=[file_hash(p) for p in images],
+                                           captions=list(captions_))))
     return ReviewUnits(bench=bench, scenes=scenes, instances=instances, mask_column=mask_col)

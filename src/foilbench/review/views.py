@@ -84,7 +84,8 @@ def scene_view(units: ReviewUnits, snap: Snapshot, key: str) -> dict:
             "decision": _decision(snap, "base", key),
             "images": [file_url(p) for p in scene.base_images], "image_paths":
                 list(scene.base_images), "captions": list(scene.captions),
-            "n_instances": len(scene.instance_keys), "edit_types": types}
+            "n_instances": len(scene.instance_keys), "edit_types": types,
+            "changed": ("base", key) in snap.changed}
 
 
 def _instance(units: ReviewUnits, key: str) -> Instance:
@@ -108,6 +109,8 @@ def instance_view(units: ReviewUnits, snap: Snapshot, key: str, drift: DriftCach
         "mask_overlay": overlay_url("mask", key) if inst.mask else None,
         "mask_outline": overlay_url("outline", key) if inst.mask else None,
         "drift_overlay": overlay_url("drift", key), "drift": stats,
+        "checks": dict(inst.checks),  # the construction's automatic checks, "not checked"
+        "changed": ("instance", key) in snap.changed,
         "caption_base": word_diff(short_base, short_foil),
         "caption_foil": word_diff(short_foil, short_base),
         "tiers": list(inst.captions),
@@ -127,6 +130,7 @@ def verbosity_view(units: ReviewUnits, snap: Snapshot, key: str) -> dict:
                       "base_kept": phrase_kept(short_base, cb) if longer else None,
                       "foil_kept": phrase_kept(short_foil, cf) if longer else None})
     return {"phase": "verbosity", "key": key, "status": snap.verbosity_status(key),
+            "changed": ("verbosity", key) in snap.changed,
             "decision": _decision(snap, "verbosity", key), "edit_type": inst.edit_type,
             "scene": inst.scene, "base": file_url(inst.image_base),
             "foil": file_url(inst.image_foil), "short": [short_base, short_foil],

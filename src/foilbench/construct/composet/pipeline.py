@@ -148,7 +148,8 @@ def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) ->
     with ctx.log.stage("base check (detector)", scenes) as st:
         if not ctx.has("detector"):
             for s in scenes:
-                st.passed(s, verdicts={"objects_found": "not checked (no --detector)"})
+                st.unchecked(s, "no --detector",
+                             verdicts={"objects_found": "not checked (no --detector)"})
             return st.survivors
         jobs = [(s.id, (s.data["base_image"], sorted(spec_labels(s.data["spec"])), threshold))
                 for s in scenes]

@@ -115,6 +115,10 @@ def stage_verify(ctx: Context, instances: list[Candidate],
                 st.drop(c, "pixel drift outside the edit region", verdicts=verdict)
             elif verdict.get("count_check", "ok") != "ok":
                 st.drop(c, "detector count check", verdicts=verdict)
+            elif drift is None and db is None:
+                st.unchecked(c, "no --detector, no edit mask", verdicts=verdict)
+            elif db is None:
+                st.unchecked(c, "no --detector", part="count check", verdicts=verdict)
             else:
                 st.passed(c, verdicts=verdict)
     return st.survivors

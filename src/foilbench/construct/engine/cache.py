@@ -14,6 +14,11 @@ its record is appended; the record line is flushed and fsynced before the call c
 A process killed at any instant therefore leaves at worst a torn last line (skipped on load)
 or an orphan blob (overwritten by the repeated call). Records hold plain JSON only.
 
+Damage (a blob deleted or cut short, a record of an unknown type or shape, bytes that are not
+UTF-8 JSON) is never fatal: :meth:`CallCache.lookup` reports the entry as a miss with a warning
+(kept in :attr:`CallCache.damaged`), the engine repeats the call and the new record supersedes
+the damaged one. Deleting the whole cache, and paying for every call again, is never needed.
+
 PNG text chunks whose key starts with ``foilbench`` are kept (the world renderer stores the
 scene an image shows there, so offline validators can read the truth back after a cache hit).
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,10 @@ CACHE_DIR = ".construct"
 CALLS_FILE = "calls.jsonl"
 BLOBS_DIR = "blobs"
 INFO_PREFIX = "foilbench"
+
+
+class CacheDamageWarning(UserWarning):
+    """A call-cache entry could not be read; it is a miss (the call is made again if needed)."""
 
 
 def _fsync_write(path: Path, data: bytes) -> None:
@@ -70,13 +80,27 @@ class CallCache:
         self._lock = threading.Lock()
         self._records: dict[str, dict] = {}
         self.torn_lines = 0
+        #: one line per damaged entry met (torn or undecodable lines, unreadable results)
+        self.damaged: list[str] = []
+        self._lost_usd = 0.0  # what damaged records had cost (still spent, so still counted)
+        self._newline = False  # a torn last line gets its newline before the next append
         if self.path.is_file():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
+            data = self.path.read_bytes()
+            self._newline = bool(data) and not data.endswith(b"\n")
+            lines = data.splitlines()
+            for n, raw in enumerate(lines, 1):
                 try:
-                    record = json.loads(line)
+                    record = json.loads(raw.decode("utf-8"))
+                    if not isinstance(record["key"], str):
+                        raise TypeError("key is not a string")
                     self._records[record["key"]] = record
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    self.torn_lines += 1  # an interrupted append; the call is simply redone
+                except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+                    # an interrupted append (the last line: expected after a kill, silent)
+                    # or bytes damaged on disk (warned): either way the call is redone
+                    self.torn_lines += 1
+                    if raw.strip() and n < len(lines):
+                        self._damage(f"{self.path.name} line {n} unreadable "
+                                     f"({type(e).__name__}), skipped")
 
     def __contains__(self, key: str) -> bool:
         return key in self._records
@@ -85,12 +109,34 @@ class CallCache:
         return len(self._records)
 
     def spent_usd(self) -> float:
-        """What the stored calls cost, by the price each stated when it was made."""
-        return sum(float(r.get("usd") or 0.0) for r in self._records.values())
+        """What the stored calls cost, by the price each stated when it was made (damaged
+        entries included: they were paid for)."""
+        return self._lost_usd + sum(_usd(r) for r in self._records.values())
 
     def get(self, key: str) -> Any:
-        """The stored result for ``key`` (KeyError when absent)."""
+        """The stored result for ``key`` (KeyError when absent; a damaged entry raises)."""
         return self._decode(self._records[key])
+
+    def lookup(self, key: str) -> tuple[bool, Any]:
+        """``(True, result)`` for a readable entry, ``(False, None)`` for a miss. A damaged
+        entry is a miss: it is forgotten (so the call is made again) with a warning."""
+        record = self._records.get(key)
+        if record is None:
+            return False, None
+        try:
+            return True, self._decode(record)
+        except (OSError, ValueError, TypeError, KeyError, SyntaxError, EOFError) as e:
+            with self._lock:
+                if self._records.pop(key, None) is not None:
+                    self._lost_usd += _usd(record)
+            self._damage(f"{key[:16]} ({record.get('stage', '?')}): {type(e).__name__}: "
+                         f"{str(e)[:160]}")
+            return False, None
+
+    def _damage(self, what: str) -> None:
+        self.damaged.append(what)
+        warnings.warn(f"damaged call-cache entry in {self.root} (a miss: the call is made "
+                      f"again if needed): {what}", CacheDamageWarning, stacklevel=3)
 
     def put(self, key: str, value: Any, meta: dict | None = None) -> None:
         """Store ``value`` durably (see the module docstring for the write order)."""
@@ -98,6 +144,9 @@ class CallCache:
         line = json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n"
         with self._lock:
             with open(self.path, "a", encoding="utf-8") as f:
+                if self._newline:  # else this record would be glued to the torn line
+                    f.write("\n")
+                    self._newline = False
                 f.write(line)
                 f.flush()
                 os.fsync(f.fileno())
@@ -151,3 +200,10 @@ class CallCache:
             return [Detection(label, float(score), tuple(box))
                     for label, score, box in record["value"]]
         raise ValueError(f"{self.path}: unknown record type {kind!r}")
+
+
+def _usd(record: dict) -> float:
+    try:
+        return float(record.get("usd") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0

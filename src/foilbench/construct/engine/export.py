@@ -3,9 +3,11 @@
 Every pipeline ends in :func:`write_result`: the items go through
 :func:`foilbench.data.format.make_benchmark` (validation) and ``write_benchmark``; the manifest's
 ``extras["construction"]`` names the pipeline, every backend (role, spec class, fingerprint),
-every prompt id (``name@version``) used, the run's options, call statistics per stage and the
-survival table. ``survival.json``, ``survival.md`` and ``construction.json`` (the provenance
-alone, written even when nothing survives) sit beside it for people and scripts.
+every prompt id (``name@version``) used with its content hash (``prompt_hashes``), the run's
+options, call statistics per stage, the survival table and the drop causes. ``survival.json``,
+``survival.md`` and ``construction.json`` (the provenance alone) sit beside it for people and
+scripts; :func:`write_record` writes them also when nothing survives and when the run stopped
+at the spend cap (``stopped``), so every stopped run still says where each candidate went.
 """
 
 from __future__ import annotations
@@ -56,26 +58,42 @@ def provenance(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
         "pipeline": ctx.pipeline,
         "backends": {role: b.describe() for role, b in sorted(ctx.backends.items())},
         "prompts": sorted(ctx.prompts_used),
+        "prompt_hashes": dict(sorted(ctx.prompt_hashes.items())),
         "options": options,
         "calls": {stage: dict(c) for stage, c in ctx.stats.items()},
         "spent_usd": round(ctx.budget.spent, 6),
         "spent_usd_folder_total": round(ctx.budget.total, 6),
         "api_usage": backend_usage(ctx.backends),
         "survival": ctx.log.survival(),
+        "drop_causes": ctx.log.drop_causes(),
+        "cache_damaged": list(ctx.cache.damaged),  # entries recomputed (or skipped) this run
         "package_version": __version__,
         "git_revision": git_revision(),
     }
 
 
+def write_record(ctx: Context, name: str, options: dict[str, Any],
+                 stopped: str | None = None) -> dict[str, Any]:
+    """Write ``survival.json``, ``survival.md`` and ``construction.json``; the provenance."""
+    from foilbench.jsonio import write_json
+
+    rows = ctx.log.survival()
+    write_json(ctx.out / SURVIVAL_JSON, rows)
+    title = f"# {name}: survival per stage"
+    if stopped:
+        title += f" (run stopped: {stopped}; candidates not reached are in the log)"
+    (ctx.out / SURVIVAL_MD).write_text(
+        title + "\n\n" + markdown_table(SURVIVAL_HEADERS, survival_cells(rows)))
+    prov = provenance(ctx, options)
+    if stopped:
+        prov["stopped"] = stopped
+    (ctx.out / PROVENANCE_JSON).write_text(json.dumps(prov, indent=2, default=str) + "\n")
+    return prov
+
+
 def write_result(ctx: Context, result: ConstructResult, options: dict[str, Any]) -> Benchmark:
     """Validate and write the benchmark to ``ctx.out`` with its provenance and survival."""
-    rows = ctx.log.survival()
-    (ctx.out / SURVIVAL_JSON).write_text(json.dumps(rows, indent=2) + "\n")
-    (ctx.out / SURVIVAL_MD).write_text(
-        f"# {result.name}: survival per stage\n\n"
-        + markdown_table(SURVIVAL_HEADERS, survival_cells(rows)))
-    prov = provenance(ctx, options)
-    (ctx.out / PROVENANCE_JSON).write_text(json.dumps(prov, indent=2, default=str) + "\n")
+    prov = write_record(ctx, result.name, options)
     if not result.rows:
         raise ConstructError(f"{result.name}: no candidate survived every stage, so there is no "
                              f"benchmark to write; see {ctx.out / SURVIVAL_MD} and the "

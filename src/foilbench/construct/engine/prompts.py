@@ -16,7 +16,9 @@ Header lines are ``key: value`` until the first ``[section]``. Placeholders are
 ``string.Template`` style (``$name`` / ``${name}``), so JSON braces in examples need no
 escaping. The version is part of every request (``TextRequest.prompt_id``), hence of every call
 key: editing a prompt means bumping its version, and the stage cache never mixes versions.
-The manifest of every constructed benchmark lists the prompt ids it used.
+The manifest of every constructed benchmark lists the prompt ids it used, and beside each
+its content hash (:attr:`Prompt.sha256`, of the whole file): a prompt edited without a version
+bump is then visible in the provenance, not hidden behind an unchanged ``name@version``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from string import Template
 
 from foilbench.construct import METHODS
 from foilbench.errors import FoilbenchError
+from foilbench.hashing import sha256_text
 
 _SECTION = re.compile(r"^\[(system|user)\]\s*$")
 
@@ -41,6 +44,8 @@ class Prompt:
     user: str
     temperature: float = 0.0
     source: str = ""
+    #: SHA-256 of the prompt file's text (header, system and user parts)
+    sha256: str = ""
 
     @property
     def id(self) -> str:
@@ -81,7 +86,7 @@ def parse_prompt(text: str, where: str = "<prompt>") -> Prompt:
                   system="\n".join(sections.get("system", [])).strip(),
                   user="\n".join(sections["user"]).strip(),
                   temperature=float(header.get("temperature", 0.0)),
-                  source=header.get("source", ""))
+                  source=header.get("source", ""), sha256=sha256_text(text))
 
 
 @cache

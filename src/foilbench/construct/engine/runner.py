@@ -2,6 +2,13 @@
 
 Each pipeline module exposes ``ROLES`` ({role: required}), a config dataclass, ``plan(config)``
 (most calls per role, for the estimate) and ``build(ctx, config) -> ConstructResult``.
+
+Before any call (also for ``--dry-run``): the roles are checked (:func:`check_roles`), each
+backend is checked to fit its role (:func:`check_fit`: an inpainting pipeline cannot generate,
+the ``world`` validators read only world images) and the output folder is checked to be new
+or this build's (:mod:`.outdir`). A run stopped by a spend cap (any
+:class:`~foilbench.errors.SpendCapReached`) still writes its survival tables and provenance,
+with every candidate not yet decided logged as ``not reached: spend cap``.
 """
 
 from __future__ import annotations
@@ -15,9 +22,11 @@ from foilbench.construct.backends.api_preflight import preflight
 from foilbench.construct.backends.base import Backend
 from foilbench.construct.engine.budget import Estimate, estimate
 from foilbench.construct.engine.ledger import SpendLedger
+from foilbench.construct.engine.outdir import build_identity, check_out
 from foilbench.construct.engine.resolve import backend_usage
 from foilbench.construct.engine.stages import ConstructError, Context
 from foilbench.data.format import Benchmark
+from foilbench.errors import SpendCapReached
 
 PIPELINES: dict[str, tuple[str, str, str]] = {
     # name: (module, config class, one line)
@@ -46,6 +55,10 @@ class RunSummary:
     spent_total_usd: float = 0.0
     #: what API backends counted: HTTP requests, their own cache hits, billed USD
     usage: dict[str, dict] = field(default_factory=dict)
+    #: per (stage, reason) that dropped candidates: count and the first causes verbatim
+    drop_causes: list[dict] = field(default_factory=list)
+    #: damaged call-cache entries met (each recomputed)
+    cache_damaged: list[str] = field(default_factory=list)
 
 
 def pipeline_module(name: str):
@@ -65,6 +78,39 @@ def check_roles(name: str, backends: dict[str, Backend]) -> None:
         raise ConstructError(f"{name} does not use the {', '.join(extra)} role(s)")
 
 
+def _spec(backend: Backend) -> str:
+    return str(getattr(backend, "spec", "") or "")
+
+
+def _is_world(backend: Backend) -> bool:
+    return _spec(backend) == "world"
+
+
+def check_fit(name: str, backends: dict[str, Backend]) -> None:
+    """Refuse a backend that cannot serve its role, with the fix (before any call is made)."""
+    image = backends.get("image")
+    pipe = getattr(image, "pipeline", None)
+    if pipe is not None and "Inpaint" in str(getattr(pipe, "class_name", "")):
+        raise ConstructError(
+            f"--image {_spec(image)} is an inpainting pipeline ({pipe.class_name}): it repaints "
+            "a masked region of a given image and cannot draw one from a prompt; give a "
+            "text-to-image pipeline as --image (and this one as --edit, with --detector)")
+    # a backend resolved from a user's spec other than world draws images without the scene
+    # (one built in code, with no spec, is trusted: it may carry the scene along)
+    drawn = [r for r in ("image", "edit") if r in backends and _spec(backends[r])
+             and not (_is_world(backends[r]) or getattr(backends[r], "reads_structure", False))]
+    for role in ("detector", "vqa"):
+        if role in backends and _is_world(backends[role]) and drawn:
+            others = ", ".join(f"--{r} {_spec(backends[r]) or backends[r].fingerprint}"
+                               for r in drawn)
+            raise ConstructError(
+                f"--{role} world reads the scene that the world renderer stores in its images, "
+                f"so it cannot check images from {others}; give --{role} "
+                f"{'hf-det:DIR' if role == 'detector' else 'hf-vlm:DIR or api:PROVIDER:MODEL'}"
+                f"{' (or none)' if role == 'detector' and name == 'composet' else ''}, or use "
+                + " and ".join(f"--{r} world" for r in drawn))
+
+
 def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str | Path, *,
                  max_spend: float | None = None, retries: int = 2, backoff_s: float = 1.0,
                  progress: bool = True, dry_run: bool = False, ray: Any = None,
@@ -73,10 +119,14 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     the spend estimate is computed (no call is made, nothing is written). With ``ray`` (a
     :class:`~.ray_backends.RayConstructOptions`, backends from
     :func:`~.ray_backends.resolve_backends_on_ray`) the heavy stages run on Ray Data."""
-    from foilbench.construct.engine.export import write_result
+    from foilbench.construct.engine.export import write_record, write_result
 
     module = pipeline_module(name)
     check_roles(name, backends)
+    check_fit(name, backends)
+    if int(retries) < 0:
+        raise ConstructError(f"--retries must be 0 or more, got {retries}")
+    check_out(out, build_identity(name, config.options(), backends), claim=not dry_run)
     budget = ledger or SpendLedger(out, max_spend)
     summary = RunSummary(name, Path(out), estimate(module.plan(config), backends))
     summary.estimate.committed_usd = budget.total
@@ -91,16 +141,25 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
         context, extra = RayContext, {"ray_options": ray}
     ctx = context(out, backends, budget=budget, retries=retries, backoff_s=backoff_s,
                   progress=progress, pipeline=name, **extra)
+    options = {"config": config.options(), "retries": retries, "max_spend": budget.cap}
     try:
         result = module.build(ctx, config)
-        options = {"config": config.options(), "retries": retries, "max_spend": budget.cap}
         summary.benchmark = write_result(ctx, result, options)
     except ConstructError as e:
         e.survival = ctx.log.survival()  # "nothing survived": the table says where and why
+        e.drop_causes = ctx.log.drop_causes()
+        raise
+    except SpendCapReached as e:  # every candidate gets an outcome, the tables are written
+        e.not_reached = ctx.log.not_reached("spend cap")
+        write_record(ctx, name, options, stopped="spend cap")
+        e.survival = ctx.log.survival()
+        e.drop_causes = ctx.log.drop_causes()
         raise
     finally:
         ctx.close()
     summary.survival = ctx.log.survival()
+    summary.drop_causes = ctx.log.drop_causes()
+    summary.cache_damaged = list(ctx.cache.damaged)
     summary.calls = {k: dict(v) for k, v in ctx.stats.items()}
     summary.spent_usd = budget.spent
     summary.spent_total_usd = budget.total

@@ -49,8 +49,7 @@ from foilbench.construct.engine.cache import CallCache
 from foilbench.construct.engine.ledger import SpendLedger
 from foilbench.construct.engine.log import ConstructionLog, StageRun
 from foilbench.construct.engine.prompts import load_prompt
-from foilbench.errors import FoilbenchError
-from foilbench.models.api.spend import SpendCapError
+from foilbench.errors import FoilbenchError, SpendCapReached
 
 METHODS = {"text": "complete", "image": "generate", "edit": "edit", "detector": "detect",
            "vqa": "answer"}
@@ -147,6 +146,7 @@ class Context:
         self.stats: dict[str, Counter] = {}
         self._stats_lock = threading.Lock()  # workers count their calls concurrently
         self.prompts_used: set[str] = set()
+        self.prompt_hashes: dict[str, str] = {}  # name@version -> SHA-256 of the prompt file
         self.notes: dict[str, Any] = {}  # pipeline findings for the manifest (e.g. refinement)
 
     def backend(self, role: str) -> Backend:
@@ -172,9 +172,14 @@ class Context:
     # -- prompts ----------------------------------------------------------------------------
     def render_prompt(self, name: str, **fields: object) -> str:
         """A packaged prompt's user text (for image and edit prompts); records its id."""
+        prompt = self._use_prompt(name)
+        return prompt.render(**fields)
+
+    def _use_prompt(self, name: str):
         prompt = load_prompt(name)
         self.prompts_used.add(prompt.id)
-        return prompt.render(**fields)
+        self.prompt_hashes[prompt.id] = prompt.sha256
+        return prompt
 
     def text_request(self, name: str, task: Any, *, seed: int = 0,
                      temperature: float | None = None, max_tokens: int = 512,
@@ -182,8 +187,7 @@ class Context:
         """A text request from packaged prompt ``name``; ``task`` is the structured input the
         ``template`` backend answers from (language models read only the prompt and
         ``images``, which the caller attaches only for a backend that ``accepts_images``)."""
-        prompt = load_prompt(name)
-        self.prompts_used.add(prompt.id)
+        prompt = self._use_prompt(name)
         return TextRequest(prompt=prompt.render(**fields), system=prompt.system,
                            temperature=prompt.temperature if temperature is None else temperature,
                            max_tokens=max_tokens, seed=seed, prompt_id=prompt.id, task=task,
@@ -199,19 +203,20 @@ class Context:
         stats = self.stats.setdefault(name, Counter())
         keyed = [(job_id, args, call_key(backend, method, *args)) for job_id, args in jobs]
         todo: dict[str, tuple] = {}
+        done: dict[str, CallResult | Failure] = {}
         for _, args, key in keyed:
-            if key not in self.cache and key not in todo:
+            if key in done or key in todo:
+                continue
+            hit, value = self.cache.lookup(key)  # a damaged entry is a miss (warned)
+            if hit:
+                done[key] = CallResult(value, key, True)
+            else:
                 todo[key] = args
         stats["jobs"] += len(keyed)
-        stats["cached"] += len({k for _, _, k in keyed}) - len(todo)
-        done: dict[str, CallResult | Failure] = {}
+        stats["cached"] += len(done)
         if todo:
-            done = self._run(name, role, backend, method, todo, stats)
-        out: dict[str, CallResult | Failure] = {}
-        for job_id, _, key in keyed:
-            got = done.get(key)
-            out[job_id] = got if got is not None else CallResult(self.cache.get(key), key, True)
-        return out
+            done.update(self._run(name, role, backend, method, todo, stats))
+        return {job_id: done[key] for job_id, _, key in keyed}
 
     def _run(self, stage: str, role: str, backend: Backend, method: str,
              todo: dict[str, tuple], stats: Counter) -> dict[str, CallResult | Failure]:
@@ -250,7 +255,7 @@ class Context:
             attempts = attempt + 1
             try:
                 value = call_backend(backend, role, method, args)
-            except SpendCapError:
+            except SpendCapReached:  # any layer's cap (budget, API tracker, ledger) stops the run
                 raise
             except Exception as e:  # any backend failure is retried, then reported
                 error = f"{type(e).__name__}: {e}"[:400]

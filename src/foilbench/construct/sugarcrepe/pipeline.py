@@ -100,10 +100,12 @@ def read_captions(config: SugarcrepeConfig) -> list[dict]:
         raise ConstructError(f"{path}: expected COCO annotations ({{'images', 'annotations'}}) "
                              "or a list of {'image', 'caption'} records")
     out = []
-    for image, caps in records:
-        for j, cap in enumerate(caps[: config.captions_per_image]):
-            out.append({"image": image, "caption": clean_sentence(cap),
-                        "key": f"{Path(image).stem}/{j}"})
+    taken: dict[str, int] = {}  # captions numbered per image stem, so two records on one
+    for image, caps in records:  # image (or two images with one stem) never share a key
+        for cap in caps[: config.captions_per_image]:
+            stem = Path(image).stem
+            j = taken[stem] = taken.get(stem, -1) + 1
+            out.append({"image": image, "caption": clean_sentence(cap), "key": f"{stem}/{j}"})
     return out[: config.limit] if config.limit else out
 
 

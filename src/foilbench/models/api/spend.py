@@ -19,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-from foilbench.errors import FoilbenchError, ModelError
+from foilbench.errors import ModelError, SpendCapReached
 from foilbench.models.api.prices import dearest_token_price, price_data
 
 DEFAULT_CAP_USD = 5.0
@@ -30,7 +30,7 @@ def _fallback() -> tuple[float, float]:
     return dearest_token_price()
 
 
-class SpendCapError(FoilbenchError):
+class SpendCapError(SpendCapReached):
     """The next API call would exceed the spend cap."""
 
 

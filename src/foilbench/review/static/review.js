@@ -121,12 +121,23 @@ function driftStats(d) {
   return el("div", {class: "drift-stats"}, parts);
 }
 
+function autoChecks(checks, changed) {
+  // the construction's automatic checks; one that did not run says "not checked"
+  const names = Object.keys(checks || {});
+  const parts = names.map((k, i) => [i ? " · " : "", k + ": ",
+    el("b", {class: checks[k] === "not checked" ? "warn" : ""}, checks[k])]);
+  if (changed) parts.push(el("span", {class: "warn"},
+    " · changed since its last decision: review again"));
+  return parts.length ? el("div", {class: "auto-checks"}, "automatic checks: ", parts) : "";
+}
+
 function renderBase(u) {
   return el("div", {class: "base-view"},
     u.images.map((src, i) => stack([[src, "img"]], u.images.length > 1 ?
                                      `base image ${i + 1}` : "base image")),
     el("div", {},
       el("p", {}, `${u.n_instances} instance(s) of this scene: `, u.edit_types.join(", ")),
+      autoChecks({}, u.changed),
       el("p", {class: "lab"}, "Base caption(s) to check against the image:"),
       el("ul", {id: "scene-captions"}, u.captions.map((c) => el("li", {}, c)))));
 }
@@ -140,6 +151,7 @@ function renderInstance(u) {
       stack([[u.base, "img dim"], [u.drift_overlay, "ov-drift"], [u.mask_outline, "ov-mask"]],
             "drift |base − foil|")),
     driftStats(u.drift),
+    autoChecks(u.checks, u.changed),
     el("div", {class: "captions"},
       el("span", {class: "lab"}, "base"), captionNode(u.caption_base, "changed"),
       el("span", {class: "lab"}, "foil"), captionNode(u.caption_foil, "changed")));
@@ -154,7 +166,7 @@ function renderVerbosity(u) {
   const rows = u.tiers.map((t) => el("tr", {"data-tier": t.tier}, el("th", {}, t.tier),
     el("td", {}, captionNode(t.base, "phrase"), el("br"), check(t.base_kept)),
     el("td", {}, captionNode(t.foil, "phrase"), el("br"), check(t.foil_kept))));
-  return el("div", {class: "verbosity-view"},
+  return el("div", {class: "verbosity-view"}, autoChecks({}, u.changed),
     el("div", {class: "panels"}, stack([[u.base, "img"]], "base"),
        stack([[u.foil, "img"]], "foil")),
     el("table", {class: "tiers"}, el("thead", {}, el("tr", {}, el("th", {}, "tier"),
