@@ -188,7 +188,7 @@ def test_composet_shows_the_base_image_only_to_a_text_backend_that_reads_images(
                 self.with_images.append(request.prompt_id)
             return self.inner.complete(request)
 
-    config = ComposetConfig(n_scenes=1, foils_per_scene=4, size=64)
+    config = ComposetConfig(n_scenes=1, foils_per_scene=4, size=64, min_foils_per_scene=0)
     for reads in (True, False):
         text = Recording(reads)
         backends = {"text": text, **{r: resolve_backend(r, "world")

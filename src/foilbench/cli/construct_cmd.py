@@ -186,9 +186,23 @@ def _default(spec: str | None, image: str, role: str) -> str | None:
               help="Largest share of changed pixels outside the edit region a foil may have.")
 @click.option("--detector-threshold", default=0.3, show_default=True,
               help="Smallest detector score that counts as a detection.")
+@click.option("--min-foils", default=15, show_default=True, type=click.IntRange(0),
+              help="Drop scenes with fewer kept foils (CompoSET §3: at least 15); 0 keeps all.")
+@click.option("--token-counter", type=click.Choice(["auto", "bpe", "bound"]), default="auto",
+              show_default=True, help="Long-tier 77-token counter: CLIP BPE (open_clip), a "
+              "conservative bound, or auto (BPE when open_clip is installed).")
+@click.option("--caption-qc/--no-caption-qc", default=True, show_default=True,
+              help="Rewrite each base caption to what its rendered image shows (a --text "
+              "backend that reads images) before foils are enumerated.")
+@click.option("--recent-scenes", default=5, show_default=True, type=click.IntRange(0),
+              help="Recent scene captions shown to step 1 so scenes do not repeat (0: none).")
+@click.option("--bias-variants", is_flag=True,
+              help="Also run the *.bias.txt prompt variants of steps 4 and 7 (App. B.3), "
+              "reconciled by the self-check and tier checks.")
 @common_options
 def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene, size,
-             max_drift, detector_threshold, run) -> None:
+             max_drift, detector_threshold, min_foils, token_counter, caption_qc,
+             recent_scenes, bias_variants, run) -> None:
     """CompoSET App. B: base scene, base render, instance captions, foil enumeration over
     the 16-type taxonomy, self-check, foil render by editing the base, verbosity tiers;
     then automatic checks (pixel drift outside the edit region, detector counts).
@@ -226,7 +240,10 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
 
     config = ComposetConfig(n_scenes=n_scenes, foils_per_scene=foils_per_scene, size=size,
                             seed=run["seed"], scenes_csv=scenes_csv, max_drift=max_drift,
-                            detector_threshold=detector_threshold)
+                            detector_threshold=detector_threshold,
+                            min_foils_per_scene=min_foils, token_counter=token_counter,
+                            caption_qc=caption_qc, recent_scenes=recent_scenes,
+                            bias_variants=bias_variants)
     specs = {"text": text, "image": image, "edit": edit,
              "detector": _default(detector, image, "detector")}
     _run("composet", config, specs, run)

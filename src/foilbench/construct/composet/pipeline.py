@@ -95,31 +95,64 @@ def plan(config: ComposetConfig) -> dict[str, int]:
     return {"text": n * (4 + f), "image": n, "edit": n * f, "detector": n + 2 * n * f}
 
 
-def stage_spec(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
+RECENT_NOTE = ("\nRecent scenes of this benchmark are listed below. Do not reuse their "
+               "objects, colours, materials, patterns, actions, poses or overall composition: "
+               "choose differently on every dimension, not just one.\n{captions}\n")
+
+
+def recent_block(captions: list[str]) -> str:
+    """The diversity block of step 1's prompt ("" when there is no earlier scene)."""
+    if not captions:
+        return ""
+    return RECENT_NOTE.format(captions="\n".join(f"- {c}" for c in captions))
+
+
+def stage_spec(ctx: Context, scenes: list[Candidate], recent: int = 5) -> list[Candidate]:
+    """Step 1, one scene after another: each prompt carries the base captions of the last
+    ``recent`` scenes so that scenes do not repeat (the released scripts pass the last five
+    scenes' captions back; they pass the QC-corrected caption where one exists, ours passes
+    step 1's, as step 1 runs for every scene before any render). ``recent=0`` sends all scenes
+    at once with no block."""
     with ctx.log.stage("base spec (step 1)", scenes) as st:
-        jobs = [(s.id, (ctx.text_request(
-            "composet.base_spec", {"kind": "composet.base_spec", "params": s.data["params"]},
-            seed=s.data["params"]["seed"], max_tokens=1500,
-            params=json.dumps(s.data["params"], indent=1)),)) for s in scenes]
-        results = ctx.call_many(st, "text", jobs)
-        for s, res in answered(st, scenes, results):
-            try:
-                spec = require(parse_json(res.value), {"base_caption": str, "objects": list},
-                               "base spec")
-                names = [require(o, {"name": str}, "spec object")["name"] for o in spec["objects"]]
-            except ReplyError as e:
-                st.drop(s, "unreadable reply", error=str(e))
-                continue
-            if not names:
-                st.drop(s, "spec names no object")
-                continue
-            if getattr(ctx.backend("image"), "reads_structure", False) and "world_scene" not in spec:
-                st.drop(s, "spec has no world scene for the world renderer")
-                continue
-            s.data["spec"] = spec
-            st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
-                      outputs={"base_caption": spec["base_caption"], "objects": names})
+        shown: list[str] = []
+        batches = [scenes] if recent <= 0 else [[s] for s in scenes]
+        for batch in batches:
+            window = shown[-recent:] if recent > 0 else []
+            jobs = [(s.id, (ctx.text_request(
+                "composet.base_spec", {"kind": "composet.base_spec",
+                                       "params": s.data["params"], "recent": window},
+                seed=s.data["params"]["seed"], max_tokens=1500,
+                params=json.dumps(s.data["params"], indent=1),
+                recent=recent_block(window)),)) for s in batch]
+            results = ctx.call_many(st, "text", jobs)
+            for s, res in answered(st, batch, results):
+                spec = _read_spec(ctx, st, s, res)
+                if spec is None:
+                    continue
+                s.data["spec"] = spec
+                shown.append(spec["base_caption"])
+                st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
+                          inputs={"recent_scenes": len(window)},
+                          outputs={"base_caption": spec["base_caption"],
+                                   "objects": [o["name"] for o in spec["objects"]]})
     return st.survivors
+
+
+def _read_spec(ctx: Context, st, s: Candidate, res) -> dict | None:
+    try:
+        spec = require(parse_json(res.value), {"base_caption": str, "objects": list},
+                       "base spec")
+        names = [require(o, {"name": str}, "spec object")["name"] for o in spec["objects"]]
+    except ReplyError as e:
+        st.drop(s, "unreadable reply", error=str(e))
+        return None
+    if not names:
+        st.drop(s, "spec names no object")
+        return None
+    if getattr(ctx.backend("image"), "reads_structure", False) and "world_scene" not in spec:
+        st.drop(s, "spec has no world scene for the world renderer")
+        return None
+    return spec
 
 
 def stage_base_render(ctx: Context, scenes: list[Candidate], size: int) -> list[Candidate]:
@@ -190,6 +223,7 @@ def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candi
 
 
 def build(ctx: Context, config: ComposetConfig):
+    from foilbench.construct.composet.caption_qc import stage_caption_qc
     from foilbench.construct.composet.foils import (
         stage_enumerate,
         stage_foil_render,
@@ -197,6 +231,7 @@ def build(ctx: Context, config: ComposetConfig):
     )
     from foilbench.construct.composet.verify import (
         result_for,
+        stage_scene_floor,
         stage_verbosity,
         stage_verify,
     )
@@ -214,14 +249,18 @@ def build(ctx: Context, config: ComposetConfig):
         cand = Candidate(p["scene_id"], "scene", {"params": p})
         ctx.log.created(cand, stage="scene parameters", inputs=p)
         scenes.append(cand)
-    scenes = stage_spec(ctx, scenes)
+    scenes = stage_spec(ctx, scenes, config.recent_scenes)
     scenes = stage_base_render(ctx, scenes, config.size)
+    if config.caption_qc:
+        scenes = stage_caption_qc(ctx, scenes)
     scenes = stage_base_check(ctx, scenes, config.detector_threshold)
     scenes = stage_instance_captions(ctx, scenes)
-    instances = stage_enumerate(ctx, scenes, config.foils_per_scene)
+    instances = stage_enumerate(ctx, scenes, config.foils_per_scene, config.bias_variants)
     instances = stage_self_check(ctx, instances)
     instances = stage_foil_render(ctx, instances, config)
     instances = stage_verify(ctx, instances, config)
-    instances = stage_verbosity(ctx, instances)
+    instances = stage_verbosity(ctx, instances, config)
+    if config.min_foils_per_scene > 0:
+        instances = stage_scene_floor(ctx, instances, config.min_foils_per_scene)
     ctx.log.keep_all(instances, stage="export")
     return result_for(ctx, instances, config)
