@@ -231,3 +231,23 @@ def test_bias_variants_run_beside_the_main_prompts(tmp_path):
     tiers = [r for r in log if r.get("stage") == "verbosity (step 7)" and "verdicts" in r]
     assert tiers and all(r["verdicts"]["kept"] == "main" and r["verdicts"]["agree"]
                          for r in tiers)
+
+
+def test_build_synth_exits_0_without_open_clip(tmp_path, monkeypatch):
+    """Issue 29: "`build synth` does not need open_clip, and exits 0 when it wrote the suite".
+    The data-control audit's BPE counts are then a note, not an exit 2."""
+    from foilbench.construct.suite import build_suite
+
+    out = tmp_path / "synth"
+    build_suite(out, size=32, parts=("pairs",), config={"pairs": {"n_scenes": 2}},
+                progress=False)
+    monkeypatch.setitem(sys.modules, "open_clip", None)
+    from foilbench.models.text_models import clip_bpe
+
+    clip_bpe.cache_clear()
+    try:
+        res = CliRunner().invoke(cli, ["build", "synth", "--out", str(out)])
+    finally:
+        clip_bpe.cache_clear()
+    assert res.exit_code == 0, res.output
+    assert "data-control audit unavailable: CLIP BPE token counts need" in res.output
