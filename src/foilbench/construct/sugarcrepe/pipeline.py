@@ -147,10 +147,20 @@ def _task(c: Candidate, step: str, **extra) -> dict:
             else located, "mode": form, **extra}
 
 
+def prompt_name(step: str, edit_type: str) -> str:
+    """The packaged prompt of ``step`` for ``edit_type``: one template per fine-grained type
+    for the steps where the types differ (App. D.2: "Each template consists of task instruction
+    for generating the corresponding type of hard negatives and several (7 or more) few-shot
+    demonstrations"): step (2), the new concept, of Replace and Add, and the one Swap step;
+    locating (1) and composing (3) share a template parameterised by the concept kind."""
+    return f"sugarcrepe.{step}.{edit_type}" if step in ("new_concept", "swap") \
+        else f"sugarcrepe.{step}"
+
+
 def _ask_caption_concept(ctx: Context, st, cands: list[Candidate], step: str) -> dict:
     """The locate and swap steps (both T=0) send one prompt per candidate with the same
     inputs: the caption and the kind of concept its type edits."""
-    jobs = [(c.id, (ctx.text_request(f"sugarcrepe.{step}", _task(c, step),
+    jobs = [(c.id, (ctx.text_request(prompt_name(step, c.data["type"]), _task(c, step),
                                      caption=c.data["caption"],
                                      concept=TYPES[c.data["type"]][1]),)) for c in cands]
     return ctx.call_many(st, "text", jobs)
@@ -177,9 +187,9 @@ def stage_locate(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
 def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
     with ctx.log.stage("new concept (T=1.5)", cands, unit="caption x type") as st:
         jobs = [(c.id, (ctx.text_request(
-            "sugarcrepe.new_concept", _task(c, "new_concept", old=c.data["old"]),
-            seed=c.data["seed"], caption=c.data["caption"], old=c.data["old"],
-            concept=TYPES[c.data["type"]][2], mode=TYPES[c.data["type"]][0]),)) for c in cands]
+            prompt_name("new_concept", c.data["type"]),
+            _task(c, "new_concept", old=c.data["old"]), seed=c.data["seed"],
+            caption=c.data["caption"], old=c.data["old"]),)) for c in cands]
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
             got = _reply(st, c, results[c.id], {"new": str})
