@@ -33,6 +33,16 @@ NOTHING_KEPT = ("Algorithm 1 kept no item: on every grid tried ({grids}) the bli
 MIN_KEPT_SHARE = 0.5
 
 
+def scorer_kind(name: str) -> str:
+    """What a refinement scorer stands for (the manifest labels the offline default)."""
+    if name.startswith("hf:"):
+        return "local Hugging Face model (the paper's blind models: a CoLA grammar classifier, " \
+               "a plausibility model like Vera)"
+    if name in ("length", "ngram"):
+        return "foilbench's offline stand-in (not the paper's grammar/plausibility models)"
+    return "foilbench scorer"
+
+
 def choose_grid(gap_a: np.ndarray, gap_b: np.ndarray, seed: int, zero_bin: bool = False):
     """``(K, refinement)``: the largest K of ``GRID_LADDER`` keeping at least
     ``MIN_KEPT_SHARE`` of the items, else the one keeping the most (the larger K on a tie)."""
@@ -85,7 +95,9 @@ def stage_refine(ctx: Context, cands: list[Candidate], config) -> list[Candidate
                     st.passed(cands[i], verdicts=verdict)
                 else:
                     st.drop(cands[i], "adversarial refinement (Alg. 1)", verdicts=verdict)
-        ctx.notes["refinement"] = {"scorers": [a, b], "folds": folds,
+        ctx.notes["refinement"] = {"scorers": [a, b],
+                                   "scorer_kinds": {n: scorer_kind(n) for n in (a, b)},
+                                   "folds": folds,
                                    "grid": "auto" if config.grid is None else config.grid,
                                    "zero_bin": bool(getattr(config, "zero_bin", False)),
                                    "by_type": report}
