@@ -31,8 +31,13 @@ base image plus the original spec, the captioning model writes per-instance base
 ``accepts_images`` (API models; ``template`` accepts and ignores it). Where we differ: a
 text-only backend (``hf-lm:``) gets the spec alone, and the log records ``base_image_shown:
 false`` for those steps; agreement between spec and image is then only checked by the
-detector after step 2. The paper's bias-mitigation prompt
-variants (``*.bias.txt``) are not run. Human review (B.4) follows with ``foilbench review``.
+detector after step 2.
+
+Added from the released generation scripts and App. B (each an option of ``ComposetConfig``):
+the caption-vs-image QC after step 2 (:mod:`.caption_qc`, a rewrite, never a drop); recent
+scenes' captions passed back into step 1 (:func:`stage_spec`); the bias-mitigation prompt
+variants of steps 4 and 7 (:mod:`.variants`); and §3's floor of "at least 15 foils" per scene
+(:func:`.verify.stage_scene_floor`). Human review (B.4) follows with ``foilbench review``.
 """
 
 from __future__ import annotations
