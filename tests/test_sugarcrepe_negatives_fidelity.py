@@ -168,9 +168,8 @@ def test_bounded_scorer_gap_is_raw_without_sign_fitting(tmp_path):
     A bounded (probability) scorer's gap is M(p) - M(n) as it is: where the model prefers the
     negative the gap stays negative, even when it does so on most items (a fitted sign would
     flip them all)."""
-    from test_fidelity_sugarcrepe import hand_probability, tiny_classifier_dir
-
     from foilbench.audit.blind import oriented_gaps
+    from test_fidelity_sugarcrepe import hand_probability, tiny_classifier_dir
 
     folder = tiny_classifier_dir(tmp_path / "grammar")
     texts = ["a red cube", "cube red a", "the dog runs", "runs dog the", "a blue ball",
