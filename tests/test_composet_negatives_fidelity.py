@@ -251,3 +251,82 @@ def test_build_synth_exits_0_without_open_clip(tmp_path, monkeypatch):
         clip_bpe.cache_clear()
     assert res.exit_code == 0, res.output
     assert "data-control audit unavailable: CLIP BPE token counts need" in res.output
+
+
+def test_vqa_caption_qc_removes_what_the_image_does_not_hold(tmp_path):
+    """The QC through a VQA model (``hf-vlm:``/``api:``/``world``), for a text backend that
+    reads no images: the spec names a unicorn the renderer never drew; the VQA count is 0, so
+    the unicorn and its detail sentence are removed (a presence rewrite, logged, not a drop)
+    before foils are enumerated, and the detector's base check then passes. Without the QC,
+    the base check drops the scene for the missing object."""
+    from foilbench.construct.backends.base import TextBackend
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.composet.spec import ComposetConfig
+    from foilbench.construct.engine.runner import run_pipeline
+
+    class BlindText(TextBackend):
+        reads_structure, accepts_images = True, False
+
+        def __init__(self) -> None:
+            self.inner = resolve_backend("text", "template")
+
+        @property
+        def fingerprint(self) -> str:
+            return "unicorn:" + self.inner.fingerprint
+
+        def complete(self, request):
+            reply = self.inner.complete(request)
+            if request.task["kind"] == "composet.base_spec":
+                spec = json.loads(reply)
+                spec["objects"].append({"id": "o9", "name": "unicorn",
+                                        "description": "a white unicorn", "location": "left"})
+                spec["details"]["o9"] = "There is a white unicorn on the left."
+                reply = json.dumps(spec)
+            return reply
+
+    config = ComposetConfig(n_scenes=1, foils_per_scene=4, size=64, min_foils_per_scene=0)
+    world = {r: resolve_backend(r, "world") for r in ("image", "edit", "detector", "vqa")}
+    out = tmp_path / "qc"
+    run_pipeline("composet", config, {"text": BlindText(), **world}, out, progress=False)
+    log = read_log(out / "construction_log.jsonl")
+    qc = next(r for r in log if r.get("stage") == "caption QC vs base image" and "outputs" in r)
+    assert qc["verdicts"] == {"caption_qc": "rewritten"}
+    assert {"where": "objects", "field": "presence", "target": "unicorn", "from": "1",
+            "to": "0", "applied": True} in qc["outputs"]["edits"]
+    assert "o9" not in qc["outputs"]["after"]["details"]
+    assert all(o["name"] != "unicorn" for o in qc["outputs"]["after"]["objects"])
+    survival = {r["stage"]: r for r in json.loads((out / "survival.json").read_text())}
+    assert survival["base check (detector)"]["out"] == 1
+    no_vqa = {k: v for k, v in world.items() if k != "vqa"}
+    out2 = tmp_path / "noqc"
+    with pytest.raises(Exception, match="no candidate survived"):
+        run_pipeline("composet", config, {"text": BlindText(), **no_vqa}, out2, progress=False)
+    survival = {r["stage"]: r for r in json.loads((out2 / "survival.json").read_text())}
+    assert survival["base check (detector)"]["dropped_by_reason"] == {
+        "base: spec object missing in the image": 1}
+
+
+LLM_CONTEXT = (" sits on the left side of a wooden display cart in a sculpture garden, beside a "
+               "round terracotta pot and a weathered bronze statue")
+
+
+@pytest.mark.parametrize("counter, kept", [("bound", 0), ("bpe", 4)])
+def test_long_tier_survival_through_the_api_by_counter(fake, tmp_path, counter, kept):
+    """App. B.3's 77-token cap, through the strict fake provider whose long tier adds scene
+    context in an LLM's words (the long base caption is 36 CLIP BPE tokens, 104 by the old
+    bound): the old counter drops every long tier as "over 77 tokens"; CLIP's BPE keeps all 4
+    foils that pass the other checks."""
+    fake.responder = ComposetResponder(long_context=LLM_CONTEXT)
+    out = tmp_path / counter
+    res = CliRunner().invoke(cli, [
+        "construct", "composet", "--text", "api:anthropic:claude-test",
+        "--image", "api:gemini-image:gemini-image-test",
+        "--edit", "api:openai-image:gpt-image-1", "--n-scenes", "2",
+        "--foils-per-scene", "6", "--size", "64", "--retries", "0", "--min-foils", "0",
+        "--max-spend", "2", "--no-progress", "--token-counter", counter, "--out", str(out)])
+    survival = {r["stage"]: r for r in json.loads((out / "survival.json").read_text())}
+    v = survival["verbosity (step 7)"]
+    assert v["in"] == 6 and v["out"] == kept
+    over = v["dropped_by_reason"].get("verbosity: long tier over 77 tokens", 0)
+    assert over == 4 - kept
+    assert (res.exit_code == 0) == (kept > 0)

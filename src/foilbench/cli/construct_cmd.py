@@ -196,13 +196,16 @@ def _default(spec: str | None, image: str, role: str) -> str | None:
               "backend that reads images) before foils are enumerated.")
 @click.option("--recent-scenes", default=5, show_default=True, type=click.IntRange(0),
               help="Recent scene captions shown to step 1 so scenes do not repeat (0: none).")
+@click.option("--vqa", default=None,
+              help="VQA model (hf-vlm:DIR, api:..., world) for the caption QC when --text "
+                   "reads no images: spec objects it does not count are removed.")
 @click.option("--bias-variants", is_flag=True,
               help="Also run the *.bias.txt prompt variants of steps 4 and 7 (App. B.3), "
               "reconciled by the self-check and tier checks.")
 @common_options
 def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene, size,
              max_drift, detector_threshold, min_foils, token_counter, caption_qc,
-             recent_scenes, bias_variants, run) -> None:
+             recent_scenes, bias_variants, vqa, run) -> None:
     """CompoSET App. B: base scene, base render, instance captions, foil enumeration over
     the 16-type taxonomy, self-check, foil render by editing the base, verbosity tiers;
     then automatic checks (pixel drift outside the edit region, detector counts).
@@ -245,7 +248,7 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
                             caption_qc=caption_qc, recent_scenes=recent_scenes,
                             bias_variants=bias_variants)
     specs = {"text": text, "image": image, "edit": edit,
-             "detector": _default(detector, image, "detector")}
+             "detector": _default(detector, image, "detector"), "vqa": vqa}
     _run("composet", config, specs, run)
 
 

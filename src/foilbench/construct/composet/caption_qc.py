@@ -14,8 +14,14 @@ that names no object drops the scene.
 
 Which model: the ``--text`` backend when it ``accepts_images`` (API models; the offline
 ``template`` backend answers from the world scene the renderer drew, so it is deterministic and
-rewrites only where the spec and the drawn scene disagree). A text-only backend (``hf-lm:``)
-cannot see the image: the stage then passes every scene unchecked and says so in the log.
+rewrites only where the spec and the drawn scene disagree). Else a ``--vqa`` backend
+(``hf-vlm:DIR``, ``api:...``, ``world``), which answers constrained questions and cannot write:
+it is asked how many of each spec object the image holds (choices 0-9), objects it does not
+find are removed from ``objects`` and their detail sentences (a *presence* or *cardinality*
+rewrite), a count above the spec's is logged as an edit not applied (no words for the extra
+instances), and the base caption sentence is kept as written (we choose so; a free-text
+rewrite needs a model that writes). With neither, the stage passes every scene unchecked and
+says so in the log.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ def stage_caption_qc(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
     counts = {"rewritten": 0, "unchanged": 0, "not_checked": 0}
     ctx.notes["caption_qc"] = counts
     with ctx.log.stage(STAGE, scenes) as st:
+        if not getattr(ctx.backend("text"), "accepts_images", False) and ctx.has("vqa"):
+            return _vqa_qc(ctx, st, scenes, counts)
         if not getattr(ctx.backend("text"), "accepts_images", False):
             for s in scenes:
                 counts["not_checked"] += 1
@@ -77,4 +85,68 @@ def stage_caption_qc(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
             st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
                       inputs={"base_image_shown": True, "image": s.data["base_path"]},
                       **fields)
+    return st.survivors
+
+
+COUNT_CHOICES = tuple(str(n) for n in range(10))
+
+
+def count_rewrite(spec: dict, found: dict[str, int]) -> tuple[dict, list[dict]]:
+    """``spec`` without the instances the image does not hold (``found``: name -> count seen;
+    the first ones of a name are kept), and one edit per disagreement."""
+    want: dict[str, int] = {}
+    for o in spec["objects"]:
+        want[str(o["name"]).lower()] = want.get(str(o["name"]).lower(), 0) + 1
+    edits, seen, kept, removed = [], {}, [], set()
+    for name, n in want.items():
+        got = found[name]
+        if got != n:
+            edits.append({"where": "objects", "field": "presence" if got == 0 else "cardinality",
+                          "target": name, "from": str(n), "to": str(got),
+                          "applied": got < n})
+    for o in spec["objects"]:
+        name = str(o["name"]).lower()
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] <= found[name]:
+            kept.append(o)
+        else:
+            removed.add(str(o.get("id", "")))
+    details = {k: v for k, v in (spec.get("details") or {}).items() if k not in removed}
+    return {**spec, "objects": kept, "details": details}, edits
+
+
+def _vqa_qc(ctx: Context, st, scenes: list[Candidate], counts: dict) -> list[Candidate]:
+    from foilbench.construct.backends.world_questions import count_question
+
+    jobs = []
+    for s in scenes:
+        for name in sorted({str(o["name"]).lower() for o in s.data["spec"]["objects"]}):
+            jobs.append((f"{s.id}/{name}", (s.data["base_image"], count_question(name),
+                                            COUNT_CHOICES)))
+    results = ctx.call_many(st, "vqa", jobs)
+    for s in scenes:
+        before = s.data["spec"]
+        names = sorted({str(o["name"]).lower() for o in before["objects"]})
+        failed = next((results[f"{s.id}/{n}"] for n in names
+                       if not hasattr(results[f"{s.id}/{n}"], "value")), None)
+        if failed is not None:
+            st.drop(s, "call failed", error=failed.error, attempts=failed.attempts)
+            continue
+        found = {n: int(results[f"{s.id}/{n}"].value) for n in names}
+        after, edits = count_rewrite(before, found)
+        if not after["objects"]:
+            st.drop(s, "caption QC: no object of the spec is in the image",
+                    verdicts={"counts_found": found})
+            continue
+        verdict = "rewritten" if after != before else "unchanged"
+        counts[verdict] += 1
+        s.data["spec"] = after
+        outputs = {"edits": edits, "counts_found": found}
+        if after != before:
+            outputs.update(before={k: before.get(k) for k in REPLACED},
+                           after={k: after[k] for k in REPLACED})
+        st.passed(s, backend=ctx.backend("vqa").fingerprint,
+                  inputs={"base_image_shown": True, "image": s.data["base_path"],
+                          "via": "vqa counts"},
+                  verdicts={"caption_qc": verdict}, outputs=outputs)
     return st.survivors

@@ -61,7 +61,7 @@ from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, parse_json, require
 from foilbench.construct.engine.stages import ConstructError, Context, answered
 
-ROLES = {"text": True, "image": True, "edit": True, "detector": False}
+ROLES = {"text": True, "image": True, "edit": True, "detector": False, "vqa": False}
 
 
 def scene_params(config: ComposetConfig) -> list[dict]:
@@ -94,10 +94,15 @@ def scene_params(config: ComposetConfig) -> list[dict]:
 
 
 def plan(config: ComposetConfig) -> dict[str, int]:
-    """Most calls per role: 4 text calls per scene + 1 per foil, 1 image per scene, 1 edit per
-    foil, detector on each base and twice per foil (base and foil images)."""
-    n, f = config.n_scenes, config.foils_per_scene
-    return {"text": n * (4 + f), "image": n, "edit": n * f, "detector": n + 2 * n * f}
+    """Most calls per role: 5 text calls per scene (spec, caption QC, instances, foils,
+    self-check) + 1 per foil, 1 image per scene, 1 edit per foil, detector on each base and
+    twice per foil (base and foil images), and with a ``vqa`` QC one count question per spec
+    object; the bias variants add one foil call per scene and one verbosity call per foil,
+    and their proposals double the foils."""
+    n, v = config.n_scenes, 2 if config.bias_variants else 1
+    f = config.foils_per_scene * v
+    return {"text": n * (4 + v + f * v), "image": n, "edit": n * f,
+            "detector": n + 2 * n * f, "vqa": n * config.subjects[1]}
 
 
 RECENT_NOTE = ("\nRecent scenes of this benchmark are listed below. Do not reuse their "
