@@ -215,3 +215,29 @@ def test_small_caption_set_keeps_items_or_says_which_option(tmp_path):
     assert refinement["scorer_kinds"]["length"].startswith("foilbench's offline stand-in")
     assert set(pd.Series({t: r["grid"] for t, r in refinement["by_type"].items()})) <= {
         100, 50, 20, 10, 4, 2}
+
+
+def test_choice_app_refuses_posts_without_token_and_unlisted_files(unrefined, tmp_path):
+    """The validation app keeps the pair review's protections: a POST without the CSRF token
+    writes nothing (403); /file serves only the items' images."""
+    from starlette.testclient import TestClient
+
+    from foilbench.review.choice_app import create_choice_app
+
+    _, out = unrefined
+    session = ChoiceSession(out, tmp_path / "rv")
+    client = TestClient(create_choice_app(session), base_url="http://127.0.0.1")
+    page = client.get("/")
+    token = re.search(r'name="csrf-token" content="([0-9a-f]+)"', page.text).group(1)
+    item = session.units[0].item_id
+    assert client.post("/api/decide", json={"item": item, "verdict": "false"}).status_code == 403
+    assert session.store.current() == {}
+    ok = client.post("/api/decide", json={"item": item, "verdict": "false"},
+                     headers={"X-CSRF-Token": token})
+    assert ok.status_code == 200 and session.store.current() == {item: "false"}
+    bad = client.post("/api/decide", json={"item": item, "verdict": "maybe"},
+                      headers={"X-CSRF-Token": token})
+    assert bad.status_code == 400 and "unknown verdict" in bad.json()["error"]
+    assert client.get("/file", params={"path": session.units[0].image}).status_code == 200
+    assert client.get("/file", params={"path": "captions.json"}).status_code == 404
+    assert client.get("/file", params={"path": "../coco/captions.json"}).status_code == 404
