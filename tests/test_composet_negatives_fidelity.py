@@ -216,18 +216,34 @@ def test_reconcile_prefers_main_then_bias():
     assert reconcile({MAIN: (None, a)}) == (MAIN, {"variants": {MAIN: "ok"}, "kept": MAIN})
 
 
+def test_instance_captions_keep_the_variant_that_names_its_object():
+    from foilbench.construct.composet.variants import reconcile_instances
+
+    spec = {"objects": [{"id": "o1", "name": "mug"}, {"id": "o2", "name": "vase"},
+                        {"id": "o3", "name": "book"}]}
+    main = {"o1": "a red mug on the left", "o2": "a tall thing", "o3": "something blue"}
+    bias = {"o1": "a red mug on the left", "o2": "a green vase", "o3": "a blue object"}
+    caps, tally = reconcile_instances(spec, main, bias)
+    assert caps == {"o1": "a red mug on the left", "o2": "a green vase",
+                    "o3": "something blue"}
+    assert tally == {"main": 1, "bias": 1, "neither": 1, "agree": 1}
+    assert reconcile_instances(spec, main, None)[0] == main
+
+
 def test_bias_variants_run_beside_the_main_prompts(tmp_path):
     out = tmp_path / "cs"
     construct("--out", str(out), "--n-scenes", "2", "--foils-per-scene", "8", "--min-foils", "0",
               "--bias-variants")
     prompts = json.loads((out / "construction.json").read_text())["prompts"]
     assert {"composet.foils.bias@1", "composet.verbosity.bias@1", "composet.foils@2",
-            "composet.verbosity@1"} <= set(prompts)
+            "composet.verbosity@1", "composet.instance_captions.bias@1"} <= set(prompts)
     log = read_log(out / "construction_log.jsonl")
     enum = [r for r in log if r.get("stage") == "foil enumeration (step 4)"
             and r.get("outcome") == "expanded"]
     assert [r["outputs"]["proposals_by_variant"] for r in enum] == [{"main": 8, "bias": 8}] * 2
     assert all(r["children"] == 16 for r in enum)
+    inst = [r for r in log if r.get("stage") == "instance captions (step 3)" and "verdicts" in r]
+    assert len(inst) == 2 and all(r["verdicts"]["variants"]["neither"] == 0 for r in inst)
     tiers = [r for r in log if r.get("stage") == "verbosity (step 7)" and "verdicts" in r]
     assert tiers and all(r["verdicts"]["kept"] == "main" and r["verdicts"]["agree"]
                          for r in tiers)

@@ -97,11 +97,11 @@ def plan(config: ComposetConfig) -> dict[str, int]:
     """Most calls per role: 5 text calls per scene (spec, caption QC, instances, foils,
     self-check) + 1 per foil, 1 image per scene, 1 edit per foil, detector on each base and
     twice per foil (base and foil images), and with a ``vqa`` QC one count question per spec
-    object; the bias variants add one foil call per scene and one verbosity call per foil,
-    and their proposals double the foils."""
+    object; the bias variants add one instance and one foil call per scene and one verbosity
+    call per foil, and their proposals double the foils."""
     n, v = config.n_scenes, 2 if config.bias_variants else 1
     f = config.foils_per_scene * v
-    return {"text": n * (4 + v + f * v), "image": n, "edit": n * f,
+    return {"text": n * (3 + 2 * v + f * v), "image": n, "edit": n * f,
             "detector": n + 2 * n * f, "vqa": n * config.subjects[1]}
 
 
@@ -209,26 +209,50 @@ def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) ->
     return st.survivors
 
 
-def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
+def _read_instances(res) -> dict[str, str]:
+    got = require(parse_json(res.value), {"instances": list}, "instance captions")
+    return {str(i["object"]): str(i["caption"]) for i in got["instances"]}
+
+
+def stage_instance_captions(ctx: Context, scenes: list[Candidate],
+                            bias_variants: bool = False) -> list[Candidate]:
+    """Step 3; with ``bias_variants`` the ``.bias`` prompt captions too and each object keeps
+    the caption that names it (:func:`.variants.reconcile_instances`)."""
+    from foilbench.construct.composet.variants import (
+        BIAS,
+        MAIN,
+        reconcile_instances,
+        variant_seed,
+        variants,
+    )
+
     with ctx.log.stage("instance captions (step 3)", scenes) as st:
-        jobs = [(s.id, (ctx.text_request(
-            "composet.instance_captions", {"kind": "composet.instance_captions",
-                                           "spec": s.data["spec"]},
-            seed=s.data["params"]["seed"], max_tokens=1500,
-            spec=spec_text(s.data["spec"]), **base_image_input(ctx, s)),)) for s in scenes]
+        results: dict[str, dict] = {}
+        for prompt, tag in variants("composet.instance_captions", bias_variants):
+            jobs = [(s.id, (ctx.text_request(
+                prompt, {"kind": "composet.instance_captions", "spec": s.data["spec"]},
+                seed=variant_seed(s.data["params"]["seed"], tag), max_tokens=1500,
+                spec=spec_text(s.data["spec"]), **base_image_input(ctx, s)),)) for s in scenes]
+            results[tag] = ctx.call_many(st, "text", jobs)
         shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
-        results = ctx.call_many(st, "text", jobs)
-        for s, res in answered(st, scenes, results):
+        for s, res in answered(st, scenes, results[MAIN]):
             try:
-                got = require(parse_json(res.value), {"instances": list}, "instance captions")
-                caps = {str(i["object"]): str(i["caption"]) for i in got["instances"]}
+                caps = _read_instances(res)
             except (ReplyError, KeyError, TypeError) as e:
                 st.drop(s, "unreadable reply", error=str(e))
                 continue
+            extra = {}
+            if BIAS in results:
+                try:
+                    other = _read_instances(results[BIAS][s.id])
+                except (ReplyError, KeyError, TypeError, AttributeError):
+                    other = None  # a failed or unreadable bias reply leaves the main captions
+                caps, tally = reconcile_instances(s.data["spec"], caps, other)
+                extra = {"verdicts": {"variants": tally, "bias_reply": other is not None}}
             s.data["instances"] = caps
             st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
                       inputs={"base_image_shown": shown, "image": s.data["base_path"]},
-                      outputs={"instances": caps})
+                      outputs={"instances": caps}, **extra)
     return st.survivors
 
 
@@ -264,7 +288,7 @@ def build(ctx: Context, config: ComposetConfig):
     if config.caption_qc:
         scenes = stage_caption_qc(ctx, scenes)
     scenes = stage_base_check(ctx, scenes, config.detector_threshold)
-    scenes = stage_instance_captions(ctx, scenes)
+    scenes = stage_instance_captions(ctx, scenes, config.bias_variants)
     instances = stage_enumerate(ctx, scenes, config.foils_per_scene, config.bias_variants)
     instances = stage_self_check(ctx, instances)
     instances = stage_foil_render(ctx, instances, config)

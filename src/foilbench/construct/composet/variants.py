@@ -14,8 +14,13 @@ instructions against a model's default values and stereotypes. With
   variant's tiers are kept when they pass, else the bias variant's when they pass, else the foil
   is dropped; the log records each variant's verdict and which was kept.
 
-Steps 1 and 3 run the main prompt only (we choose so: their outputs are not reconciled by a
-verification pass of ours; say ``bias_variants`` covers steps 4 and 7).
+- step 3 (instance captions): both variants caption every object; per object the main
+  variant's caption is kept when it names the object (its spec ``name``), else the bias
+  variant's when that one does, else the main one (counted as ``neither``).
+
+Step 1 runs the main prompt only (we choose so: the base image is rendered from one spec, so
+two specs cannot be reconciled after the fact); the caption QC after step 2 is itself the
+check of step 1's output.
 """
 
 from __future__ import annotations
@@ -44,3 +49,22 @@ def reconcile(checked: dict[str, tuple[str | None, object]]) -> tuple[str | None
         verdicts["agree"] = (checked[MAIN][0] is None and checked[BIAS][0] is None
                              and checked[MAIN][1] == checked[BIAS][1])
     return kept, verdicts
+
+
+def reconcile_instances(spec: dict, main: dict[str, str], bias: dict[str, str] | None
+                        ) -> tuple[dict[str, str], dict]:
+    """Per object id, the caption to keep (module docstring) and the counts to log:
+    ``{"main": n, "bias": n, "neither": n, "agree": n}``."""
+    names = {str(o.get("id", "")): str(o.get("name", "")).lower() for o in spec["objects"]}
+    out, tally = dict(main), {MAIN: 0, BIAS: 0, "neither": 0, "agree": 0}
+    for oid, name in names.items():
+        m, b = main.get(oid, ""), (bias or {}).get(oid, "")
+        tally["agree"] += bool(m) and m == b
+        if name and name in m.lower():
+            tally[MAIN] += 1
+        elif name and name in b.lower():
+            out[oid] = b
+            tally[BIAS] += 1
+        else:
+            tally["neither"] += 1
+    return out, tally
