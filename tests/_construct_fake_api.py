@@ -10,6 +10,8 @@ known reason:
 - the edit of the vase's material returns the base image unchanged (``no visible change``);
 - the medium caption of the book foil rewords the edit phrase (``edit phrase reworded``).
 
+The caption QC (the base spec against the rendered image) rewrites one detail sentence ("the
+mug is glossy" -> "the mug is matte"), so each scene is logged as rewritten.
 So each scene keeps two foils (mug colour, vase colour). Every request is recorded, with the
 images the text requests carried, so a test can check that steps 3-4 saw the base image.
 """
@@ -33,7 +35,8 @@ FOILS = [("modify_color", "mug", "red", "blue"), ("modify_color", "book", "blue"
          ("modify_color", "vase", "green", "purple"), ("modify_color", "mug", "red", None)]
 STEPS = {"precise scene specifications": "spec", "single out one object": "instances",
          "design single-edit foils": "foils", "review proposed single-edit foils": "self_check",
-         "expand short image captions": "verbosity"}
+         "expand short image captions": "verbosity",
+         "check a scene specification against the photograph": "caption_qc"}
 
 
 def png_b64(image: Image.Image) -> str:
@@ -60,8 +63,9 @@ def _text_reply(text: str) -> tuple[int, dict, dict]:
 
 
 class ComposetResponder:
-    def __init__(self) -> None:
+    def __init__(self, long_context: str = " on a table in a bright kitchen") -> None:
         self.images_seen: dict[str, int] = {}  # step -> text requests that carried an image
+        self.long_context = long_context  # what the long tier adds to the medium one
 
     def __call__(self, request: dict) -> tuple[int, dict, dict]:
         path, body = request["path"], request["body"]
@@ -119,13 +123,22 @@ class ComposetResponder:
         return {"verdicts": verdicts}
 
     @staticmethod
-    def verbosity(prompt: str) -> dict:
+    def caption_qc(prompt: str) -> dict:
+        spec = json.loads(re.search(r"rendered from this scene specification:\n(.*?)\n\n",
+                                    prompt, re.S).group(1))
+        details = {**spec.get("details", {}), "o1": "the mug is matte"}
+        return {"edits": [{"where": "o1", "field": "material", "target": "mug",
+                           "from": "glossy", "to": "matte"}],
+                "base_caption": spec["base_caption"], "details": details,
+                "objects": spec["objects"]}
+
+    def verbosity(self, prompt: str) -> dict:
         base = re.search(r"Short base caption: (.*)", prompt).group(1).strip()
         foil = re.search(r"Short foil caption: (.*)", prompt).group(1).strip()
         medium = [f"{c} next to a wooden bowl" for c in (base, foil)]
         if "book" in base:
             medium[0] = "a navy book next to a wooden bowl"
-        long = [f"{m} on a table in a bright kitchen" for m in medium]
+        long = [f"{m}{self.long_context}" for m in medium]
         return {"medium": {"base": medium[0], "foil": medium[1]},
                 "long": {"base": long[0], "foil": long[1]}}
 

@@ -33,7 +33,7 @@ fake = _api_fake.fake
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = {"text": "api:anthropic:claude-haiku-4-5",
          "image": "api:gemini-image:gemini-2.5-flash-image", "edit": "api:openai-image:gpt-image-1"}
-PROMPTS = {"composet.base_spec@1", "composet.base_image@1", "composet.instance_captions@2",
+PROMPTS = {"composet.base_spec@2", "composet.base_image@1", "composet.caption_qc@1", "composet.instance_captions@2",
            "composet.foils@2", "composet.self_check@1", "composet.foil_edit@1",
            "composet.verbosity@1"}
 
@@ -42,6 +42,7 @@ def args(out: Path, *extra: str) -> list[str]:
     progress = [] if "--progress" in extra else ["--no-progress"]
     return ["construct", "composet", *(a for r, s in SPECS.items() for a in (f"--{r}", s)),
             "--n-scenes", "2", "--foils-per-scene", "6", "--size", "64", "--retries", "0",
+            "--min-foils", "0",
             "--out", str(out), *progress, *extra]
 
 
@@ -82,7 +83,7 @@ def test_composet_with_api_backends_end_to_end(fake, tmp_path):
     assert json.loads((out / "construction.json").read_text())["prompts"] == prov["prompts"]
 
     # steps 3-4 saw the rendered base image, byte for byte what the benchmark holds
-    assert responder.images_seen == {"instances": 2, "foils": 2}
+    assert responder.images_seen == {"caption_qc": 2, "instances": 2, "foils": 2}
     sent = next(r for r in fake.requests if r["path"] == "/v1/messages"
                 and "single out one object" in r["body"]["system"])
     part = next(p for p in sent["body"]["messages"][0]["content"] if p["type"] == "image")

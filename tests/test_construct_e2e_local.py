@@ -188,15 +188,20 @@ def test_composet_shows_the_base_image_only_to_a_text_backend_that_reads_images(
                 self.with_images.append(request.prompt_id)
             return self.inner.complete(request)
 
-    config = ComposetConfig(n_scenes=1, foils_per_scene=4, size=64)
+    config = ComposetConfig(n_scenes=1, foils_per_scene=4, size=64, min_foils_per_scene=0)
     for reads in (True, False):
         text = Recording(reads)
         backends = {"text": text, **{r: resolve_backend(r, "world")
                                      for r in ("image", "edit", "detector")}}
         out = tmp_path / str(reads)
         run_pipeline("composet", config, backends, out, progress=False)
-        steps = {"composet.instance_captions@2", "composet.foils@2"}
+        steps = {"composet.caption_qc@1", "composet.instance_captions@2", "composet.foils@2"}
         assert set(text.with_images) == (steps if reads else set())
-        shown = [r["inputs"]["base_image_shown"] for r in read_log(out / "construction_log.jsonl")
+        log = read_log(out / "construction_log.jsonl")
+        shown = [r["inputs"]["base_image_shown"] for r in log
                  if isinstance(r.get("inputs"), dict) and "base_image_shown" in r["inputs"]]
-        assert shown == [reads, reads]
+        assert shown == ([True] * 3 if reads else [False, False])  # caption QC, steps 3-4
+        qc = [r["verdicts"]["caption_qc"] for r in log
+              if r.get("stage") == "caption QC vs base image" and "verdicts" in r]
+        assert qc == (["unchanged"] if reads else
+                      ["not checked (the text backend reads no images)"])

@@ -225,12 +225,12 @@ def test_stage_must_account_for_every_candidate(tmp_path):
 
 def test_every_packaged_prompt_parses_and_names_itself():
     names = prompt_names()
-    assert {"composet.foils", "sugarcrepe.swap", "autocomp.contextual",
+    assert {"composet.foils", "sugarcrepe.swap.swap_obj", "autocomp.contextual",
             "compass.realise"} <= set(names)
     for name in names:
         p = load_prompt(name)
         assert p.id == f"{name}@{p.version}" and p.user and p.source
-    assert load_prompt("sugarcrepe.new_concept").temperature == 1.5
+    assert load_prompt("sugarcrepe.new_concept.replace_obj").temperature == 1.5
     with pytest.raises(FoilbenchError, match="no value for placeholder"):
         load_prompt("sugarcrepe.locate").render(caption="x")
     with pytest.raises(FoilbenchError, match="missing header"):

@@ -163,13 +163,13 @@ def test_the_console_shows_each_drop_cause_verbatim(tmp_path, monkeypatch):
     assert "locate concept (T=0): call failed x50" in res.output
     assert "swap, one step (T=0): call failed x20" in res.output
     # the first causes verbatim: the timeouts and the giraffe caption's broken server
-    assert "      TimeoutError: first attempt times out" in res.output
-    assert "      ConnectionError: server unavailable" in res.output
+    assert "      Transient: first attempt times out" in res.output
+    assert "      Transient: server unavailable" in res.output
     prov = json.loads((tmp_path / "sc" / "construction.json").read_text())
     causes = {(c["stage"], c["reason"]): c for c in prov["drop_causes"]}
     first = causes[("locate concept (T=0)", "call failed")]
     assert first["n"] == 50 and sorted(first["examples"]) == [
-        "ConnectionError: server unavailable", "TimeoutError: first attempt times out"]
+        "Transient: first attempt times out", "Transient: server unavailable"]
 
 
 def test_drop_causes_keep_the_first_three_distinct_errors(tmp_path):

@@ -58,7 +58,8 @@ def accounted(out, unit: str) -> tuple[dict, list[dict]]:
 def composet_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("composet") / "cs"
     construct("composet", "--text", "template", "--image", "world", "--edit", "world",
-              "--out", str(out), "--n-scenes", "2", "--foils-per-scene", "12", "--size", "96")
+              "--out", str(out), "--n-scenes", "2", "--foils-per-scene", "12", "--size", "96",
+              "--min-foils", "0")
     return out
 
 
@@ -95,7 +96,7 @@ def test_composet_foils_are_single_edits_with_fixed_edit_phrases(composet_dir):
 
 def test_composet_rerun_makes_no_call(composet_dir):
     result = construct("composet", "--out", str(composet_dir), "--n-scenes", "2",
-                       "--foils-per-scene", "12", "--size", "96")
+                       "--foils-per-scene", "12", "--size", "96", "--min-foils", "0")
     assert "calls: 0 made" in result.output
 
 
@@ -224,7 +225,8 @@ def test_composet_drops_foils_that_drift_outside_the_edit_region(tmp_path):
     backends = {"text": resolve_backend("text", "template"),
                 "image": resolve_backend("image", "world"), "edit": DriftingEditor(),
                 "detector": resolve_backend("detector", "world")}
-    summary = run_pipeline("composet", ComposetConfig(n_scenes=2, foils_per_scene=12, size=96),
+    summary = run_pipeline("composet", ComposetConfig(n_scenes=2, foils_per_scene=12, size=96,
+                                                      min_foils_per_scene=0),
                            backends, tmp_path / "cs", progress=False)
     _, records = accounted(tmp_path / "cs", "instance")
     drifted = [r for r in records if r.get("reason") == "pixel drift outside the edit region"]
@@ -260,7 +262,8 @@ def test_composet_gives_an_inpainting_editor_the_target_region(tmp_path):
     backends = {"text": resolve_backend("text", "template"),
                 "image": resolve_backend("image", "world"), "edit": Inpainter(),
                 "detector": resolve_backend("detector", "world")}
-    summary = run_pipeline("composet", ComposetConfig(n_scenes=1, foils_per_scene=12, size=96),
+    summary = run_pipeline("composet", ComposetConfig(n_scenes=1, foils_per_scene=12, size=96,
+                                                      min_foils_per_scene=0),
                            backends, tmp_path / "cs", progress=False)
     assert seen and all(m is not None and m.any() for m in seen)
     _, records = accounted(tmp_path / "cs", "instance")
@@ -325,7 +328,7 @@ def test_world_renderer_needs_the_template_specs(tmp_path):
     backends = {"text": Model(), "image": resolve_backend("image", "world"),
                 "edit": resolve_backend("edit", "world")}
     with pytest.raises(ConstructError, match="use --text template"):
-        run_pipeline("composet", ComposetConfig(n_scenes=1), backends, tmp_path / "x",
+        run_pipeline("composet", ComposetConfig(n_scenes=1, min_foils_per_scene=0), backends, tmp_path / "x",
                      progress=False)
     from foilbench.construct.autocomp.pipeline import AutocompConfig
 

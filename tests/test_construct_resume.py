@@ -27,7 +27,7 @@ from foilbench.construct.engine.runner import run_pipeline
 out, counts, kill_at = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 counter = Counter(counts, int(kill_at) if kill_at != "none" else None)
 roles = {"text": "template", "image": "world", "edit": "world", "detector": "world"}
-run_pipeline("composet", ComposetConfig(n_scenes=2, foils_per_scene=8, size=64),
+run_pipeline("composet", ComposetConfig(n_scenes=2, foils_per_scene=8, size=64, min_foils_per_scene=0),
              offline_backends(roles, counter), out, progress=False)
 """
 

@@ -24,7 +24,7 @@ def invoke(*args: str):
 def test_construct_review_export_inspect_run(tmp_path):
     cs, qc = tmp_path / "cs", tmp_path / "cs-qc"
     built = invoke("construct", "composet", "--n-scenes", "3", "--foils-per-scene", "8",
-                   "--size", "64", "--out", str(cs), "--no-progress")
+                   "--size", "64", "--min-foils", "0", "--out", str(cs), "--no-progress")
     assert f"foilbench review {cs}" in built.output
     items = load_benchmark(cs).items
     assert set(items["qc_status"]) == {"pending"}

@@ -25,7 +25,12 @@ def test_default_grid_is_the_papers_100_by_100():
 
     assert inspect.signature(refine).parameters["k"].default == 100
     assert next(p for p in refine_cmd.params if p.name == "k").default == 100
-    assert SugarcrepeConfig().grid == 100 and SugarcrepeConfig().zero_bin is False
+    from foilbench.construct.sugarcrepe.refine import GRID_LADDER
+
+    # the pipeline's default is auto: the paper's 100 first, coarser only where 100 x 100
+    # cannot keep half of a type (small caption sets, issue 29)
+    assert SugarcrepeConfig().grid is None and GRID_LADDER[0] == 100
+    assert SugarcrepeConfig().zero_bin is False
     # (0.02, 0.04] is bin 51 of 100 over [-1, 1]; its point reflection (-0.04, -0.02] is 48;
     # a blind tie (0) lies in (-0.02, 0] = bin 49, the mirror of (0, 0.02] = bin 50
     assert paper_grid_cells(np.array([0.03, 0.04, -0.03, -0.02, 0.0, 0.01]), 100).tolist() == [

@@ -196,7 +196,7 @@ def test_ray_options_need_ray_and_specs_are_checked_first(tmp_path):
 
 # --- construction pipelines on Ray Data ------------------------------------------------------
 COMPOSET = ["construct", "composet", "--n-scenes", "2", "--foils-per-scene", "8", "--size", "64",
-            "--no-progress"]
+            "--min-foils", "0", "--no-progress"]
 
 
 def construct_cli(out: Path, *extra: str):

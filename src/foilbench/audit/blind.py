@@ -120,18 +120,22 @@ def oriented_gaps(captions: list[list[str]], types: np.ndarray, clusters: np.nda
     own training captions would favour every positive.
 
     A scorer whose values are probabilities (``bounded``, e.g. ``hf:`` classifiers such as the
-    paper's grammar model) gives gaps in [-1, 1] as SugarCrepe App. D.3's M(p) - M(n), binned
-    as they are; any other scorer's gaps are divided by the largest |gap| (foilbench's).
-    Orienting the sign is foilbench's too: for a scorer that rates positives higher the fitted
-    sign is +1 and the gap is the paper's."""
+    paper's grammar model, or a plausibility model like Vera exported as one) gives SugarCrepe
+    App. D.3's raw gap "g_i = M(p_i) - M(n_i)", whose range "is [-1, 1]": no sign is fitted and
+    nothing is rescaled, so a negative the model prefers keeps its negative gap (with K > 1
+    negatives, the best-scored one). Any other scorer (foilbench's offline stand-ins
+    ``length`` and ``ngram``, or ``lm:``) is oriented by its cross-fitted sign (foilbench's:
+    these have no fixed direction) and divided by the largest |gap|."""
     texts, index = pad_captions(captions)
     factory = resolve_scorer(scorer)
     feature_fn = factory(texts, index)
+    if getattr(feature_fn, "bounded", False):
+        raw = np.asarray(feature_fn(np.ones(len(index), bool)), np.float64)
+        neg = np.where(np.isnan(raw[:, 1:]), -np.inf, raw[:, 1:]).max(axis=1)
+        return np.clip(raw[:, 0] - neg, -1.0, 1.0)
     oriented = heldout_features(feature_fn, np.asarray(types).astype(str),
                                 group_folds(clusters, folds, seed))
     neg = np.where(np.isnan(oriented[:, 1:]), -np.inf, oriented[:, 1:]).max(axis=1)
     gaps = oriented[:, 0] - neg
-    if getattr(feature_fn, "bounded", False):
-        return np.clip(gaps, -1.0, 1.0)
     scale = np.abs(gaps).max()
     return gaps / scale if scale > 0 else gaps

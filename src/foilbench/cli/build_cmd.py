@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.errors import FoilbenchError
 
 
 @click.group()
@@ -104,7 +105,8 @@ def synth(seed: int, out_dir: Path | None, size: int | None, controls: bool,
     if controls and pairs is not None:
         try:
             text = _controls_summary(pairs)
-        except ImportError as e:
+        except (ImportError, FoilbenchError) as e:
+            # optional dependencies (open_clip's BPE): the suite is written, so this is a note
             text = f"(data-control audit unavailable: {e})"
         click.echo(f"\nData controls of {pairs.name}:")
         click.echo(text)

@@ -254,9 +254,26 @@ def _default(spec: str | None, image: str, role: str) -> str | None:
 @click.option("--detector-threshold", default=0.3, show_default=True,
               type=click.FloatRange(0, 1), callback=_finite,
               help="Smallest detector score that counts as a detection.")
+@click.option("--min-foils", default=15, show_default=True, type=click.IntRange(0),
+              help="Drop scenes with fewer kept foils (CompoSET §3: at least 15); 0 keeps all.")
+@click.option("--token-counter", type=click.Choice(["auto", "bpe", "bound"]), default="auto",
+              show_default=True, help="Long-tier 77-token counter: CLIP BPE (open_clip), a "
+              "conservative bound, or auto (BPE when open_clip is installed).")
+@click.option("--caption-qc/--no-caption-qc", default=True, show_default=True,
+              help="Rewrite each base caption to what its rendered image shows (a --text "
+              "backend that reads images) before foils are enumerated.")
+@click.option("--recent-scenes", default=5, show_default=True, type=click.IntRange(0),
+              help="Recent scene captions shown to step 1 so scenes do not repeat (0: none).")
+@click.option("--vqa", default=None,
+              help="VQA model (hf-vlm:DIR, api:..., world) for the caption QC when --text "
+                   "reads no images: spec objects it does not count are removed.")
+@click.option("--bias-variants", is_flag=True,
+              help="Also run the *.bias.txt prompt variants of steps 4 and 7 (App. B.3), "
+              "reconciled by the self-check and tier checks.")
 @common_options
 def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene, size,
-             max_drift, detector_threshold, run) -> None:
+             max_drift, detector_threshold, min_foils, token_counter, caption_qc,
+             recent_scenes, bias_variants, vqa, run) -> None:
     """CompoSET App. B: base scene, base render, instance captions, foil enumeration over
     the 16-type taxonomy, self-check, foil render by editing the base, verbosity tiers;
     then automatic checks (pixel drift outside the edit region, detector counts).
@@ -294,15 +311,18 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
 
     config = ComposetConfig(n_scenes=n_scenes, foils_per_scene=foils_per_scene, size=size,
                             seed=run["seed"], scenes_csv=scenes_csv, max_drift=max_drift,
-                            detector_threshold=detector_threshold)
+                            detector_threshold=detector_threshold,
+                            min_foils_per_scene=min_foils, token_counter=token_counter,
+                            caption_qc=caption_qc, recent_scenes=recent_scenes,
+                            bias_variants=bias_variants)
     specs = {"text": text, "image": image, "edit": edit,
-             "detector": _default(detector, image, "detector")}
+             "detector": _default(detector, image, "detector"), "vqa": vqa}
     _run("composet", config, specs, run)
 
 
 @construct.command(context_settings=CONTEXT,
                    short_help="SugarCrepe App. D.2: 7 hard-negative types for your captions.")
-@click.argument("captions", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("captions", type=click.Path(exists=True, path_type=Path))
 @click.option("--images", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Folder the caption file's image names are relative to (default: its own).")
 @click.option("--text", default="template", show_default=True, help=TEXT_HELP)
@@ -317,20 +337,26 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
 @click.option("--scorer", "scorers", nargs=2, default=("length", "ngram"), show_default=True,
               help="The two blind scorers of the refinement: length, ngram, minilm, lm:DIR or "
                    "hf:DIR (a local classifier or causal LM, e.g. the paper's grammar model).")
-@click.option("--grid", default=100, show_default=True, type=click.IntRange(min=1),
-              help="K x K grid over the gaps (SugarCrepe App. D.3: 100 x 100).")
+@click.option("--grid", default="auto", show_default=True,
+              help="K x K grid over the gaps (SugarCrepe App. D.3: 100 x 100). auto: 100 where "
+                   "it keeps at least half of a type's items, else the largest of 50, 20, 10, "
+                   "4, 2 that does (small caption sets).")
 @click.option("--zero-bin", is_flag=True,
               help="foilbench's grid: K bins plus one for exact-zero gaps (blind ties kept).")
 @common_options
 def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine, scorers, grid,
                zero_bin, run) -> None:
     """SugarCrepe App. D.2 hard negatives for your CAPTIONS (a COCO captions JSON with
-    'images' and 'annotations', or a list of {"image", "caption"} records).
+    'images' and 'annotations', or a list of {"image", "caption"} records). CAPTIONS may
+    also be a folder exported by `foilbench review export` after validating the negatives:
+    Algorithm 1 then runs on the validated set (the paper's order, §4.1 Stages 2-3).
 
     Replace and Add take three calls (locate a concept at temperature 0, a new concept at
     1.5, compose at 0); Swap takes one call that first asks whether a swap is possible.
     Then blind text scorers (length, n-gram) and Algorithm 1 remove what they could exploit.
-    Human validation (the paper's Stage 2) is left to you: items carry validated = False.
+    Human validation (the paper's Stage 2): build with --no-refine, then
+    `foilbench review OUT` (keys 1/2/3), `foilbench review export OUT --out V`,
+    `foilbench construct sugarcrepe V --out FINAL`.
 
     
     Roles: --text only (template offline; an LLM for the paper's procedure; Anthropic
@@ -348,10 +374,13 @@ def sugarcrepe(captions, images, text, types, captions_per_image, limit, refine,
     from foilbench.construct.sugarcrepe.pipeline import TYPES, SugarcrepeConfig
 
     chosen = tuple(TYPES) if types == "all" else tuple(t.strip() for t in types.split(","))
+    if grid != "auto" and not (grid.isdigit() and int(grid) >= 2):
+        raise click.BadParameter(f"{grid!r} is neither auto nor a whole number >= 2",
+                                 param_hint="--grid")
     config = SugarcrepeConfig(captions=captions, images=images, types=chosen,
                               captions_per_image=captions_per_image, limit=limit,
                               refine=refine, seed=run["seed"], scorers=tuple(scorers),
-                              grid=grid, zero_bin=zero_bin)
+                              grid=None if grid == "auto" else int(grid), zero_bin=zero_bin)
     _run("sugarcrepe", config, {"text": text}, run)
 
 

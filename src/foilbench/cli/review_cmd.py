@@ -123,7 +123,12 @@ def review() -> None:
 @review_dir_option
 def serve(bench_dir: Path, host: str, port: int, open_browser: bool,
           review_dir: Path | None) -> None:
-    """Open the review app on DIR (same as `foilbench review DIR`)."""
+    """Open the review app on DIR (same as `foilbench review DIR`); on a choice benchmark,
+    the negative-validation phase (SugarCrepe §4.1 Stage 2, keys 1/2/3)."""
+    from foilbench.cli.review_choice import is_choice, serve_choice
+
+    if is_choice(bench_dir):
+        return serve_choice(bench_dir, host, port, open_browser, review_dir)
     try:
         from foilbench.review.serve import is_loopback, run_server
     except ImportError as e:
@@ -158,6 +163,10 @@ def serve(bench_dir: Path, host: str, port: int, open_browser: bool,
 @review_dir_option
 def status(bench_dir: Path, as_json: bool, review_dir: Path | None) -> None:
     """Progress, discard rates and where the review resumes."""
+    from foilbench.cli.review_choice import is_choice, status_choice
+
+    if is_choice(bench_dir):
+        return status_choice(bench_dir, as_json, review_dir)
     session = _session(bench_dir, review_dir)
     try:
         if as_json:
@@ -184,7 +193,12 @@ def status(bench_dir: Path, as_json: bool, review_dir: Path | None) -> None:
 def export(bench_dir: Path, out_dir: Path, allow_pending: bool,
            review_dir: Path | None) -> None:
     """Write the kept instances (every tier) as a validated benchmark, plus the QC report:
-    discard rates per phase, edit type and criterion (CompoSET reports 22.4% in phase 2)."""
+    discard rates per phase, edit type and criterion (CompoSET reports 22.4% in phase 2).
+    On a choice benchmark: the negatives judged false of the image, validated = True."""
+    from foilbench.cli.review_choice import export_choice, is_choice
+
+    if is_choice(bench_dir):
+        return export_choice(bench_dir, out_dir, allow_pending, review_dir)
     from foilbench.review.export import REPORT_MD, export_review
     from foilbench.review.report_md import pct
 

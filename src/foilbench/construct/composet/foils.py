@@ -39,20 +39,34 @@ ISSUES = ("not_applicable", "ambiguous", "implausible", "duplicate")
 REGION_MARGIN = 0.04  # inpainting region: target boxes grown by this share of the image side
 
 
-def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list[Candidate]:
+def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int,
+                    bias_variants: bool = False) -> list[Candidate]:
+    """Step 4; with ``bias_variants`` the ``composet.foils.bias`` prompt proposes too and the
+    scene's proposals are pooled for the self-check (:mod:`.variants`)."""
+    from foilbench.construct.composet.variants import MAIN, variant_seed, variants
+
     with ctx.log.stage("foil enumeration (step 4)", scenes) as st:
-        jobs = [(s.id, (ctx.text_request(
-            "composet.foils", {"kind": "composet.foils", "spec": s.data["spec"],
-                               "n_foils": n_foils, "seed": s.data["params"]["seed"]},
-            seed=s.data["params"]["seed"], max_tokens=6000, spec=spec_text(s.data["spec"]),
-            instances="\n".join(f"- {k}: {v}" for k, v in s.data["instances"].items()),
-            taxonomy=taxonomy_text(), n_foils=n_foils, **base_image_input(ctx, s)),))
-            for s in scenes]
+        results: dict[str, dict] = {}
+        for prompt, tag in variants("composet.foils", bias_variants):
+            jobs = []
+            for s in scenes:
+                seed = variant_seed(s.data["params"]["seed"], tag)
+                jobs.append((s.id, (ctx.text_request(
+                    prompt, {"kind": "composet.foils", "spec": s.data["spec"],
+                             "n_foils": n_foils, "seed": seed},
+                    seed=seed, max_tokens=6000, spec=spec_text(s.data["spec"]),
+                    instances="\n".join(f"- {k}: {v}" for k, v in s.data["instances"].items()),
+                    taxonomy=taxonomy_text(), n_foils=n_foils, **base_image_input(ctx, s)),)))
+            results[tag] = ctx.call_many(st, "text", jobs)
         shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
-        results = ctx.call_many(st, "text", jobs)
-        for s, res in answered(st, scenes, results):
+        for s, res in answered(st, scenes, results[MAIN]):
             try:
-                proposals = require(parse_json(res.value), {"foils": list}, "foils")["foils"]
+                proposals = [(MAIN, p) for p in require(parse_json(res.value), {"foils": list},
+                                                        "foils")["foils"]]
+                for tag, more in results.items():
+                    if tag != MAIN and not _failed(more[s.id]):
+                        proposals += [(tag, p) for p in require(
+                            parse_json(more[s.id].value), {"foils": list}, "foils")["foils"]]
             except ReplyError as e:
                 st.drop(s, "unreadable reply", error=str(e))
                 continue
@@ -60,10 +74,12 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int) -> list
                 st.drop(s, "no foil proposed")
                 continue
             kids = [Candidate(f"{s.id}-c{k:02d}", "instance",
-                              {"scene": s, "proposal": p, "index": k})
-                    for k, p in enumerate(proposals)]
+                              {"scene": s, "proposal": p, "index": k, "variant": tag})
+                    for k, (tag, p) in enumerate(proposals)]
             st.expand(s, kids, backend=ctx.backend("text").fingerprint, **res.describe(),
-                      inputs={"base_image_shown": shown, "image": s.data["base_path"]})
+                      inputs={"base_image_shown": shown, "image": s.data["base_path"]},
+                      outputs={"proposals_by_variant": {t: sum(1 for x, _ in proposals
+                                                               if x == t) for t in results}})
     return st.children
 
 

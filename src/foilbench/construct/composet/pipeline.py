@@ -31,8 +31,13 @@ base image plus the original spec, the captioning model writes per-instance base
 ``accepts_images`` (API models; ``template`` accepts and ignores it). Where we differ: a
 text-only backend (``hf-lm:``) gets the spec alone, and the log records ``base_image_shown:
 false`` for those steps; agreement between spec and image is then only checked by the
-detector after step 2. The paper's bias-mitigation prompt
-variants (``*.bias.txt``) are not run. Human review (B.4) follows with ``foilbench review``.
+detector after step 2.
+
+Added from the released generation scripts and App. B (each an option of ``ComposetConfig``):
+the caption-vs-image QC after step 2 (:mod:`.caption_qc`, a rewrite, never a drop); recent
+scenes' captions passed back into step 1 (:func:`stage_spec`); the bias-mitigation prompt
+variants of steps 4 and 7 (:mod:`.variants`); and §3's floor of "at least 15 foils" per scene
+(:func:`.verify.stage_scene_floor`). Human review (B.4) follows with ``foilbench review``.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, parse_json, require
 from foilbench.construct.engine.stages import ConstructError, Context, answered
 
-ROLES = {"text": True, "image": True, "edit": True, "detector": False}
+ROLES = {"text": True, "image": True, "edit": True, "detector": False, "vqa": False}
 
 
 def scene_params(config: ComposetConfig) -> list[dict]:
@@ -89,37 +94,75 @@ def scene_params(config: ComposetConfig) -> list[dict]:
 
 
 def plan(config: ComposetConfig) -> dict[str, int]:
-    """Most calls per role: 4 text calls per scene + 1 per foil, 1 image per scene, 1 edit per
-    foil, detector on each base and twice per foil (base and foil images)."""
-    n, f = config.n_scenes, config.foils_per_scene
-    return {"text": n * (4 + f), "image": n, "edit": n * f, "detector": n + 2 * n * f}
+    """Most calls per role: 5 text calls per scene (spec, caption QC, instances, foils,
+    self-check) + 1 per foil, 1 image per scene, 1 edit per foil, detector on each base and
+    twice per foil (base and foil images), and with a ``vqa`` QC one count question per spec
+    object; the bias variants add one instance and one foil call per scene and one verbosity
+    call per foil, and their proposals double the foils."""
+    n, v = config.n_scenes, 2 if config.bias_variants else 1
+    f = config.foils_per_scene * v
+    return {"text": n * (3 + 2 * v + f * v), "image": n, "edit": n * f,
+            "detector": n + 2 * n * f, "vqa": n * config.subjects[1]}
 
 
-def stage_spec(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
+RECENT_NOTE = ("\nRecent scenes of this benchmark are listed below. Do not reuse their "
+               "objects, colours, materials, patterns, actions, poses or overall composition: "
+               "choose differently on every dimension, not just one.\n{captions}\n")
+
+
+def recent_block(captions: list[str]) -> str:
+    """The diversity block of step 1's prompt ("" when there is no earlier scene)."""
+    if not captions:
+        return ""
+    return RECENT_NOTE.format(captions="\n".join(f"- {c}" for c in captions))
+
+
+def stage_spec(ctx: Context, scenes: list[Candidate], recent: int = 5) -> list[Candidate]:
+    """Step 1, one scene after another: each prompt carries the base captions of the last
+    ``recent`` scenes so that scenes do not repeat (the released scripts pass the last five
+    scenes' captions back; they pass the QC-corrected caption where one exists, ours passes
+    step 1's, as step 1 runs for every scene before any render). ``recent=0`` sends all scenes
+    at once with no block."""
     with ctx.log.stage("base spec (step 1)", scenes) as st:
-        jobs = [(s.id, (ctx.text_request(
-            "composet.base_spec", {"kind": "composet.base_spec", "params": s.data["params"]},
-            seed=s.data["params"]["seed"], max_tokens=1500,
-            params=json.dumps(s.data["params"], indent=1)),)) for s in scenes]
-        results = ctx.call_many(st, "text", jobs)
-        for s, res in answered(st, scenes, results):
-            try:
-                spec = require(parse_json(res.value), {"base_caption": str, "objects": list},
-                               "base spec")
-                names = [require(o, {"name": str}, "spec object")["name"] for o in spec["objects"]]
-            except ReplyError as e:
-                st.drop(s, "unreadable reply", error=str(e))
-                continue
-            if not names:
-                st.drop(s, "spec names no object")
-                continue
-            if getattr(ctx.backend("image"), "reads_structure", False) and "world_scene" not in spec:
-                st.drop(s, "spec has no world scene for the world renderer")
-                continue
-            s.data["spec"] = spec
-            st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
-                      outputs={"base_caption": spec["base_caption"], "objects": names})
+        shown: list[str] = []
+        batches = [scenes] if recent <= 0 else [[s] for s in scenes]
+        for batch in batches:
+            window = shown[-recent:] if recent > 0 else []
+            jobs = [(s.id, (ctx.text_request(
+                "composet.base_spec", {"kind": "composet.base_spec",
+                                       "params": s.data["params"], "recent": window},
+                seed=s.data["params"]["seed"], max_tokens=1500,
+                params=json.dumps(s.data["params"], indent=1),
+                recent=recent_block(window)),)) for s in batch]
+            results = ctx.call_many(st, "text", jobs)
+            for s, res in answered(st, batch, results):
+                spec = _read_spec(ctx, st, s, res)
+                if spec is None:
+                    continue
+                s.data["spec"] = spec
+                shown.append(spec["base_caption"])
+                st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
+                          inputs={"recent_scenes": len(window)},
+                          outputs={"base_caption": spec["base_caption"],
+                                   "objects": [o["name"] for o in spec["objects"]]})
     return st.survivors
+
+
+def _read_spec(ctx: Context, st, s: Candidate, res) -> dict | None:
+    try:
+        spec = require(parse_json(res.value), {"base_caption": str, "objects": list},
+                       "base spec")
+        names = [require(o, {"name": str}, "spec object")["name"] for o in spec["objects"]]
+    except ReplyError as e:
+        st.drop(s, "unreadable reply", error=str(e))
+        return None
+    if not names:
+        st.drop(s, "spec names no object")
+        return None
+    if getattr(ctx.backend("image"), "reads_structure", False) and "world_scene" not in spec:
+        st.drop(s, "spec has no world scene for the world renderer")
+        return None
+    return spec
 
 
 def stage_base_render(ctx: Context, scenes: list[Candidate], size: int) -> list[Candidate]:
@@ -167,30 +210,55 @@ def stage_base_check(ctx: Context, scenes: list[Candidate], threshold: float) ->
     return st.survivors
 
 
-def stage_instance_captions(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
+def _read_instances(res) -> dict[str, str]:
+    got = require(parse_json(res.value), {"instances": list}, "instance captions")
+    return {str(i["object"]): str(i["caption"]) for i in got["instances"]}
+
+
+def stage_instance_captions(ctx: Context, scenes: list[Candidate],
+                            bias_variants: bool = False) -> list[Candidate]:
+    """Step 3; with ``bias_variants`` the ``.bias`` prompt captions too and each object keeps
+    the caption that names it (:func:`.variants.reconcile_instances`)."""
+    from foilbench.construct.composet.variants import (
+        BIAS,
+        MAIN,
+        reconcile_instances,
+        variant_seed,
+        variants,
+    )
+
     with ctx.log.stage("instance captions (step 3)", scenes) as st:
-        jobs = [(s.id, (ctx.text_request(
-            "composet.instance_captions", {"kind": "composet.instance_captions",
-                                           "spec": s.data["spec"]},
-            seed=s.data["params"]["seed"], max_tokens=1500,
-            spec=spec_text(s.data["spec"]), **base_image_input(ctx, s)),)) for s in scenes]
+        results: dict[str, dict] = {}
+        for prompt, tag in variants("composet.instance_captions", bias_variants):
+            jobs = [(s.id, (ctx.text_request(
+                prompt, {"kind": "composet.instance_captions", "spec": s.data["spec"]},
+                seed=variant_seed(s.data["params"]["seed"], tag), max_tokens=1500,
+                spec=spec_text(s.data["spec"]), **base_image_input(ctx, s)),)) for s in scenes]
+            results[tag] = ctx.call_many(st, "text", jobs)
         shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
-        results = ctx.call_many(st, "text", jobs)
-        for s, res in answered(st, scenes, results):
+        for s, res in answered(st, scenes, results[MAIN]):
             try:
-                got = require(parse_json(res.value), {"instances": list}, "instance captions")
-                caps = {str(i["object"]): str(i["caption"]) for i in got["instances"]}
+                caps = _read_instances(res)
             except (ReplyError, KeyError, TypeError) as e:
                 st.drop(s, "unreadable reply", error=str(e))
                 continue
+            extra = {}
+            if BIAS in results:
+                try:
+                    other = _read_instances(results[BIAS][s.id])
+                except (ReplyError, KeyError, TypeError, AttributeError):
+                    other = None  # a failed or unreadable bias reply leaves the main captions
+                caps, tally = reconcile_instances(s.data["spec"], caps, other)
+                extra = {"verdicts": {"variants": tally, "bias_reply": other is not None}}
             s.data["instances"] = caps
             st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
                       inputs={"base_image_shown": shown, "image": s.data["base_path"]},
-                      outputs={"instances": caps})
+                      outputs={"instances": caps}, **extra)
     return st.survivors
 
 
 def build(ctx: Context, config: ComposetConfig):
+    from foilbench.construct.composet.caption_qc import stage_caption_qc
     from foilbench.construct.composet.foils import (
         stage_enumerate,
         stage_foil_render,
@@ -198,6 +266,7 @@ def build(ctx: Context, config: ComposetConfig):
     )
     from foilbench.construct.composet.verify import (
         result_for,
+        stage_scene_floor,
         stage_verbosity,
         stage_verify,
     )
@@ -215,14 +284,18 @@ def build(ctx: Context, config: ComposetConfig):
         cand = Candidate(p["scene_id"], "scene", {"params": p})
         ctx.log.created(cand, stage="scene parameters", inputs=p)
         scenes.append(cand)
-    scenes = stage_spec(ctx, scenes)
+    scenes = stage_spec(ctx, scenes, config.recent_scenes)
     scenes = stage_base_render(ctx, scenes, config.size)
+    if config.caption_qc:
+        scenes = stage_caption_qc(ctx, scenes)
     scenes = stage_base_check(ctx, scenes, config.detector_threshold)
-    scenes = stage_instance_captions(ctx, scenes)
-    instances = stage_enumerate(ctx, scenes, config.foils_per_scene)
+    scenes = stage_instance_captions(ctx, scenes, config.bias_variants)
+    instances = stage_enumerate(ctx, scenes, config.foils_per_scene, config.bias_variants)
     instances = stage_self_check(ctx, instances)
     instances = stage_foil_render(ctx, instances, config)
     instances = stage_verify(ctx, instances, config)
-    instances = stage_verbosity(ctx, instances)
+    instances = stage_verbosity(ctx, instances, config)
+    if config.min_foils_per_scene > 0:
+        instances = stage_scene_floor(ctx, instances, config.min_foils_per_scene)
     ctx.log.keep_all(instances, stage="export")
     return result_for(ctx, instances, config)

@@ -29,6 +29,18 @@ class ComposetConfig:
     framing: str = "eye-level, whole scene in view"
     max_drift: float = 0.01
     detector_threshold: float = 0.3
+    #: long-tier counter: "auto" (CLIP BPE if open_clip is installed, else a stated bound),
+    #: "bpe" or "bound" (:func:`foilbench.world.token_budget.long_tier_counter`)
+    token_counter: str = "auto"
+    #: §3 "each scene contributes at least 15 foils": scenes with fewer kept foils are dropped
+    #: (0 keeps every scene)
+    min_foils_per_scene: int = 15
+    #: the released scripts' caption-vs-image QC after the base render (:mod:`.caption_qc`)
+    caption_qc: bool = True
+    #: recent scene captions shown to step 1 so scenes do not repeat (0: none)
+    recent_scenes: int = 5
+    #: App. B.3: run the ``*.bias.txt`` prompt variants too, reconciled by verification
+    bias_variants: bool = False
 
     def options(self) -> dict:
         out = asdict(self)

@@ -4,7 +4,9 @@ Each function answers one step's task in the JSON the step's prompt asks for (se
 ``prompts/composet.*.txt``), so the pipeline reads template and model replies alike:
 
 - ``base_spec`` (step 1): scene parameters -> a sampled world scene, its base caption, one
-  detail sentence per object, and the scene itself (``world_scene``) for the world renderer.
+  detail sentence per object, and the scene itself (``world_scene``) for the world renderer;
+  a draw repeating a recent scene's caption is redrawn.
+- ``caption_qc`` (after step 2): the spec rewritten to the scene the world renderer drew.
 - ``instance_captions`` (step 3): one caption per object, anchored on it (its full
   description and where it stands).
 - ``foils`` (step 4): a naive proposer. It walks the 16 edit types in a seeded order and
@@ -62,7 +64,20 @@ def world_scene(spec: dict) -> Scene:
     return scene_from_dict(spec["world_scene"])
 
 
+def _spec_of(scene: Scene) -> dict:
+    """The spec fields a scene is described by (what the world renderer draws)."""
+    from foilbench.world.captions import describe_scene
+
+    objects = [{"id": f"o{i + 1}", "name": o.category, "description": full_phrase(o).text(),
+                "location": location_bin(o.x)} for i, o in enumerate(scene.objects)]
+    details = {f"o{i + 1}": f"There is {full_phrase(o).text()} {_where(o)}."
+               for i, o in enumerate(scene.objects)}
+    return {"base_caption": describe_scene(scene), "details": details, "objects": objects}
+
+
 def base_spec(task: dict, request) -> str:
+    """A sampled world scene; a draw whose caption repeats one of ``task["recent"]`` (the
+    diversity block of step 1) is redrawn, up to 20 times, from the same seeded stream."""
     from foilbench.world.captions import describe_scene
     from foilbench.world.sample import sample_scene
 
@@ -70,14 +85,39 @@ def base_spec(task: dict, request) -> str:
     rng = np.random.default_rng([SCENE_STREAM, int(p["seed"])])
     setting = str(p.get("setting", "")).lower()
     condition = "minimal" if ("studio" in setting or "white" in setting) else "contextual"
-    scene = sample_scene(rng, int(p["n_subjects"]), condition, scene_id_prefix="")
+    recent = set(task.get("recent") or ())
+    for _ in range(20):
+        scene = sample_scene(rng, int(p["n_subjects"]), condition, scene_id_prefix="")
+        if describe_scene(scene) not in recent:
+            break
     scene = Scene(scene.objects, scene.condition, scene.background_seed, str(p["scene_id"]))
-    objects = [{"id": f"o{i + 1}", "name": o.category, "description": full_phrase(o).text(),
-                "location": location_bin(o.x)} for i, o in enumerate(scene.objects)]
-    details = {f"o{i + 1}": f"There is {full_phrase(o).text()} {_where(o)}."
-               for i, o in enumerate(scene.objects)}
-    return _json({"base_caption": describe_scene(scene), "details": details,
-                  "objects": objects, "world_scene": scene_to_dict(scene)})
+    return _json({**_spec_of(scene), "world_scene": scene_to_dict(scene)})
+
+
+def caption_qc(task: dict, request) -> str:
+    """The spec rewritten to the drawn world scene, with one edit per disagreement (an
+    unchanged spec gives no edits and the same fields back)."""
+    spec = task["spec"]
+    truth = _spec_of(world_scene(spec))
+    edits = []
+    if spec.get("base_caption") != truth["base_caption"]:
+        edits.append({"where": "base_caption", "field": "caption", "target": "scene",
+                      "from": spec.get("base_caption"), "to": truth["base_caption"]})
+    given = {str(o.get("id")): o for o in spec.get("objects") or []}
+    shown = {o["id"] for o in truth["objects"]}
+    for o in truth["objects"]:
+        g = given.get(o["id"])
+        if g is None:
+            edits.append({"where": o["id"], "field": "presence", "target": o["name"],
+                          "from": "absent", "to": "present"})
+        elif g.get("description") != o["description"] or g.get("name") != o["name"]:
+            edits.append({"where": o["id"], "field": "description", "target": o["name"],
+                          "from": g.get("description"), "to": o["description"]})
+    for oid, g in given.items():
+        if oid not in shown:
+            edits.append({"where": oid, "field": "presence", "target": g.get("name"),
+                          "from": "present", "to": "absent"})
+    return _json({"edits": edits, **truth})
 
 
 def _where(obj) -> str:

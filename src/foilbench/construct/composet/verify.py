@@ -15,9 +15,11 @@ Verification, before human QC (CompoSET App. B.4 and App. C):
 Step 7 and QC Phase 3 ("The edit phrase must appear unchanged across the three tiers;
 surrounding context grows around it without rewording"): the medium and long captions must
 contain the short base/foil phrase verbatim (case aside), base and foil must read the same
-once the edit phrase is masked, and the long tier must fit 77 CLIP BPE tokens
-(:func:`foilbench.world.token_budget.token_count`, exact for world words, an upper bound for
-others).
+once the edit phrase is masked, and the long tier must fit 77 CLIP BPE tokens ("The long
+tier is constrained to 77 BPE tokens (the CLIP text-encoder cap)", App. B.3), counted by
+:func:`foilbench.world.token_budget.long_tier_counter`: CLIP's real BPE (open_clip's packaged
+vocabulary) when open_clip_torch is installed, else a stated upper bound; the counter used is
+logged with the stage and recorded in the manifest (``long_tier_token_counter``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from foilbench.construct.composet.taxonomy import (
 from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, parse_json, require
-from foilbench.construct.engine.stages import Context, Failure, answered, drop_failed
+from foilbench.construct.engine.stages import Context, Failure, drop_failed
 from foilbench.construct.validators.image_checks import boxes_mask, changed_pixels, pixel_drift
 
 TIERS = ("short", "medium", "long")
@@ -131,10 +133,13 @@ def _masked(text: str, phrase: str) -> str | None:
     return re.sub(r"[\s.]+$", "", low.replace(p, EDIT_MARK, 1))
 
 
-def check_tiers(short: tuple[str, str], tiers: dict[str, tuple[str, str]]) -> str | None:
-    """None when the tiers keep the edit phrase and the context (module docstring)."""
-    from foilbench.world.token_budget import token_count
+def check_tiers(short: tuple[str, str], tiers: dict[str, tuple[str, str]],
+                count=None) -> str | None:
+    """None when the tiers keep the edit phrase and the context (module docstring);
+    ``count`` counts CLIP tokens (default: the ``auto`` long-tier counter)."""
+    from foilbench.world.token_budget import long_tier_counter
 
+    count = count or long_tier_counter().count
     for tier in ("medium", "long"):
         base, foil = tiers[tier]
         mb, mf = _masked(base, short[0]), _masked(foil, short[1])
@@ -142,37 +147,100 @@ def check_tiers(short: tuple[str, str], tiers: dict[str, tuple[str, str]]) -> st
             return "verbosity: edit phrase reworded"
         if mb != mf:
             return "verbosity: context differs between base and foil"
-    if max(token_count(t) for t in tiers["long"]) > MAX_TOKENS:
+    if max(count(t) for t in tiers["long"]) > MAX_TOKENS:
         return "verbosity: long tier over 77 tokens"
     return None
 
 
-def stage_verbosity(ctx: Context, instances: list[Candidate]) -> list[Candidate]:
+def _read_tiers(res) -> tuple[str | None, dict | None]:
+    if isinstance(res, Failure):
+        return f"call failed: {res.error}"[:200], None
+    try:
+        got = parse_json(res.value)
+        return None, {t: (str(require(got, {t: dict}, "verbosity")[t]["base"]),
+                          str(got[t]["foil"])) for t in ("medium", "long")}
+    except (ReplyError, KeyError, TypeError) as e:
+        return f"unreadable reply: {e}"[:200], None
+
+
+def stage_verbosity(ctx: Context, instances: list[Candidate],
+                    config: ComposetConfig | None = None) -> list[Candidate]:
+    """Step 7 and the tier checks; the long tier is counted by the config's token counter
+    (recorded in the log and ``ctx.notes``); with ``bias_variants`` both prompt variants
+    write tiers and the checks reconcile them (:func:`.variants.reconcile`)."""
+    from foilbench.construct.composet.variants import MAIN, reconcile, variants
+    from foilbench.world.token_budget import long_tier_counter
+
+    config = config or ComposetConfig()
+    counter = long_tier_counter(config.token_counter)
+    ctx.notes["long_tier_token_counter"] = counter.name
     with ctx.log.stage("verbosity (step 7)", instances) as st:
-        jobs = []
+        ctx.log.write({"event": "token_counter", "stage": st.name, "counter": counter.name,
+                       "exact": counter.exact, "limit": MAX_TOKENS})
+        results: dict[str, dict] = {}
+        for prompt, tag in variants("composet.verbosity", config.bias_variants):
+            jobs = []
+            for c in instances:
+                foil, spec = c.data["foil"], c.data["scene"].data["spec"]
+                jobs.append((c.id, (ctx.text_request(
+                    prompt, {"kind": "composet.verbosity", "spec": spec,
+                             "foil": foil.to_dict()},
+                    max_tokens=800, spec=spec_text(spec), base_caption=foil.base_caption,
+                    foil_caption=foil.foil_caption),)))
+            results[tag] = ctx.call_many(st, "text", jobs)
         for c in instances:
-            foil, spec = c.data["foil"], c.data["scene"].data["spec"]
-            jobs.append((c.id, (ctx.text_request(
-                "composet.verbosity", {"kind": "composet.verbosity", "spec": spec,
-                                       "foil": foil.to_dict()},
-                max_tokens=800, spec=spec_text(spec), base_caption=foil.base_caption,
-                foil_caption=foil.foil_caption),)))
-        results = ctx.call_many(st, "text", jobs)
-        for c, res in answered(st, instances, results):
-            try:
-                got = parse_json(res.value)
-                tiers = {t: (str(require(got, {t: dict}, "verbosity")[t]["base"]),
-                             str(got[t]["foil"])) for t in ("medium", "long")}
-            except (ReplyError, KeyError, TypeError) as e:
-                st.drop(c, "unreadable reply", error=str(e))
+            if len(results) == 1 and drop_failed(st, c, results[MAIN][c.id]):
                 continue
             short = (c.data["foil"].base_caption, c.data["foil"].foil_caption)
-            problem = check_tiers(short, tiers)
-            if problem:
-                st.drop(c, problem, outputs={t: list(v) for t, v in tiers.items()})
+            checked = {}
+            for tag, by_id in results.items():
+                problem, tiers = _read_tiers(by_id[c.id])
+                checked[tag] = (problem or check_tiers(short, tiers, counter.count), tiers)
+            kept, verdicts = reconcile(checked)
+            main_tiers = checked[MAIN][1]
+            outputs = {t: list(v) for t, v in (main_tiers or {}).items()}
+            if kept is None:
+                problem = checked[MAIN][0]
+                reason = problem if problem.startswith("verbosity:") else (
+                    "unreadable reply" if problem.startswith("unreadable") else "call failed")
+                fields = {"outputs": outputs}
+                if len(results) > 1:
+                    fields["verdicts"] = verdicts
+                else:
+                    fields["error"] = problem
+                st.drop(c, reason, **fields)
                 continue
+            tiers = checked[kept][1]
             c.data["tiers"] = {"short": short, **tiers}
-            st.passed(c, **res.describe(), outputs={t: list(v) for t, v in tiers.items()})
+            c.data["tier_variant"] = kept
+            extra = {"verdicts": verdicts} if len(results) > 1 else {}
+            st.passed(c, **results[kept][c.id].describe(),
+                      outputs={t: list(v) for t, v in tiers.items()}, **extra)
+    return st.survivors
+
+
+def stage_scene_floor(ctx: Context, instances: list[Candidate], min_foils: int,
+                      ) -> list[Candidate]:
+    """CompoSET §3: "each scene contributes at least 15 foils" (App. A: "at least 15 and on
+    average ~22 foils per base"). A scene with fewer than ``min_foils`` foils left after the
+    automatic checks is dropped whole; the scenes dropped are counted in ``ctx.notes``.
+    ``min_foils=0`` keeps every scene (human review may still drop foils afterwards)."""
+    by_scene: dict[str, list[Candidate]] = {}
+    for c in instances:
+        by_scene.setdefault(c.data["scene"].id, []).append(c)
+    short = {sid: len(cs) for sid, cs in by_scene.items() if len(cs) < min_foils}
+    ctx.notes["scene_floor"] = {"min_foils": int(min_foils), "scenes_in": len(by_scene),
+                                "scenes_dropped": len(short), "foils_by_dropped_scene": short}
+    with ctx.log.stage(f"scene floor (>= {min_foils} foils)", instances) as st:
+        for c in instances:
+            sid = c.data["scene"].id
+            if sid in short:
+                st.drop(c, f"scene has fewer than {min_foils} foils (lower --min-foils or "
+                           "propose more with --foils-per-scene)",
+                        verdicts={"scene_foils": short[sid]})
+            else:
+                st.passed(c)
+        ctx.log.write({"event": "scene_floor", "stage": st.name, **ctx.notes["scene_floor"]})
     return st.survivors
 
 
@@ -222,4 +290,7 @@ def result_for(ctx: Context, instances: list[Candidate], config: ComposetConfig)
                      "tiers per foil; `mask_path` is the edit region; `qc_status` is pending "
                      "until `foilbench review`."),
         extras={"scenes": scenes, "n_foils": len(instances),
+                "long_tier_token_counter": ctx.notes.get("long_tier_token_counter"),
+                "scene_floor": ctx.notes.get("scene_floor"),
+                "caption_qc": ctx.notes.get("caption_qc"),
                 "config": json.loads(json.dumps(config.options(), default=str))})

@@ -13,11 +13,17 @@ to identify two swappable concepts and compose the corresponding new sentence". 
 three-step prompting procedure ... we prompt ChatGPT to add the generated new concept to the
 original caption, instead of using it to replace an old concept."
 
-Then §4.1 Stage 2 (human filtering of false negatives) is *not* automated here: items carry
-``validated = False`` and the manifest says so. Stage 3, adversarial refinement (Alg. 1), runs
-the existing cross-fitted blind scorers (:mod:`foilbench.audit.blind`, ``length`` and ``ngram``
-by default) and :func:`foilbench.audit.refinement.refine` per type; items it removes are
-dropped with that reason.
+Then §4.1 Stage 2, "Filtering false negatives" by human validation, and Stage 3, adversarial
+refinement (Alg. 1), in the paper's order: build with ``--no-refine``, validate the negatives in
+``foilbench review OUT`` (image, positive, negative; :mod:`foilbench.review.choice`), export
+them (``foilbench review export OUT --out VALIDATED``), then ``construct sugarcrepe VALIDATED``:
+given a folder exported by the validation instead of a caption file, the pipeline makes no
+call and runs Algorithm 1 on the validated items (``validated = True``), and its manifest
+reports the discard rates per type of both stages (``qc_report``). Run on a caption file with
+refinement on, Algorithm 1 runs on unvalidated items (``validated = False``; the manifest says
+the order is not the paper's). Refinement uses the cross-fitted blind scorers
+(:mod:`foilbench.audit.blind`, ``length`` and ``ngram`` by default, labelled as foilbench's
+offline stand-ins) and :func:`foilbench.audit.refinement.refine` per type.
 
 What Add-Att locates in step (1) the paper leaves open; we locate the objects the new
 attribute can attach to. The "randomly selected old concept" is drawn with a seed per
@@ -59,7 +65,7 @@ class SugarcrepeConfig:
     limit: int | None = None
     refine: bool = True
     scorers: tuple[str, str] = ("length", "ngram")
-    grid: int = 100  # SugarCrepe App. D.3: "100 x 100 equal grids"
+    grid: int | None = None  # None: auto (the paper's 100 x 100 when it fills; refine.py)
     zero_bin: bool = False  # True: foilbench's extra bin for exact-zero gaps
     folds: int = 5
     seed: int = 0
@@ -110,7 +116,10 @@ def read_captions(config: SugarcrepeConfig) -> list[dict]:
 
 
 def plan(config: SugarcrepeConfig) -> dict[str, int]:
-    """At most 3 calls per (caption, replace/add type) and 1 per (caption, swap type)."""
+    """At most 3 calls per (caption, replace/add type) and 1 per (caption, swap type); none
+    on a validated set (a folder)."""
+    if Path(config.captions).is_dir():
+        return {"text": 0}
     n = len(read_captions(config))
     per = sum(1 if TYPES[t][0] == "swap" else 3 for t in config.types)
     return {"text": n * per}
@@ -140,10 +149,20 @@ def _task(c: Candidate, step: str, **extra) -> dict:
             else located, "mode": form, **extra}
 
 
+def prompt_name(step: str, edit_type: str) -> str:
+    """The packaged prompt of ``step`` for ``edit_type``: one template per fine-grained type
+    for the steps where the types differ (App. D.2: "Each template consists of task instruction
+    for generating the corresponding type of hard negatives and several (7 or more) few-shot
+    demonstrations"): step (2), the new concept, of Replace and Add, and the one Swap step;
+    locating (1) and composing (3) share a template parameterised by the concept kind."""
+    return f"sugarcrepe.{step}.{edit_type}" if step in ("new_concept", "swap") \
+        else f"sugarcrepe.{step}"
+
+
 def _ask_caption_concept(ctx: Context, st, cands: list[Candidate], step: str) -> dict:
     """The locate and swap steps (both T=0) send one prompt per candidate with the same
     inputs: the caption and the kind of concept its type edits."""
-    jobs = [(c.id, (ctx.text_request(f"sugarcrepe.{step}", _task(c, step),
+    jobs = [(c.id, (ctx.text_request(prompt_name(step, c.data["type"]), _task(c, step),
                                      caption=c.data["caption"],
                                      concept=TYPES[c.data["type"]][1]),)) for c in cands]
     return ctx.call_many(st, "text", jobs)
@@ -170,9 +189,9 @@ def stage_locate(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
 def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
     with ctx.log.stage("new concept (T=1.5)", cands, unit="caption x type") as st:
         jobs = [(c.id, (ctx.text_request(
-            "sugarcrepe.new_concept", _task(c, "new_concept", old=c.data["old"]),
-            seed=c.data["seed"], caption=c.data["caption"], old=c.data["old"],
-            concept=TYPES[c.data["type"]][2], mode=TYPES[c.data["type"]][0]),)) for c in cands]
+            prompt_name("new_concept", c.data["type"]),
+            _task(c, "new_concept", old=c.data["old"]), seed=c.data["seed"],
+            caption=c.data["caption"], old=c.data["old"]),)) for c in cands]
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
             got = _reply(st, c, results[c.id], {"new": str})
@@ -231,13 +250,92 @@ def stage_swap(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
     return st.survivors
 
 
+def _from_validated(ctx: Context, config: SugarcrepeConfig) -> tuple[list[Candidate], dict]:
+    """Candidates from a folder exported by the negative validation (all ``validated``)."""
+    from foilbench.data.format import load_benchmark
+
+    bench = load_benchmark(config.captions)
+    items = bench.items
+    human = bench.manifest.extras.get("human_validation")
+    if bench.kind != "choice" or human is None or "validated" not in items.columns \
+            or not items["validated"].all():
+        raise ConstructError(f"{config.captions}: not a validated negative set; export one "
+                             "with `foilbench review export DIR --out VALIDATED` after "
+                             "validating the negatives in `foilbench review DIR`")
+    cands = []
+    for k, row in enumerate(items.itertuples(index=False)):
+        t = str(row.edit_type)
+        if t not in TYPES:
+            raise ConstructError(f"{config.captions}: item {row.item_id!r} has edit_type "
+                                 f"{t!r}; expected one of {', '.join(TYPES)}")
+        c = Candidate(str(row.item_id), "negative", {
+            "image": str(row.image), "caption": str(row.captions[0]),
+            "negative": str(row.captions[1]), "type": t, "seed": config.seed * 1_000_003 + k,
+            "old": str(getattr(row, "old_concept", "")), "new": str(getattr(row, "new_concept",
+                                                                              ""))})
+        ctx.log.created(c, stage="validated negatives", inputs={"caption": c.data["caption"],
+                                                               "negative": c.data["negative"]})
+        cands.append(c)
+    return cands, human
+
+
+def _qc_report(human: dict | None, refinement: dict | None) -> dict:
+    """Discard rates per type: human validation (Stage 2), then Algorithm 1 (Stage 3)."""
+    out: dict = {}
+    by_type = (refinement or {}).get("by_type", {})
+    for t in TYPES:
+        entry: dict = {}
+        if human is not None and t in human.get("discard_rate_by_type", {}):
+            entry["human_discard_rate"] = human["discard_rate_by_type"][t]
+        if t in by_type:
+            r = by_type[t]
+            entry.update(refinement_in=r["n"], refinement_kept=r["kept"],
+                         refinement_discard_rate=1 - r["kept"] / r["n"] if r["n"] else None,
+                         grid=r["grid"])
+        if entry:
+            out[t] = entry
+    return out
+
+
 def build(ctx: Context, config: SugarcrepeConfig) -> ConstructResult:
     from foilbench.construct.sugarcrepe.refine import stage_refine
 
     unknown = [t for t in config.types if t not in TYPES]
     if unknown:
         raise ConstructError(f"unknown SugarCrepe type(s) {unknown}; possible: {', '.join(TYPES)}")
-    images = Path(config.images) if config.images else Path(config.captions).parent
+    human = None
+    if Path(config.captions).is_dir():
+        done, human = _from_validated(ctx, config)
+        images = Path(config.captions)
+    else:
+        images = Path(config.images) if config.images else Path(config.captions).parent
+        done = _generate(ctx, config, images)
+    if config.refine:
+        done = stage_refine(ctx, done, config)
+    ctx.log.keep_all(done, stage="export")
+    validated = human is not None
+    rows = [{"item_id": c.id, "image": c.data["image"],
+             "captions": [c.data["caption"], c.data["negative"]],
+             "edit_type": c.data["type"], "operation": TYPES[c.data["type"]][0],
+             "category": TYPES[c.data["type"]][2], "scene_id": c.data["image"],
+             "old_concept": c.data["old"], "new_concept": c.data["new"],
+             "validated": validated} for c in done]
+    order = ("generation, human validation (§4.1 Stage 2), then Algorithm 1 (Stage 3): the "
+             "paper's order" if validated else
+             "generation then Algorithm 1 on unvalidated items (not the paper's order: build "
+             "with --no-refine, validate in `foilbench review`, then construct on the export)"
+             if config.refine else "generation only; validate in `foilbench review OUT`")
+    return ConstructResult(
+        name="sugarcrepe-construct", kind="choice", rows=rows, root=images,
+        description=("SugarCrepe-style hard negatives (App. D.2 procedure) for a user caption "
+                     "set; " + order + "."),
+        extras={"human_validation": human or "not done (SugarCrepe §4.1 Stage 2)",
+                "order": order, "refinement": ctx.notes.get("refinement"),
+                "qc_report": _qc_report(human, ctx.notes.get("refinement"))})
+
+
+def _generate(ctx: Context, config: SugarcrepeConfig, images: Path) -> list[Candidate]:
+    """Stage 1: the App. D.2 procedure over the caption file, in caption order."""
     cands: list[Candidate] = []
     for k, rec in enumerate(read_captions(config)):
         if not (images / rec["image"]).is_file():
@@ -256,19 +354,4 @@ def build(ctx: Context, config: SugarcrepeConfig) -> ConstructResult:
     done += stage_swap(ctx, swaps)
     order = {c.id: k for k, c in enumerate(cands)}
     done.sort(key=lambda c: order[c.id])
-    if config.refine:
-        done = stage_refine(ctx, done, config)
-    ctx.log.keep_all(done, stage="export")
-    rows = [{"item_id": c.id, "image": c.data["image"],
-             "captions": [c.data["caption"], c.data["negative"]],
-             "edit_type": c.data["type"], "operation": TYPES[c.data["type"]][0],
-             "category": TYPES[c.data["type"]][2], "scene_id": c.data["image"],
-             "old_concept": c.data["old"], "new_concept": c.data["new"],
-             "validated": False} for c in done]
-    return ConstructResult(
-        name="sugarcrepe-construct", kind="choice", rows=rows, root=images,
-        description=("SugarCrepe-style hard negatives (App. D.2 procedure) for a user caption "
-                     "set, refined by Algorithm 1 against blind text scorers; not yet "
-                     "human-validated (validated = False)."),
-        extras={"human_validation": "not done (SugarCrepe §4.1 Stage 2)",
-                "refinement": ctx.notes.get("refinement")})
+    return done

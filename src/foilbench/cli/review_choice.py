@@ -1,0 +1,80 @@
+"""``foilbench review`` on a ``choice`` benchmark: the negative-validation phase (SugarCrepe
+§4.1 Stage 2; :mod:`foilbench.review.choice`). ``review_cmd`` hands over here by kind."""
+
+from __future__ import annotations
+
+import json
+import sys
+import webbrowser
+from pathlib import Path
+
+import click
+
+from foilbench.cli._table import format_table
+
+
+def is_choice(bench_dir: Path) -> bool:
+    manifest = Path(bench_dir) / "manifest.json"
+    return manifest.is_file() and json.loads(manifest.read_text()).get("kind") == "choice"
+
+
+def _pct(r: dict) -> str:
+    return "-" if r["rate"] is None else f"{100 * r['rate']:.1f}%"
+
+
+def summary_lines(summary: dict) -> str:
+    rows = [(t, e["n"], e["discard"]["n"], e["counts"]["false"], _pct(e["discard"]))
+            for t, e in summary["by_edit_type"].items()]
+    o = summary["overall"]
+    rows.append(("all", o["n"], o["discard"]["n"], o["counts"]["false"], _pct(o["discard"])))
+    return format_table(("type", "items", "judged", "kept", "discard"), rows)
+
+
+def serve_choice(bench_dir: Path, host: str, port: int, open_browser: bool,
+                 review_dir: Path | None) -> None:
+    from foilbench.review.choice import ChoiceSession
+    from foilbench.review.choice_app import run_choice_server
+
+    session = ChoiceSession(bench_dir, review_dir)
+    click.echo(summary_lines(session.summary()))
+
+    def ready(url: str) -> None:
+        click.echo(f"serving the negative validation of {bench_dir} at {url} (keys 1/2/3; "
+                   f"Ctrl-C stops; verdicts are saved in {session.store.path})")
+        sys.stdout.flush()
+        if open_browser:
+            webbrowser.open(url)
+
+    try:
+        run_choice_server(session, host, port, on_ready=ready)
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    finally:
+        session.store.close()
+
+
+def status_choice(bench_dir: Path, as_json: bool, review_dir: Path | None) -> None:
+    from foilbench.review.choice import ChoiceSession
+
+    session = ChoiceSession(bench_dir, review_dir)
+    try:
+        summary = session.summary()
+        click.echo(json.dumps(summary, indent=2) if as_json else summary_lines(summary))
+    finally:
+        session.store.close()
+
+
+def export_choice(bench_dir: Path, out_dir: Path, allow_pending: bool,
+                  review_dir: Path | None) -> None:
+    from foilbench.review.choice import ChoiceSession
+    from foilbench.review.choice_export import REPORT_JSON, export_validated
+
+    session = ChoiceSession(bench_dir, review_dir)
+    try:
+        report = export_validated(session, out_dir, allow_pending=allow_pending)
+    finally:
+        session.store.close()
+    click.echo(f"wrote {report['n_items']} validated items to {out_dir}")
+    click.echo(summary_lines(report))
+    click.echo(f"report: {out_dir / REPORT_JSON}; next: foilbench construct sugarcrepe "
+               f"CAPTIONS --validated {out_dir} --out FINAL (Algorithm 1 on the validated set)")

@@ -1,0 +1,130 @@
+"""The negative-validation phase in the browser: image, positive, negative, three verdicts.
+
+SugarCrepe §4.1, Stage 2 (see :mod:`foilbench.review.choice` for the verdicts). The app has
+the pair review's protections (:mod:`foilbench.review.app`): loopback binding and trusted
+hosts, an HMAC CSRF token on every POST, JSON only, a strict CSP, ``/file`` serving only the
+images the items name (each resolved under the benchmark root), and text reaching the page as
+JSON (inserted with ``textContent``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from html import escape
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from foilbench.review.app import LOOPBACK, SESSION_COOKIE, SecurityHeaders, _Csrf
+from foilbench.review.choice import VERDICTS, ChoiceSession
+from foilbench.review.units import ReviewError
+
+
+def _allowed(session: ChoiceSession) -> dict:
+    root = session.bench.root.resolve()
+    out = {}
+    for rel in {u.image for u in session.units}:
+        path = (root / rel).resolve()
+        if path.is_relative_to(root) and path.is_file():
+            out[rel] = path
+    return out
+
+
+def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starlette:
+    """The Starlette application of one negative-validation session."""
+    csrf = _Csrf(session.store.meta("csrf_secret", secrets.token_hex(32)))
+    files = _allowed(session)
+    static = resources.files("foilbench.review").joinpath("static")
+
+    async def index(request: Request) -> Response:
+        sid = request.cookies.get(SESSION_COOKIE) or secrets.token_urlsafe(24)
+        page = (static.joinpath("choice.html").read_text("utf-8")
+                .replace("{{TITLE}}", escape(f"validate negatives · {session.bench.name}"))
+                .replace("{{CSRF}}", escape(csrf.token(sid))))
+        resp = HTMLResponse(page)
+        resp.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict", path="/")
+        return resp
+
+    def api_items(request: Request) -> Response:
+        current = session.store.current()
+        return JSONResponse({
+            "benchmark": session.bench.name,
+            "verdicts": [{"verdict": v, "key": k, "label": label}
+                         for v, (k, label) in VERDICTS.items()],
+            "items": [{"item_id": u.item_id, "image": u.image, "positive": u.positive,
+                       "negative": u.negative, "edit_type": u.edit_type,
+                       "verdict": current.get(u.item_id)} for u in session.units]})
+
+    def api_summary(request: Request) -> Response:
+        return JSONResponse(session.summary())
+
+    async def api_decide(request: Request) -> Response:
+        refused = csrf.check(request)
+        if refused is not None:
+            return refused
+        try:
+            body = await request.json()
+            if not isinstance(body, dict):
+                raise ReviewError("send a JSON object")
+            await run_in_threadpool(session.decide, str(body.get("item", "")),
+                                    str(body.get("verdict", "")))
+        except (ReviewError, ValueError, TypeError) as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        return JSONResponse({"summary": await run_in_threadpool(session.summary)})
+
+    async def api_undo(request: Request) -> Response:
+        refused = csrf.check(request)
+        if refused is not None:
+            return refused
+        undone = await run_in_threadpool(session.store.undo)
+        return JSONResponse({"undone": None if undone is None else
+                             {"item": undone[0], "verdict": undone[1]},
+                             "summary": await run_in_threadpool(session.summary)})
+
+    def serve_file(request: Request) -> Response:
+        path = files.get(request.query_params.get("path", ""))
+        if path is None:
+            return JSONResponse({"error": "not an image of this benchmark"}, status_code=404)
+        return FileResponse(path, headers={"Cache-Control": "private, max-age=3600"})
+
+    routes = [
+        Route("/", index),
+        Route("/api/items", api_items),
+        Route("/api/summary", api_summary),
+        Route("/api/decide", api_decide, methods=["POST"]),
+        Route("/api/undo", api_undo, methods=["POST"]),
+        Route("/file", serve_file),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
+    ]
+    hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
+    return Starlette(routes=routes, middleware=[
+        Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SecurityHeaders)])
+
+
+def run_choice_server(session: ChoiceSession, host: str = "127.0.0.1", port: int = 8766,
+                      on_ready=None) -> None:
+    """Serve until interrupted, like :func:`foilbench.review.serve.run_server`."""
+    import uvicorn
+
+    from foilbench.review.serve import bind
+
+    sock = bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{sock.getsockname()[1]}/"
+    server = uvicorn.Server(uvicorn.Config(create_choice_app(session, host=host),
+                                           log_level="warning", access_log=False,
+                                           lifespan="off"))
+    if on_ready is not None:
+        on_ready(url)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
