@@ -21,6 +21,7 @@ from typing import Any
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
+from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, to_logging
 from foilbench.runner.notes import note_lines
 from foilbench.runner.ray_cluster import as_options
@@ -106,7 +107,8 @@ def run(models: str | Iterable[str] | None = None,
     batch_dir = out_dir / batch_id
     db_path = out_dir / DB_FILE
     try:
-        with sentences(str(out_dir), f"runs already stored are kept in {db_path}"):
+        with sentences(str(out_dir), f"runs already stored are kept in {db_path}"), \
+                in_progress(db_path, "run"):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log)

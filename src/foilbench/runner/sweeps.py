@@ -22,6 +22,7 @@ from foilbench.analysis import matrix
 from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
+from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, to_logging
 from foilbench.runner.notes import note_lines
 from foilbench.runner.ray_cluster import as_options
@@ -144,7 +145,8 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
     kept = (f"every cell already stored in {db_path} is kept and reused when you run the "
             f"same command again")
-    with sentences(str(out_dir), kept):
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
         return _sweep(model_specs, loaded, benches, store, settings, ray_options, out_dir,
                       db_path, sweep_id, log)
 
