@@ -9,6 +9,7 @@ calls began (``ray stop`` would end every Ray instance on the machine).
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -35,14 +36,30 @@ class TwoNodes:
     def __init__(self, temp: Path, env: dict[str, str]) -> None:
         self.marker = f"FOILBENCH_TEST_CLUSTER={os.getpid()}-{time.time_ns()}"
         self.temp = temp
-        self.env = {**os.environ, **env, "FOILBENCH_TEST_CLUSTER": self.marker.split("=")[1]}
+        self.env = {**os.environ, **env, **self.auth(temp),
+                    "FOILBENCH_TEST_CLUSTER": self.marker.split("=")[1]}
         self.port, self.node_port = free_port(), free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.seen: dict[int, int] = {}
 
+    @staticmethod
+    def auth(temp: Path) -> dict[str, str]:
+        """Token authentication on every node and the driver, with a token of this cluster's
+        own (docs/scale-out.md): the recipe users follow, and no dependence on whether a
+        ``~/.ray/auth_token`` happens to exist on this machine."""
+        temp.mkdir(parents=True, exist_ok=True)
+        token = temp / "auth_token"
+        if not token.exists():
+            token.write_text(secrets.token_hex(32))
+            token.chmod(0o600)
+        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+
     def _start(self, *args: str) -> None:
-        subprocess.run([RAY, "start", "--num-cpus=1", "--disable-usage-stats", *args],
-                       env=self.env, check=True, capture_output=True, timeout=120)
+        done = subprocess.run([RAY, "start", "--num-cpus=1", "--disable-usage-stats", *args],
+                              env=self.env, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"ray start {' '.join(args)} failed:\n{done.stdout}\n"
+                               f"{done.stderr}")
 
     def start(self) -> TwoNodes:
         self._start("--head", f"--port={self.port}", "--include-dashboard=false",
@@ -59,6 +76,18 @@ class TwoNodes:
                     f"--node_manager_port={self.node_port}" in cmd:
                 return pid
         raise LookupError(f"no raylet with node manager port {self.node_port}")
+
+    def second_pids(self) -> set[int]:
+        """The second node's raylet and every process under it (its workers)."""
+        try:
+            raylet = self.raylet()
+        except LookupError:
+            return set()
+        parents = {pid: parent_of(pid) for pid in processes()}
+        tree = {raylet}
+        while more := {pid for pid, parent in parents.items() if parent in tree} - tree:
+            tree |= more
+        return tree
 
     def kill_second(self) -> None:
         os.kill(self.raylet(), signal.SIGKILL)

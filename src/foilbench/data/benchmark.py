@@ -67,9 +67,10 @@ class Manifest:
             else []
         if missing:
             raise BenchmarkError(f"{where}: missing field(s) {', '.join(missing)}")
+        if isinstance(data, dict):
+            data = {"format_version": 0, **data}  # absent: written before the field existed
+            check_format_version(data["format_version"], where)
         check_manifest(data, where)
-        data = {"format_version": 0, **data}  # absent: written before the field existed
-        check_format_version(data["format_version"], where)
         known = {f for f in cls.__dataclass_fields__}
         extras = dict(data.get("extras", {}))
         extras.update({k: v for k, v in data.items() if k not in known})

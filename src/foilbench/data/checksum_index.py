@@ -1,6 +1,6 @@
 """Is a benchmark's manifest checksum still true of its files?
 
-The checksum in ``manifest.json`` keys every stored run (a sweep reuses a run with the same
+The checksum in the manifest keys every stored run (a sweep reuses a run with the same
 model, checksum and settings), so a benchmark edited after its manifest was written (captions
 swapped, an image replaced) must not keep it: its runs would be mixed with the old contents'.
 Hashing every image on every load is slow for a large benchmark, so a verified checksum is
