@@ -23,13 +23,14 @@ def chromium_path() -> str:
 
 
 @contextmanager
-def browser_page():
-    """A page plus the list that collects its console errors and page errors."""
+def browser_page(extra_args: tuple[str, ...] = ()):
+    """A page plus the list that collects its console errors and page errors; ``extra_args``
+    go to Chromium (``--host-resolver-rules=...`` for a DNS-rebinding test)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS,
-                                    headless=True)
+        browser = p.chromium.launch(executable_path=chromium_path(),
+                                    args=[*CHROMIUM_ARGS, *extra_args], headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

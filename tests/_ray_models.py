@@ -4,7 +4,9 @@
 folder in ``FOILBENCH_TEST_FAULT_DIR`` holds a file ``die``, deletes it and ends its own
 process with ``os._exit`` at its first image batch (a worker killed mid-cell); with a file
 ``die-always`` it does so on every attempt. Every image batch it embeds appends the process
-id to ``calls`` in that folder, so a test can see that a cell ran, where, and how often.
+id to ``calls`` in that folder, so a test can see that a cell ran, where, and how often. With a
+file ``slow`` holding a number of seconds, each image batch first appends ``NODE_ID PID`` to
+``nodes`` and then sleeps that long (a cell held long enough to kill its node under it).
 Processes register the name with :func:`_ray_hook.register` (Ray workers through the
 ``worker_process_setup_hook``).
 """
@@ -36,6 +38,16 @@ class FaultyTiny(TinyRandomEncoder):
             if once.exists():
                 once.unlink()  # the retried cell must succeed
                 os._exit(1)
+            slow = Path(folder) / "slow"
+            if slow.exists():
+                import time
+
+                import ray
+
+                node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "-"
+                with open(Path(folder) / "nodes", "a") as f:
+                    f.write(f"{node} {os.getpid()}\n")
+                time.sleep(float(slow.read_text() or 1))
         return super().embed_images(images)
 
 

@@ -210,11 +210,19 @@ def call_keys(out: Path) -> list[str]:
     return sorted(json.loads(line)["key"] for line in lines)
 
 
-def test_construct_heavy_stages_on_ray_data_build_the_same_benchmark(cluster, tmp_path):
+def test_construct_heavy_stages_on_ray_data_build_the_same_benchmark(cluster, tmp_path,
+                                                                    monkeypatch):
+    import ray.data._internal.util as data_util
+
+    said: list[str] = []
+    real_warning = data_util.logger.warning
+    monkeypatch.setattr(data_util.logger, "warning",
+                        lambda msg, *a, **k: (said.append(str(msg)), real_warning(msg, *a, **k)))
     seq = construct_cli(tmp_path / "seq")
     assert seq.exit_code == 0, seq.output
     res = construct_cli(tmp_path / "ray", "--ray", "--ray-max-workers", "1")
     assert res.exit_code == 0, res.output
+    assert not [m for m in said if "concurrency" in m]  # the current compute= form
     assert "RemoteBackend" not in res.output and "image=world-" in res.output.replace(" ", "")
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "seq" / "items.parquet"),
                                   pd.read_parquet(tmp_path / "ray" / "items.parquet"))

@@ -108,7 +108,7 @@ def test_app_in_browser(db, tmp_path):
             page.select_option("select[name=benchmark]", "xss-bench")
             page.click("button[type=submit]")
             assert page.locator("#leaderboard tbody tr").count() == 3
-            page.click("#leaderboard th:nth-child(5)")  # sort by value
+            page.click("#leaderboard-0 th:nth-child(4)")  # sort by value
             page.click("text=items >> nth=0")
             assert "a red square" in page.inner_text("body")
             assert_caption_is_inert_text(page, "body")

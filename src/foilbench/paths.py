@@ -8,6 +8,7 @@ the environment (so a new cache never invents a variable of its own).
     builtin/                  tiny-builtin's drawn images (data/tiny.py)
     train/                    rendered training sets (foilbench train)
     weights_hashes.json       remembered sha256 of weight files (models/fingerprint.py)
+    checksums/                verified benchmark checksums by size+mtime (data/checksum_index.py)
     api_responses.jsonl       cached API answers (models/api)
 
 The older variables still work, each for its own folder and taking precedence over
@@ -85,3 +86,8 @@ def model_state_dir() -> Path:
     """Where weight-file hashes and API answers are kept (``$FOILBENCH_CACHE_DIR`` still
     works, deprecated)."""
     return _under_home("FOILBENCH_CACHE_DIR")
+
+
+def checksum_index_dir() -> Path:
+    """Benchmark checksums verified against their files, one JSON per benchmark folder."""
+    return home() / "checksums"

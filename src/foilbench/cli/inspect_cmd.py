@@ -19,10 +19,15 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from foilbench.data.format import MANIFEST_FILE, Benchmark, read_benchmark_folder
+from foilbench.data.format import (
+    MANIFEST_FILE,
+    Benchmark,
+    checked_checksum,
+    read_benchmark_folder,
+)
 from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.registry import benchmark_names, resolve_benchmarks, suites
-from foilbench.data.validate import format_problems, validate
+from foilbench.data.validate import Problem, format_problems, suspicious, validate
 from foilbench.stats.breakdown import group_label
 
 MAX_VALUES = 50  # free extra columns with more distinct values are not tabulated
@@ -35,6 +40,19 @@ def load_for_inspection(spec: str) -> list[tuple[Benchmark, list]]:
         return [(read_benchmark_folder(path), [])]
     benches = resolve_benchmarks(spec, on_invalid="drop", check_images=False)
     return [(b, list(b.dropped.problems) if b.dropped else []) for b in benches]
+
+
+def content_problems(bench: Benchmark, *, check_images: bool) -> list[Problem]:
+    """What loads but should not be trusted: a manifest checksum that is not true of the
+    files (checked with the images), a non-finite ``unit_chance``, items whose candidates
+    are identical (:func:`foilbench.data.validate.suspicious`)."""
+    found = list(suspicious(bench, check_images=check_images))
+    own_manifest = (bench.root / MANIFEST_FILE).exists() and not bench.dropped
+    note = (checked_checksum(bench) if check_images and own_manifest
+            else bench.checksum_note)
+    if note:
+        found.insert(0, Problem(None, "checksum", "checksum_mismatch", note))
+    return found
 
 
 def count_by(bench: Benchmark) -> dict[str, dict[str, int]]:
@@ -67,6 +85,7 @@ def inspect_report(spec: str, *, check_images: bool = True,
     for bench, problems in load_for_inspection(spec):
         problems = problems + validate(bench, check_images=check_images,
                                        check_readable=check_images and decode)
+        problems += content_problems(bench, check_images=check_images)
         report = {"benchmark": bench.name, "n_items": len(bench), "by": count_by(bench),
                   "images_checked": images, "problems": [p.to_dict() for p in problems]}
         out.append((report, problems))

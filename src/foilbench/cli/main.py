@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import sys
@@ -117,6 +118,9 @@ def exit_now(code: int, message: object = None) -> None:
     os._exit(code)
 
 
+UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def _main() -> None:
     # Python hides DeprecationWarnings outside __main__; a user who sets an old variable
     # (foilbench.paths) should read that it is going away.
@@ -131,6 +135,13 @@ def _main() -> None:
         sys.exit(e.exit_code)
     except FoilbenchError as e:
         click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except OSError as e:  # a full or read-only disk met outside the runner's own checks
+        if e.errno not in UNWRITABLE:
+            raise
+        click.echo(f"error: cannot write {e.filename or 'a file'}: {e.strerror}. Free space, "
+                   "or choose a writable folder (--out DIR), and run the same command again "
+                   "(finished work is kept and resumed)", err=True)
         sys.exit(2)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)

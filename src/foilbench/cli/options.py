@@ -101,7 +101,8 @@ def ray_options() -> Callable[[Callable], Callable]:
                           "this machine's CPUs and GPUs; with ADDRESS (auto, HOST:6379, "
                           "ray://HOST:10001) a running cluster. Needs foilbench[ray]."),
         click.option("--ray-retries", default=2, show_default=True, type=click.IntRange(min=0),
-                     help="With --ray: retries of a cell whose worker died, then it fails."),
+                     help="With --ray: retries of a cell whose worker process died, then it "
+                          "fails (a cell of a lost node moves without using one)."),
         click.option("--ray-cpus", default=1.0, show_default=True,
                      type=click.FloatRange(min=0, min_open=True),
                      help="With --ray: CPUs each model worker reserves."),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import click
 import pandas as pd
@@ -10,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from foilbench.cli.run_output import ci_text, pct
+from foilbench.runner.in_progress import active
 from foilbench.runner.notes import note_lines
 from foilbench.stats.breakdown import metric_table
 from foilbench.store.db import DEFAULT_DB, ResultsStore, to_json
@@ -32,8 +35,17 @@ PROVENANCE_FIELDS = ("run_id", "batch_id", "created", "model_spec", "model_finge
 def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> None:
     """Print the provenance and metrics of RUN (a run id or a unique prefix of one).
 
-    Without RUN, list the stored runs.
+    Without RUN, list the stored runs. While a run is still on its first cell (nothing
+    stored yet) this says so and exits 0.
     """
+    if not Path(db_path).exists():
+        working = active(Path(db_path))
+        if working:
+            since = time.strftime("%H:%M:%S", time.localtime(working[0]["started"]))
+            click.echo(f"a {working[0]['what']} is in progress on {db_path} (process "
+                       f"{working[0]['pid']}, started {since}) and nothing has finished yet; "
+                       "each run appears here as soon as its cell is stored")
+            return
     with ResultsStore(db_path, read_only=True) as store:
         if run is None:
             runs = store.list_runs()

@@ -59,11 +59,18 @@ class Manifest:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = MANIFEST_FILE) -> Manifest:
-        missing = [k for k in ("name", "kind") if k not in data]
+        """A manifest read from disk: required fields present, every known field of its type
+        (:mod:`foilbench.data.manifest_schema`), unknown ones kept in ``extras``."""
+        from foilbench.data.manifest_schema import check_manifest
+
+        missing = [k for k in ("name", "kind") if k not in data] if isinstance(data, dict) \
+            else []
         if missing:
             raise BenchmarkError(f"{where}: missing field(s) {', '.join(missing)}")
-        data = {"format_version": 0, **data}  # absent: written before the field existed
-        check_format_version(data["format_version"], where)
+        if isinstance(data, dict):
+            data = {"format_version": 0, **data}  # absent: written before the field existed
+            check_format_version(data["format_version"], where)
+        check_manifest(data, where)
         known = {f for f in cls.__dataclass_fields__}
         extras = dict(data.get("extras", {}))
         extras.update({k: v for k, v in data.items() if k not in known})
@@ -112,6 +119,8 @@ class Benchmark:
     # image ref -> where a loader derives it from (embedded bytes, a crop) while the file is
     # not written yet; validation checks the source (see data/loaders/sources.py)
     image_sources: dict[str, Any] | None = field(default=None, repr=False)
+    # set when the manifest's checksum was not true of the files (data/checksum_index.py)
+    checksum_note: str | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:

@@ -28,6 +28,7 @@ from foilbench.data.benchmark import (
     canonical_table_bytes,
     check_format_version,
 )
+from foilbench.data.checksum_index import verify_checksum
 from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.validate import apply_validation
 from foilbench.errors import BenchmarkError
@@ -108,10 +109,26 @@ def read_benchmark_folder(path: str | Path) -> Benchmark:
 def load_benchmark(
     path: str | Path, *, on_invalid: str = "raise", check_images: bool = True
 ) -> Benchmark:
-    """Read and validate a foilbench-format folder. ``on_invalid`` is ``"raise"`` or ``"drop"``."""
+    """Read and validate a foilbench-format folder. ``on_invalid`` is ``"raise"`` or ``"drop"``.
+
+    With ``check_images`` the manifest's checksum is verified against the files first
+    (:func:`foilbench.data.checksum_index.verify_checksum`): an edited benchmark is keyed by
+    its contents and carries a ``checksum_note``."""
     raw = read_benchmark_folder(path)
-    return make_benchmark(raw.manifest, raw.items, raw.root, on_invalid=on_invalid,
-                          check_images=check_images)
+    note = checked_checksum(raw) if check_images else None
+    bench = make_benchmark(raw.manifest, raw.items, raw.root, on_invalid=on_invalid,
+                           check_images=check_images)
+    bench.checksum_note = note
+    return bench
+
+
+def checked_checksum(bench: Benchmark) -> str | None:
+    """The note of a checksum that is not true of the files (None: true, or no checksum);
+    a file that cannot be read leaves it to validation to say so."""
+    try:
+        return verify_checksum(bench)
+    except OSError:
+        return None
 
 
 def write_benchmark(bench: Benchmark, out_dir: str | Path, *, copy_images: bool = True) -> Path:

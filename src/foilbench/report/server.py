@@ -1,9 +1,13 @@
 """``foilbench serve``: a local, read-only web app over the results database.
 
-Routes: ``/`` leaderboard (filter by benchmark, edit type, tier; sortable), ``/model?fp=``
-drill-down, ``/items?run=`` item browser, ``/image?run=&path=`` images, ``/api/leaderboard.json``.
-Binds to 127.0.0.1 unless told otherwise; every request opens the database read-only (and
-briefly, so runs writing to it meanwhile only make it wait).
+Routes (GET only; any other method is 405): ``/`` leaderboard, one table per benchmark
+(models ranked within it, each number against that benchmark's chance; filter by benchmark,
+edit type, tier; sortable), ``/model?fp=`` drill-down, ``/items?run=`` item browser,
+``/image?run=&path=`` images, ``/api/leaderboard.json``. A Starlette app served by uvicorn,
+like the review app: it binds to 127.0.0.1 unless told otherwise, and a trusted-host check
+refuses a request addressed to any other name (400), so a web page that rebinds its own DNS
+name to 127.0.0.1 cannot read the results from a browser tab. Every request opens the
+database read-only (and briefly, so runs writing to it meanwhile only make it wait).
 
 The database is input, not authority: a crafted one could name ``/`` as a run's benchmark root.
 So ``/image`` serves a file only when (1) the run's stored items list exactly that path in an
@@ -15,21 +19,34 @@ root is not a file-system root, the home folder or above it
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import mimetypes
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import parse_qs, quote, urlparse
+from urllib.parse import quote
 
 import pandas as pd
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
 
 from foilbench.data.images import resolved_inside, servable_root
 from foilbench.kinds import kind_of
-from foilbench.report.html import Raw, esc, fmt_pct, page, table
+from foilbench.report.html import SORT_JS, Raw, esc, fmt_pct, page, table
 from foilbench.store.db import ResultsStore
 
 PAGE_SIZE = 40
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# the page's one script (table sorting) by its hash: no other script, inline or injected, runs
+CSP = ("default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src "
+       f"'sha256-{base64.b64encode(hashlib.sha256(SORT_JS.encode()).digest()).decode()}'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 
 
 def run_images(db_path: Path, run: str) -> tuple[Path | None, frozenset[str]]:
@@ -76,6 +93,12 @@ def _select(name: str, options: list[str], current: str) -> str:
 
 
 def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
+    """One table per benchmark, models ranked within it, each number beside its own chance.
+
+    Benchmarks are never ranked against each other: their chance levels differ (50% for a
+    two-way choice, 16.7% for Winoground's Group), so a raw percent from one says nothing
+    next to another's. The ``above chance`` column is the distance to the benchmark's own
+    chance, in points, with the interval's distance in brackets."""
     bench, edit, tier = q.get("benchmark", ""), q.get("edit_type", ""), q.get("tier", "")
     group_by, value = ("edit_type", edit) if edit else (("tier", tier) if tier else ("", ""))
     df = leaderboard_frame(db_path, bench, group_by, value)
@@ -83,17 +106,38 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
     form = ('<form method="get">' + _select("benchmark", ch["benchmark"], bench)
             + _select("edit_type", ch["edit_type"], edit) + _select("tier", ch["tier"], tier)
             + '<button type="submit">filter</button></form>')
-    rows = [[Raw(f'<a href="/model?fp={quote(r.model_fingerprint)}">{esc(r.model_spec)}</a>'),
-             r.benchmark_name, r.metric, r.group_value or "",
-             Raw(f'<span data-v="{r.value:.6f}">{fmt_pct(r.value)}</span>'),
-             f"[{fmt_pct(r.ci_low)}, {fmt_pct(r.ci_high)}]", fmt_pct(r.chance), int(r.ties),
-             int(r.n), Raw(f'<a href="/items?run={quote(r.run_id)}">items</a>')]
-            for r in df.itertuples()]
-    body = form + table(["model", "benchmark", "metric", "subset", "%", "95% CI", "chance %",
-                         "ties", "n", ""], rows, table_id="leaderboard",
-                        numeric=[False, False, False, False, True, False, True, True, True,
-                                 False])
+    parts = []
+    for k, (name, runs) in enumerate(df.groupby("benchmark_name", sort=True)):
+        runs = runs.sort_values(["metric", "value"], ascending=[True, False], kind="stable")
+        rows = [[Raw(f'<a href="/model?fp={quote(r.model_fingerprint)}">'
+                     f'{esc(r.model_spec)}</a>'),
+                 r.metric, r.group_value or "",
+                 Raw(f'<span data-v="{r.value:.6f}">{fmt_pct(r.value)}</span>'),
+                 f"[{fmt_pct(r.ci_low)}, {fmt_pct(r.ci_high)}]", fmt_pct(r.chance),
+                 _above(r.value, r.ci_low, r.ci_high, r.chance), int(r.ties), int(r.n),
+                 Raw(f'<a href="/items?run={quote(r.run_id)}">items</a>')]
+                for r in runs.itertuples()]
+        parts.append(f"<section><h2>{esc(name)}</h2>" + table(
+            ["model", "metric", "subset", "%", "95% CI", "chance %", "above chance (pts)",
+             "ties", "n", ""], rows, table_id=f"leaderboard-{k}",
+            numeric=[False, False, False, True, False, True, True, True, True, False])
+            + "</section>")
+    note = ('<p class="note">Each benchmark is its own table: models are ranked within a '
+            "benchmark, never across benchmarks, and each number is read against that "
+            "benchmark's chance level.</p>")
+    body = form + note + f'<div id="leaderboard">{"".join(parts) or "<p>no runs</p>"}</div>'
     return page("foilbench results", f"{db_path} · leaderboard", body)
+
+
+def _above(value: float, low: float, high: float, chance: float) -> str:
+    """``+12.5 [+3.0, +21.0]``: points above chance, the interval's too (– without chance)."""
+    if chance is None or chance != chance:
+        return "–"
+
+    def pts(x: float) -> str:
+        return "–" if x is None or x != x else f"{100 * (x - chance):+.1f}"
+
+    return f"{pts(value)} [{pts(low)}, {pts(high)}]"
 
 
 def model_page(db_path: Path, fp: str) -> str:
@@ -139,72 +183,129 @@ def items_page(db_path: Path, run: str, q: dict[str, str]) -> str:
                 nav + f'<div class="items">{cards}</div>')
 
 
-class Handler(BaseHTTPRequestHandler):
-    db_path: Path = Path()
+def create_app(db_path: str | Path, host: str = "127.0.0.1") -> Starlette:
+    """The Starlette app: GET routes only (any other method is 405), a trusted-host check
+    (requests addressed to another name, as a DNS-rebinding page sends them, get 400), and
+    security headers on every response."""
+    db_path = Path(db_path)
     images_of: dict[str, tuple[Path | None, frozenset[str]]] = {}
 
-    def log_message(self, fmt: str, *args) -> None:  # quiet by default
-        pass
+    def html(build: Callable[[Request], str]) -> Callable[[Request], Response]:
+        def endpoint(request: Request) -> Response:
+            try:
+                return HTMLResponse(build(request))
+            except Exception as e:  # a bad request must not kill the server
+                return PlainTextResponse(f"error: {e}", status_code=400)
+        return endpoint
 
-    def _send(self, status: int, body: bytes, ctype: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server API)
-        url = urlparse(self.path)
-        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+    def leaderboard_json(request: Request) -> Response:
         try:
-            if url.path == "/":
-                self._html(leaderboard_page(self.db_path, q))
-            elif url.path == "/model":
-                self._html(model_page(self.db_path, q.get("fp", "")))
-            elif url.path == "/items":
-                self._html(items_page(self.db_path, q.get("run", ""), q))
-            elif url.path == "/image":
-                self._image(q.get("run", ""), q.get("path", ""))
-            elif url.path == "/api/leaderboard.json":
-                df = leaderboard_frame(self.db_path, q.get("benchmark", ""))
-                body = df.to_json(orient="records", date_format="iso").encode()
-                self._send(HTTPStatus.OK, body, "application/json")
-            else:
-                self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
-        except Exception as e:  # a bad request must not kill the server
-            self._send(HTTPStatus.BAD_REQUEST, f"error: {e}".encode(), "text/plain")
+            df = leaderboard_frame(db_path, request.query_params.get("benchmark", ""))
+        except Exception as e:
+            return PlainTextResponse(f"error: {e}", status_code=400)
+        return Response(df.to_json(orient="records", date_format="iso"),
+                        media_type="application/json")
 
-    def _html(self, text: str) -> None:
-        self._send(HTTPStatus.OK, text.encode("utf-8"), "text/html; charset=utf-8")
-
-    def _image(self, run: str, rel: str) -> None:
-        root, listed = self._run_images(run)
+    def image(request: Request) -> Response:
+        run, rel = request.query_params.get("run", ""), request.query_params.get("path", "")
+        try:
+            if run not in images_of:  # a stored run never changes
+                if len(images_of) > 64:
+                    images_of.clear()
+                images_of[run] = run_images(db_path, run)
+        except Exception:
+            return PlainTextResponse("not found", status_code=404)
+        root, listed = images_of[run]
         path = resolved_inside(root, rel) if root is not None and rel in listed else None
         ctype = mimetypes.guess_type(rel)[0] or ""
         if path is None or not path.is_file() or not ctype.startswith("image/"):
-            self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
-            return
-        self._send(HTTPStatus.OK, path.read_bytes(), ctype)
+            return PlainTextResponse("not found", status_code=404)
+        return Response(path.read_bytes(), media_type=ctype)
 
-    def _run_images(self, run: str) -> tuple[Path | None, frozenset[str]]:
-        """:func:`run_images`, remembered per run (a stored run never changes)."""
-        cache = type(self).images_of
-        if run not in cache:
-            if len(cache) > 64:
-                cache.clear()
-            cache[run] = run_images(self.db_path, run)
-        return cache[run]
+    routes = [
+        Route("/", html(lambda r: leaderboard_page(db_path, dict(r.query_params)))),
+        Route("/model", html(lambda r: model_page(db_path, r.query_params.get("fp", "")))),
+        Route("/items", html(lambda r: items_page(db_path, r.query_params.get("run", ""),
+                                                  dict(r.query_params)))),
+        Route("/image", image),
+        Route("/api/leaderboard.json", leaderboard_json),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+    ]
+    return Starlette(routes=routes, middleware=[
+        Middleware(TrustedHostMiddleware, allowed_hosts=trusted_hosts(host)),
+        Middleware(Headers)])
 
 
-def make_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 8765):
+def trusted_hosts(host: str) -> list[str]:
+    """Names a request may address: loopback and the bound host (any on 0.0.0.0/::, where
+    the user chose the network and was warned).
+
+    >>> trusted_hosts("127.0.0.1")
+    ['127.0.0.1', '::1', 'localhost']
+    """
+    return ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
+
+
+class Headers:
+    """Pure ASGI middleware: CSP (only the page's own sorting script may run), no sniffing,
+    no referrer, no framing."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = CSP
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "no-referrer"
+                headers["X-Frame-Options"] = "DENY"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class AppServer:
+    """uvicorn on a socket bound here (port 0 works, the real address is known before the
+    first request), with the ``serve_forever`` / ``shutdown`` / ``server_close`` surface of
+    :mod:`http.server` that the CLI and the tests use."""
+
+    def __init__(self, app: Starlette, host: str, port: int) -> None:
+        import uvicorn
+
+        from foilbench.review.serve import bind
+
+        self.sock = bind(host, port)
+        self.server_address = self.sock.getsockname()[:2]
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning",
+                                                     access_log=False, lifespan="off"))
+        self._done = threading.Event()
+
+    def serve_forever(self) -> None:
+        try:
+            self._server.run(sockets=[self.sock])
+        finally:
+            self._done.set()
+
+    def shutdown(self) -> None:
+        self._server.should_exit = True
+        self._done.wait(10)
+
+    def server_close(self) -> None:
+        self.sock.close()
+
+
+def make_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 8765) -> AppServer:
     """A ready-to-run server (call ``serve_forever``); port 0 picks a free port. The database
     is opened once first, so a missing file, a file that is not a results store or one of a
     newer schema is refused before anything listens."""
     with ResultsStore(db_path, read_only=True):
         pass
-    handler = type("BoundHandler", (Handler,), {"db_path": Path(db_path), "images_of": {}})
-    return ThreadingHTTPServer((host, port), handler)
+    return AppServer(create_app(db_path, host), host, port)
 
 
 def exposure_warning(host: str) -> str | None:

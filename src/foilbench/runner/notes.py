@@ -12,6 +12,9 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
   clusters only when the column is complete), so one null switches the whole run to Wilson
   (auto) or to resampling items (bootstrap): both treat items of one scene as independent and
   give narrower intervals than the scenes justify.
+- ``data_note``: what validates but makes numbers meaningless (a non-finite ``unit_chance``,
+  items whose two captions or two images are identical: every such item is a tie), from
+  :func:`foilbench.data.validate.suspicious`; ``inspect`` lists the same as problems.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from foilbench.data.format import Benchmark
+from foilbench.data.validate import suspicious
 from foilbench.models.text_limits import describe, text_report
 from foilbench.stats.breakdown import CLUSTER_COLUMN
 
@@ -39,13 +43,31 @@ def interval_note(bench: Benchmark, ci_method: str) -> str | None:
             f"{CLUSTER_COLUMN}, or pass --ci-method wilson to choose this on purpose.")
 
 
+def data_note(bench: Benchmark) -> str | None:
+    """One line on the benchmark's suspicious contents, or None (see the module docstring)."""
+    found = suspicious(bench)
+    if not found:
+        return None
+    by: dict[str, list[str]] = {}
+    for p in found:
+        by.setdefault(p.reason, []).append(p.item_id or p.field)
+    parts = [f"{len(ids)} {reason} ({', '.join(map(str, ids[:3]))}"
+             f"{', ...' if len(ids) > 3 else ''})" for reason, ids in by.items()]
+    return (f"suspicious benchmark contents: {'; '.join(parts)}; such items can only tie and "
+            f"a bad unit_chance makes chance-relative numbers meaningless (run `foilbench "
+            f"inspect` on the benchmark for details)")
+
+
 def cell_notes(adapter: Any, bench: Benchmark, ci_method: str) -> dict[str, Any]:
-    """``{"text": report or None, "interval_note": str or None}`` for one cell."""
+    """``{"text": report or None, "interval_note": str or None, "data_note": str or None}``
+    for one cell."""
     return {"text": text_report(adapter, bench.unique_texts()),
-            "interval_note": interval_note(bench, ci_method)}
+            "interval_note": interval_note(bench, ci_method),
+            "data_note": data_note(bench)}
 
 
 def note_lines(stats: dict[str, Any]) -> list[str]:
     """The console lines of a cell's stored notes (empty when there is nothing to say); the
     report's provenance section prints the same (report/sections.py)."""
-    return [line for line in (describe(stats.get("text")), stats.get("interval_note")) if line]
+    return [line for line in (describe(stats.get("text")), stats.get("interval_note"),
+                              stats.get("data_note")) if line]

@@ -18,9 +18,9 @@ __all__ = ["LOCAL", "RayOptions", "as_options", "resources", "worker_device", "w
 class RayOptions:
     """How a run or sweep uses Ray.
 
-    ``retries``: how often a cell whose worker died (killed, out of memory) is retried, on a
-    restarted worker, before it is reported failed (Ray's ``max_restarts`` and
-    ``max_task_retries`` of the model's actor). ``cpus_per_model`` / ``gpus_per_model``: what
+    ``retries``: how often a cell whose worker process died (killed, out of memory) is
+    retried, on a new worker, before it is reported failed; a cell whose node was lost
+    moves to a live worker without using one (:mod:`foilbench.runner.ray_recover`). ``cpus_per_model`` / ``gpus_per_model``: what
     each model worker reserves (GPU default: 1 when the device is ``cuda``/``cuda:N``, or
     ``auto`` on a cluster that has GPUs; else 0). ``max_workers``: at most this many model
     workers at once (default: as many as the cluster's resources hold). ``shard_size``: a
@@ -28,7 +28,9 @@ class RayOptions:
     many inputs, encoded by several workers of the model (0: never split).
     ``shared_cache``: workers read and write the embedding cache folder themselves (it must
     be on storage every node mounts); otherwise one cache process on the driver's node
-    writes it.
+    writes it. ``start_timeout``: seconds a new worker may wait to be placed and started
+    before it is released and its cell handed on (a cluster that lost a node may hold
+    fewer workers than it did; the slots are recomputed anyway).
     """
 
     address: str = LOCAL
@@ -38,6 +40,7 @@ class RayOptions:
     max_workers: int | None = None
     shard_size: int = 0
     shared_cache: bool = False
+    start_timeout: float = 120.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.retries, int) or self.retries < 0:
@@ -48,6 +51,8 @@ class RayOptions:
             raise RunnerError(f"ray gpus_per_model must be >= 0, got {self.gpus_per_model!r}")
         if self.max_workers is not None and self.max_workers < 1:
             raise RunnerError(f"ray max_workers must be >= 1, got {self.max_workers!r}")
+        if self.start_timeout <= 0:
+            raise RunnerError(f"ray start_timeout must be > 0, got {self.start_timeout!r}")
         if not isinstance(self.shard_size, int) or self.shard_size < 0:
             raise RunnerError(f"ray shard_size must be an integer >= 0, got {self.shard_size!r}")
 

@@ -10,12 +10,15 @@ per worker that serves a model), then moves to the next model; its process and i
 paid once per slot.
 
 Failures: an error inside a cell (a :class:`~foilbench.errors.FoilbenchError` such as an
-unreadable image, or any exception) fails that cell only. A worker process that dies is
-restarted by Ray and the call retried, ``retries`` times (Ray's ``max_restarts`` and
-``max_task_retries``); after that the cell is reported failed, the dead worker is replaced
-and the model's other cells go on. Every finished cell is handed to ``on_cell`` on the driver
-at once (the single writer of the results store), so a run killed midway keeps every cell
-already done.
+unreadable image, or any exception) fails that cell only. A worker that is lost (its process
+died, or its node) is released and its call waits in :mod:`.ray_recover` for the cause: a
+lost node's calls move to live workers without using a retry; a dead process's call is
+retried on a new worker, ``retries`` times, then the cell is reported failed and the model's
+other cells go on. The worker slots are recomputed from the live nodes on every tick (a
+lost node shrinks the pool), and a worker that the cluster cannot place within
+``start_timeout`` seconds is released and its call handed on. Every finished cell is handed
+to ``on_cell`` on the driver at once (the single writer of the results store), so a run
+killed midway keeps every cell already done.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from foilbench.runner.ray_cluster import RayOptions, resources, worker_device, w
 from foilbench.runner.ray_payload import from_payload
 from foilbench.runner.ray_plan import Gather, ModelState, Work, shard_cell
 from foilbench.runner.ray_progress import Progress
+from foilbench.runner.ray_recover import Lost, Recovering, detection_seconds, probe
 from foilbench.runner.ray_worker import ModelWorker
 from foilbench.runner.settings import RunSettings
 from foilbench.store.cache import EmbeddingCache
@@ -54,6 +58,9 @@ class Worker:
     actor: Any
     model: ModelState | None = None
     busy: bool = False
+    node_ref: Any = None  # its first call: the node it runs on (answers once it started)
+    node: str | None = None
+    born: float = field(default_factory=time.perf_counter)
 
 
 @dataclass
@@ -69,6 +76,8 @@ class RayStats:
     driver_seconds: float = 0.0
     startup_seconds: float = 0.0
     cells: int = 0
+    moved: int = 0  # calls lost with their node and handed to a live worker
+    retried: int = 0  # calls retried after their worker process died
     wall_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
 
@@ -92,7 +101,7 @@ def error_text(err: BaseException, retries: int) -> str:
     return f"worker died ({retries} retr{'y' if retries == 1 else 'ies'} used): {first}"
 
 
-class Scheduler:
+class Scheduler(Recovering):
     """One Ray run over ``specs`` x ``benches`` (see the module docstring)."""
 
     def __init__(self, specs: list[str], benches: list[Benchmark], settings: RunSettings,
@@ -110,11 +119,15 @@ class Scheduler:
         self.stats = RayStats()
         self.workers: list[Worker] = []
         self.inflight: dict[Any, tuple[Worker, ModelState, Work | None, float]] = {}
+        self.lost: list[Lost] = []
+        self.no_room_since: float | None = None
+        self.attempts: dict[Any, int] = {}  # retries used, per call (work, or a model's load)
 
     # -- setup ------------------------------------------------------------------------------
     def _start(self) -> None:
         ray = self.ray
         cluster = ray.cluster_resources()
+        self.detection = detection_seconds(ray)
         self.per_actor = resources(self.options, self.settings.device, cluster)
         self.stats.slots = worker_slots(self.options, self.per_actor, cluster)
         device = worker_device(self.settings.device, self.per_actor["num_gpus"])
@@ -140,11 +153,11 @@ class Scheduler:
     def _new_worker(self) -> Worker:
         actor = self.worker_class.options(
             num_cpus=self.per_actor["num_cpus"], num_gpus=self.per_actor["num_gpus"],
-            max_restarts=self.options.retries, max_task_retries=self.options.retries,
+            max_restarts=0, max_task_retries=0,  # retried here: see ray_recover
         ).remote(self.worker_settings, cache_server=self.cache_server, revision=self.revision,
                  threads=max(1, int(self.per_actor["num_cpus"])))
         self.stats.actors += 1
-        worker = Worker(actor)
+        worker = Worker(actor, node_ref=actor.node.remote())
         self.workers.append(worker)
         return worker
 
@@ -288,6 +301,18 @@ class Scheduler:
 
     def _failed_call(self, worker: Worker, model: ModelState, work: Work | None,
                      err: BaseException) -> None:
+        if not isinstance(err, self.ray.exceptions.RayTaskError):  # the worker is lost
+            self._started(worker)
+            lost = Lost(model, work, worker.node, time.perf_counter(), error=err)
+            if worker.node is not None:
+                lost.probe = probe(self.ray, worker.node)
+            self.lost.append(lost)
+            self._release(worker)
+            return
+        self._give_up(worker, model, work, err)
+
+    def _give_up(self, worker: Worker | None, model: ModelState, work: Work | None,
+                 err: BaseException) -> None:
         message = error_text(err, self.options.retries)
         if work is None:  # the model could not be loaded: every cell of it fails
             model.describing = False
@@ -297,12 +322,10 @@ class Scheduler:
         else:
             self.log("error", f"{model.spec} x {self.benches[work.bench].name}: {message}")
             self._fail(model, work.bench, message)
-        if isinstance(err, self.ray.exceptions.RayTaskError):  # the worker lives on
+        if worker is not None:  # the call's own error: the worker lives on
             if work is None:
                 self._leave(worker)
             self._assign(worker)
-        else:  # dead for good: replaced by _fill while work remains
-            self._release(worker)
 
     def _release_all(self) -> None:
         for worker in list(self.workers):
@@ -318,10 +341,16 @@ class Scheduler:
         try:
             self._start()
             self._fill()
-            while self.inflight:
-                ready, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=5.0)
+            while self.inflight or self.lost or self._waiting():
+                if self.inflight:
+                    ready, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=1.0)
+                else:
+                    ready = []
+                    time.sleep(0.2)
                 for ref in ready:
                     self._handle(ref)
+                self._recover()
+                self._resize()
                 self._fill()
                 self.progress.show()
             self.progress.show(force=True)

@@ -6,8 +6,8 @@ model on the first call that names it and keeps it while the driver sends it tha
 cells (cells are grouped by model, so a model is loaded once per worker that serves it), then
 drops it when the driver moves the slot to the next model; the process, its imports and its
 CUDA context are paid once per slot, not once per model. When the process dies mid-cell
-(killed, out of memory) Ray restarts it and retries the call (``max_restarts`` /
-``max_task_retries``), and since the call names its model, the restarted actor reloads it.
+(killed, out of memory, its node lost) the driver gives the call to a new worker
+(:mod:`.ray_recover`), and since the call names its model, that worker loads it.
 
 Each cell is computed by :func:`~foilbench.runner.cell.evaluate_cell`, exactly as a
 sequential run computes it, and returned as plain data (:mod:`.ray_payload`); the actor never
@@ -102,6 +102,13 @@ class ModelWorker:
             else:
                 self._cache = EmbeddingCache(self.settings.cache_dir)
         return self._cache
+
+    def node(self) -> str:
+        """The Ray node this worker runs on (the driver's first call: it also tells the
+        driver that the actor was placed and started)."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
 
     def describe(self, spec: str) -> dict[str, Any]:
         """Load the model; its :class:`~foilbench.models.base.ModelInfo` as a dict (the

@@ -21,6 +21,7 @@ from typing import Any
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
+from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, to_logging
 from foilbench.runner.notes import note_lines
 from foilbench.runner.ray_cluster import as_options
@@ -34,6 +35,13 @@ from foilbench.runner.settings import (
 )
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
 from foilbench.runner.summary import build_summary
+from foilbench.runner.writable import (
+    WriteError,
+    check_out,
+    sentences,
+    usable_home,
+    write_text,
+)
 from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
 
@@ -74,6 +82,8 @@ def run(models: str | Iterable[str] | None = None,
     """
     settings = make_settings(settings, options)
     log = log or to_logging
+    check_out(Path(out))
+    usable_home(log)
     ray_options = as_options(ray)
     model_specs = spec_list(models, "models")
     if not model_specs:
@@ -85,6 +95,7 @@ def run(models: str | Iterable[str] | None = None,
         from foilbench.runner.ray_runs import check_model_specs
 
         check_model_specs(model_specs)
+        loaded = []
     bench_specs = spec_list(benchmarks, "benchmarks")
     if not bench_specs:
         bench_specs = [DEFAULT_SUITE]
@@ -94,8 +105,23 @@ def run(models: str | Iterable[str] | None = None,
     out_dir = Path(out)
     batch_id = new_batch_id()
     batch_dir = out_dir / batch_id
-    batch_dir.mkdir(parents=True, exist_ok=True)
     db_path = out_dir / DB_FILE
+    try:
+        with sentences(str(out_dir), f"runs already stored are kept in {db_path}"), \
+                in_progress(db_path, "run"):
+            batch_dir.mkdir(parents=True, exist_ok=True)
+            return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
+                              batch_id, batch_dir, db_path, report, log)
+    except WriteError:
+        if batch_dir.is_dir() and not any(batch_dir.iterdir()):
+            batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
+        raise
+
+
+def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
+               ray_options: Any, out_dir: Path, batch_id: str, batch_dir: Path,
+               db_path: Path, report: bool, log: Log) -> RunOutcome:
+    """Every cell evaluated and stored, then summary.json and the report."""
     cache = open_cache(settings, log)
     revision = git_revision()
     records: list[CellRecord] = []
@@ -120,7 +146,7 @@ def run(models: str | Iterable[str] | None = None,
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
                             records=records, reference=reference)
     summary_path = batch_dir / "summary.json"
-    summary_path.write_text(to_json(summary) + "\n")
+    write_text(summary_path, to_json(summary) + "\n")
     outcome = RunOutcome(batch_id, db_path, summary_path, summary, records, reference)
     if report:
         from foilbench.report import write_report

@@ -44,12 +44,39 @@ def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log) -> li
     benches = [b for spec in specs
                for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid,
                                            progress=settings.progress)]
+    disambiguate(benches, log)
     for bench in benches:
         ensure_checksum(bench)
+        if bench.checksum_note:
+            log("warning", f"{bench.name}: {bench.checksum_note}")
         if bench.dropped:
             log("warning", f"{bench.name}: dropped {bench.dropped.n} invalid item(s); results "
                            f"are PARTIAL.\n{format_problems(bench.dropped.problems)}")
     return benches
+
+
+def disambiguate(benches: list[Benchmark], log: Log) -> None:
+    """Benchmarks that share a name (two folders whose manifests both say ``mybench``) get
+    the shortest tail of their folder path that tells them apart, ``mybench [v2/data]``: a
+    matrix, a report and ``show`` list benchmarks by name."""
+    by_name: dict[str, list[Benchmark]] = {}
+    for bench in benches:
+        by_name.setdefault(bench.name, []).append(bench)
+    for name, same in by_name.items():
+        if len(same) < 2:
+            continue
+        parts = [bench.root.resolve().parts for bench in same]
+        depth = 1
+        while depth < max(map(len, parts)) and \
+                len({p[-depth:] for p in parts}) < len(parts):
+            depth += 1
+        tails = ["/".join(p[-depth:]) for p in parts]
+        if len(set(tails)) < len(tails):  # one folder named twice: number them instead
+            tails = [f"{t} #{k + 1}" for k, t in enumerate(tails)]
+        for bench, tail in zip(same, tails, strict=True):
+            bench.manifest.name = f"{name} [{tail}]"
+        log("warning", f"{len(same)} benchmarks are named {name!r}; they are shown as "
+                       + ", ".join(repr(b.name) for b in same))
 
 
 def open_cache(settings: RunSettings, log: Log | None = None) -> EmbeddingCache | None:

@@ -22,12 +22,14 @@ from foilbench.analysis import matrix
 from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
+from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, to_logging
 from foilbench.runner.notes import note_lines
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.runner.writable import check_out, sentences, usable_home, write_text
 from foilbench.store.db import new_batch_id
 from foilbench.store.shared import SharedStore
 
@@ -105,7 +107,7 @@ def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
              "matrix.tex": matrix.to_latex(cells, models, benchmarks)}
     paths = []
     for name, text in forms.items():
-        (out_dir / name).write_text(text)
+        write_text(out_dir / name, text)
         paths.append(out_dir / name)
     return paths
 
@@ -128,6 +130,8 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     model_specs, bench_specs = spec_list(models, "models"), spec_list(benchmarks, "benchmarks")
     if not model_specs or not bench_specs:
         raise RunnerError("a sweep needs at least one model and one benchmark")
+    check_out(Path(out))
+    usable_home(log)
     ray_options = as_options(ray)
     if ray_options is not None:
         from foilbench.runner.ray_runs import check_model_specs
@@ -138,9 +142,21 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     out_dir = Path(out)
     db_path = Path(db) if db else out_dir / DB_FILE
     sweep_id = new_batch_id()
+    store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
+    kept = (f"every cell already stored in {db_path} is kept and reused when you run the "
+            f"same command again")
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
+        return _sweep(model_specs, loaded, benches, store, settings, ray_options, out_dir,
+                      db_path, sweep_id, log)
+
+
+def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedStore,
+           settings: RunSettings, ray_options: Any, out_dir: Path, db_path: Path,
+           sweep_id: str, log: Log) -> SweepOutcome:
+    """The cells (computed or reused), the stored matrix and its files."""
     failures: list[str] = []
     ray_stats = None
-    store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
     if ray_options is None:
         cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
                             settings=settings, batch_id=sweep_id, log=log, failures=failures)

@@ -26,6 +26,7 @@ recomputed as misses.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -61,6 +62,9 @@ def content_sha256(tensors: dict[str, np.ndarray]) -> str:
 
 def _warn(message: str) -> None:
     warnings.warn(message, CacheWarning, stacklevel=4)
+
+
+UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 def default_cache_root() -> Path:
@@ -237,6 +241,7 @@ class EmbeddingCache:
         self.root = Path(root).expanduser() if root is not None else default_cache_root()
         self.notify = notify or _warn
         self._indexes: dict[tuple[str, str], _ShardIndex] = {}
+        self.disabled = False  # set when a write found the disk full or read-only
 
     def folder(self, fingerprint: str) -> Path:
         return self.root / fingerprint_dirname(fingerprint)
@@ -253,8 +258,26 @@ class EmbeddingCache:
         label = folder / "fingerprint.txt"
         if not label.exists():
             tmp = folder / f"fingerprint.{uuid.uuid4().hex}.tmp"
-            tmp.write_text(fingerprint + "\n")
-            os.replace(tmp, label)
+            try:
+                tmp.write_text(fingerprint + "\n")
+                os.replace(tmp, label)
+            finally:
+                tmp.unlink(missing_ok=True)
+
+    def _saved(self, save: Callable[[], None]) -> None:
+        """Run one cache write; a full or read-only disk stops caching for this cache object
+        (said once): the run's numbers never depend on the cache, so it goes on without."""
+        if self.disabled:
+            return
+        try:
+            save()
+        except OSError as e:
+            if e.errno not in UNWRITABLE:
+                raise
+            self.disabled = True
+            self.notify(f"the embedding cache at {self.root} cannot be written ({e.strerror}): "
+                        "continuing without caching new embeddings (free space or set "
+                        "FOILBENCH_HOME to a writable folder to cache again)")
 
     # --- embeddings -------------------------------------------------------------------------
     def get_many(self, fingerprint: str, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -272,9 +295,14 @@ class EmbeddingCache:
         if not hashes:
             return
         keys = _digest_bytes(list(hashes))
-        self._mark(fingerprint)
-        path = _atomic_save({"keys": keys, "values": array}, self.folder(fingerprint), "emb")
-        self._index(fingerprint, "emb").add(path, keys)
+
+        def save() -> None:
+            self._mark(fingerprint)
+            path = _atomic_save({"keys": keys, "values": array}, self.folder(fingerprint),
+                                "emb")
+            self._index(fingerprint, "emb").add(path, keys)
+
+        self._saved(save)
 
     # --- pair scores (pairwise models) ------------------------------------------------------
     def get_pair_scores(self, fingerprint: str,
@@ -293,9 +321,14 @@ class EmbeddingCache:
         if not pairs:
             return
         keys = self._pair_keys(pairs)
-        self._mark(fingerprint)
-        path = _atomic_save({"keys": keys, "values": scores}, self.folder(fingerprint), "pair")
-        self._index(fingerprint, "pair").add(path, keys)
+
+        def save() -> None:
+            self._mark(fingerprint)
+            path = _atomic_save({"keys": keys, "values": scores}, self.folder(fingerprint),
+                                "pair")
+            self._index(fingerprint, "pair").add(path, keys)
+
+        self._saved(save)
 
     @staticmethod
     def _pair_keys(pairs: list[tuple[str, str]]) -> np.ndarray:

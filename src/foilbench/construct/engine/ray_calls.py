@@ -114,7 +114,8 @@ class RayContext(Context):
         batch = max(1, min(options.batch_size, -(-len(todo) // workers)))
         rows = [{"key": key, "args": Boxed(args)} for key, args in todo.items()]
         data = ray.data.from_items(rows).map_batches(
-            CallWorker, batch_size=batch, concurrency=workers, **backend.resources,
+            CallWorker, batch_size=batch,  # a fixed pool (concurrency= is deprecated)
+            compute=ray.data.ActorPoolStrategy(size=workers), **backend.resources,
             fn_constructor_kwargs={"role": role, "spec": backend.spec, "build": backend.build,
                                    "fingerprint": backend.fingerprint, "method": method,
                                    "retries": self.retries, "backoff_s": self.backoff_s})
