@@ -109,7 +109,7 @@ def test_every_builder_writes_its_manifest_through_write_benchmark():
             writers.append(path.relative_to(SRC).as_posix())
     allowed = {"data/format.py", "cli/review_cmd.py", "cli/inspect_cmd.py"}  # last two only read
     assert set(writers) <= allowed, writers
-    for name in ("construct/pipelines/export.py", "review/export.py", "construct/suite.py"):
+    for name in ("construct/engine/export.py", "review/export.py", "construct/suite.py"):
         assert "write_benchmark(" in (SRC / name).read_text(), name
 
 
