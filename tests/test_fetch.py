@@ -9,7 +9,6 @@ import io
 import json
 import tarfile
 import zipfile
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
