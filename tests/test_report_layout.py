@@ -78,12 +78,12 @@ def test_report_reads_at_a_glance_and_has_no_raw_frames(report_html, tmp_path):
         page.goto(report_html.resolve().as_uri())
         assert page_problems(page) == []
         # headline: one figure line per run, one sentence per benchmark, named models
-        findings = page.locator("#headline ul.findings li").all_inner_texts()
+        findings = page.locator("#summary ul.findings li").all_inner_texts()
         assert len(findings) == 2
         assert any(f.startswith("pairs-small (group, chance") for f in findings)
         assert all("tiny-random" in f and "tiny-b" in f and "paired bootstrap" in f
                    for f in findings)
-        assert page.locator("#headline svg circle").count() == 4
+        assert page.locator("#summary svg circle").count() == 4
         # per edit type: 4 edit types x 2 models bars, each with a chance tick
         bars = page.locator("#edit-types svg rect title").evaluate_all(
             "els => els.map(e => e.textContent)")

@@ -48,10 +48,10 @@ def headline(runs, parts) -> str:
                  numeric=[False, False, False, True, False, True, True, True, False],
                  table_id="headline")
     note = ("Each benchmark is read against its own chance level, never against another "
-            "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'. "
-            "* marks the benchmark's primary metric.")
-    return section("Headline results", fig + said + "<h3>Every metric</h3>" + body,
-                   "headline", note)
+            "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'.")
+    every = section("Every metric", body, "metrics",
+                    "* marks the benchmark's primary metric; ties are failures.")
+    return section("Headline results", fig + said, "summary", note) + every
 
 
 def edit_type_bars(runs) -> str:
