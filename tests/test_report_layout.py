@@ -141,3 +141,74 @@ def test_sentence_from_hand_numbers():
                             ci_low=[-0.10, -0.45, -0.02], ci_high=[0.06, -0.25, 0.30])
     assert "A is better than C (+35.0 pp [+25.0, +45.0]); A is not reliably better than B " \
            "(+2.0 pp [-6.0, +10.0])" in sentence(rows, flipped)
+
+
+def test_blind_rows_have_no_duplicate_overall_and_show_ties():
+    from foilbench.report.sections import _blind_rows
+
+    stat = {"accuracy": 0.0, "n": 4, "ci_low": 0.0, "ci_high": 0.49, "chance": 0.5}
+    single = {"scorers": {"length": {"overall": stat, "by_type": {"all": stat}}},
+              "flags": {"ties:length": {"all": 4}}}
+    assert _blind_rows(single) == [["length", "all types", "0.0", "[0.0, 49.0]", "50.0", 4, 4]]
+    half = {**stat, "n": 2}
+    two = {"scorers": {"ngram": {"overall": stat, "by_type": {"a": half, "b": half}}},
+           "flags": {"ties:ngram": {"a": 2, "b": 0}}}
+    assert [r[1] for r in _blind_rows(two)] == ["all types", "a", "b"]
+    assert [r[5] for r in _blind_rows(two)] == [2, 2, 0]
+
+
+def test_compass_tables_in_the_papers_layout():
+    from foilbench.report.compass_view import table2_html, table3_html
+
+    stored = {
+        "A": {"table2": [{"level": "L2-OA", "delta_pp": "2.39 ± 1.23", "n_complexities": 3,
+                          "n_captions": 40},
+                         {"level": "L3", "delta_pp": "-5.66 ± 3.45", "n_complexities": 2,
+                          "n_captions": 9}],
+              "skill_load": [{"level": "L2-OA", "skill": "A", "b_O": "+0.73** (0.10)",
+                              "b_A": "-3.76** (0.20)", "b_R": None, "a": "+50.00 (1.00)"}]},
+        "B": {"table2": [{"level": "L2-OA", "delta_pp": "nan ± -", "n_complexities": 0,
+                          "n_captions": 0}], "skill_load": []},
+    }
+    t2 = table2_html(stored)
+    assert "<th>Type</th><th>A</th><th>B</th>" in t2
+    assert '<td class="num" title="3 complexities, 40 captions">2.39 ± 1.23</td>' in t2
+    assert 'class="num shade"' in t2 and "-5.66 ± 3.45" in t2  # composed easier: shaded
+    assert "nan" not in t2
+    t3 = table3_html(stored)
+    assert '<th colspan="3">Attribute negatives</th>' in t3
+    # Attribute negatives of A at L2-OA: b_O, b_A (self-load, ** so shaded), b_R missing
+    assert ('<td class="num">+0.73** (0.10)</td><td class="num shade">-3.76** (0.20)</td>'
+            '<td class="num">-</td>') in t3
+    assert "B</td>" not in t3  # no skill-load rows for B: no empty line for it
+
+
+def _fake_run(run_id, model, outcomes, n_metric=None):
+    from foilbench.report.build import RunData
+
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(len(outcomes))],
+                          "group": outcomes, "scene_id": [f"s{k // 2}" for k in
+                                                          range(len(outcomes))]})
+    metrics = pd.DataFrame({"metric": ["group"], "group_by": [""], "value": [np.mean(outcomes)],
+                            "ci_low": [0.0], "ci_high": [1.0], "chance": [1 / 6],
+                            "n": [n_metric or len(outcomes)], "ties": [0],
+                            "ci_method": ["bootstrap:scene_id"]})
+    run = {"run_id": run_id, "model_spec": model, "benchmark_checksum": "c",
+           "benchmark_name": "b", "benchmark_kind": "pair", "n_boot": 500, "seed": 0,
+           "config": {}}
+    return RunData(run, metrics, items)
+
+
+def test_paired_difference_by_hand():
+    from foilbench.report.headline import paired_differences
+
+    a = _fake_run("r1", "A", [1, 1, 1, 1, 0, 0, 1, 0])
+    b = _fake_run("r2", "B", [0, 1, 0, 1, 0, 0, 1, 0])
+    [row] = paired_differences([a, b], "group").to_dict(orient="records")
+    assert row["delta"] == pytest.approx(2 / 8)  # A - B = (5 - 3) / 8
+    assert row["clustered"] and row["n"] == 8 and row["a"] == "A" and row["b"] == "B"
+    # per-scene differences are (1+0)/2, (1+0)/2, 0, 0: every resample lies in [0, 0.5]
+    assert 0.0 <= row["ci_low"] <= row["delta"] <= row["ci_high"] <= 0.5
+    # scored per unit (n differs from the items): no item-level pairing
+    c = _fake_run("r3", "C", [1, 1, 1, 1, 0, 0, 1, 0], n_metric=4)
+    assert paired_differences([c, b], "group").empty

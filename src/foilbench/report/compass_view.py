@@ -23,7 +23,8 @@ def _text(value) -> str:
     """A stored cell as text: missing or NaN as '-' (the paper's blank)."""
     if value is None or (isinstance(value, float) and value != value):
         return "-"
-    return str(value)
+    text = str(value)
+    return "-" if "nan" in text.lower() else text
 
 
 def _levels(records: list[dict]) -> list[str]:
