@@ -129,6 +129,8 @@ def test_winoground_is_gated_on_the_users_token(env, monkeypatch):
     assert "gated" in str(res.exception) and "HF_TOKEN" in str(res.exception)
     assert "solely for research purposes" in res.output  # the terms came first
     assert routes.log == []  # nothing was asked of the Hub without a token
+    asked = fb(["winoground", "--to", str(tmp / "d")], input="y\n")
+    assert "HF_TOKEN" in str(asked.exception) and "Do you accept" not in asked.output
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     refused = fb(["winoground", "--to", str(tmp / "d")], input="n\n")
     assert refused.exit_code != 0 and "not accepted" in str(refused.exception)

@@ -24,7 +24,7 @@ def fetch(name: str | None, to: Path | None, list_only: bool, yes: bool) -> None
       HF_TOKEN=hf_... foilbench fetch winoground   (gated: accept the terms on the Hub first)
     """
     from foilbench.fetch import catalog
-    from foilbench.fetch.fetcher import fetch_release, terms
+    from foilbench.fetch.fetcher import fetch_release, require_token, terms
 
     if list_only or name is None:
         for release in catalog.releases().values():
@@ -34,6 +34,7 @@ def fetch(name: str | None, to: Path | None, list_only: bool, yes: bool) -> None
     accept = True
     if release.gated and not yes:
         click.echo(terms(release))
+        require_token(release)  # no token: refuse before asking anything
         accept = click.confirm("Do you accept these terms?", default=False)
 
     shown = {"gated": release.gated and not yes}

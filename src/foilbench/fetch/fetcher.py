@@ -46,7 +46,9 @@ def _files(release: catalog.Release, ends: dict[str, str], token: str | None) ->
     return [{**f, "url": f["url"].format(**ends)} for f in release.files]
 
 
-def _token(release: catalog.Release) -> str | None:
+def require_token(release: catalog.Release) -> str | None:
+    """The user's Hub token (``HF_TOKEN``); a gated release without one is refused, saying
+    how to get access."""
     token = os.environ.get(TOKEN_ENV, "").strip() or None
     if release.gated and token is None:
         raise FetchError(f"{release.name} is gated on the Hugging Face Hub: accept its "
@@ -70,7 +72,7 @@ def fetch_release(name: str, to: str | Path | None = None, *,
     needed = [fetch_release(dep, root, endpoints=endpoints, say=say, accept=accept, _seen=seen)
               for dep in release.requires if dep not in seen]
     say(terms(release))
-    token = _token(release)
+    token = require_token(release)
     if release.gated and not accept:
         raise FetchError(f"{name}: not fetched (its terms were not accepted)")
     folder = release.folder(root)
