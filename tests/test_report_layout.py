@@ -212,3 +212,23 @@ def test_paired_difference_by_hand():
     # scored per unit (n differs from the items): no item-level pairing
     c = _fake_run("r3", "C", [1, 1, 1, 1, 0, 0, 1, 0], n_metric=4)
     assert paired_differences([c, b], "group").empty
+
+
+def test_figures_with_long_labels_cut_nothing():
+    """Long model specs and edit types are shortened with an ellipsis inside the canvas."""
+    from foilbench.report.figures_ci import bars_ci, delta_plot, headline_plot
+
+    long_model = "openclip:ViT-B-32:/a/very/long/path/to/some/checkpoint/epoch_32_final.pt"
+    long_type = "a_rather_long_edit_type_name_that_goes_on_and_on_forever"
+    head = pd.DataFrame({"benchmark": ["b", "b"], "metric": ["group"] * 2,
+                         "model": [long_model, "m2"], "value": [0.3, 0.1],
+                         "ci_low": [0.2, 0.05], "ci_high": [0.4, 0.2], "chance": [1 / 6] * 2})
+    bars = pd.DataFrame({"group": [long_type, "x"], "series": [long_model, long_model],
+                         "value": [0.5, 0.2], "ci_low": [0.4, 0.1], "ci_high": [0.6, 0.3],
+                         "chance": [0.5, 0.5]})
+    deltas = pd.DataFrame({"label": [f"{long_model} - m2 · b (group)"], "delta": [0.1],
+                           "ci_low": [0.02], "ci_high": [0.2], "p_value": [0.01]})
+    svgs = [headline_plot(head, "t").svg, bars_ci(bars, "t").svg, delta_plot(deltas, "t").svg]
+    with browser_page(width=1400) as (page, _):
+        page.set_content("".join(svgs))
+        assert page_problems(page) == []

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from foilbench.report.figures import CHANCE, GRID, INTERVAL, POINT, Figure, _x_axis
-from foilbench.report.svg import PALETTE, Canvas, Scale, label_width, nice_ticks
+from foilbench.report.svg import PALETTE, Canvas, Scale, clip_label, label_width, nice_ticks
 
 BELOW = "#b3261e"
 ABOVE = "#127a3a"
@@ -60,7 +60,7 @@ def headline_plot(rows: pd.DataFrame, title: str) -> Figure:
             cy = y + row_h / 2
             lo, hi, v = float(r["ci_low"]), float(r["ci_high"]), float(r["value"])
             colour = verdict_colour(lo, hi, chance)
-            c.text(left - 8, cy + 4, r["model"], size=11, anchor="end")
+            c.text(left - 8, cy + 4, clip_label(r["model"], left - 12), size=11, anchor="end")
             if math.isfinite(lo) and math.isfinite(hi):
                 c.line(x(lo), cy, x(hi), cy, stroke=INTERVAL, width=2)
             if math.isfinite(v):
@@ -87,7 +87,9 @@ def bars_ci(table: pd.DataFrame, title: str, ylabel: str = "percent correct") ->
     series = list(dict.fromkeys(table["series"]))
     n_s = max(len(series), 1)
     group_w = max(26.0 * n_s + 16, 56.0)
-    left, plot_h, top = 52.0, 200.0, 34.0
+    first = min(label_width(groups[:1], maximum=200), 190.0)
+    left = max(52.0, 0.77 * first - group_w / 2 + 6)  # the first slanted label fits
+    plot_h, top = 200.0, 34.0
     label_h = max(label_width(groups, maximum=200) * 0.72, 30.0)  # labels drawn at -40 degrees
     plot_w = group_w * len(groups)
     legend_w = max(label_width(series, maximum=340) + 30, 140.0)
@@ -118,14 +120,14 @@ def bars_ci(table: pd.DataFrame, title: str, ylabel: str = "percent correct") ->
             if math.isfinite(ch):
                 c.line(bx - 1, y(ch), bx + bar_w - 1, y(ch), stroke=CHANCE, width=2)
         lx, ly = left + group_w * (g + 0.5), top + plot_h + 12
-        c.text(lx, ly, name, size=10, anchor="end", rotate=-40)
+        c.text(lx, ly, clip_label(name, 190), size=10, anchor="end", rotate=-40)
     c.line(left, top + plot_h, left + plot_w, top + plot_h, stroke="#888")
     items = [(str(s), PALETTE[k % len(PALETTE)]) for k, s in enumerate(series)]
     items.append(("chance (per bar)", CHANCE))
     for k, (name, colour) in enumerate(items):
         lx, ly = left + plot_w + 16, top + 8 + 15 * k
         c.rect(lx, ly - 8, 10, 10, colour)
-        c.text(lx + 14, ly + 1, name, size=10)
+        c.text(lx + 14, ly + 1, clip_label(name, legend_w - 24), size=10)
     return Figure(c.markup())
 
 
@@ -148,7 +150,7 @@ def delta_plot(rows: pd.DataFrame, title: str) -> Figure:
         cy = top + row_h * (k + 0.5)
         d, lo, hi = float(r["delta"]), float(r["ci_low"]), float(r["ci_high"])
         colour = verdict_colour(lo, hi, 0.0)
-        c.text(left - 8, cy + 4, r["label"], size=11, anchor="end")
+        c.text(left - 8, cy + 4, clip_label(r["label"], left - 12), size=11, anchor="end")
         c.line(x(lo), cy, x(hi), cy, stroke=INTERVAL, width=2)
         c.circle(x(d), cy, 4.5, colour if colour != AT else POINT,
                  title=f"{r['label']}: {100 * d:+.1f} pp [{100 * lo:+.1f}, {100 * hi:+.1f}]")
