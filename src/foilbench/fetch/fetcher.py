@@ -84,7 +84,8 @@ def fetch_release(name: str, to: str | Path | None = None, *,
         headers = ({"Authorization": f"Bearer {token}"}
                    if token and spec["url"].startswith(hub_host) else {})
         started = time.monotonic()
-        info = download(spec["url"], dest, spec, headers=headers)
+        info = download(spec["url"], dest, spec, headers=headers,
+                        progress=_ticker(spec["save"], say))
         note = ("already here" if info["kept"] else
                 f"resumed from byte {info['resumed_from']}" if info["resumed_from"] else
                 f"{info['bytes'] / 1e6:.1f} MB in {time.monotonic() - started:.1f} s")
@@ -98,6 +99,21 @@ def fetch_release(name: str, to: str | Path | None = None, *,
     record(name, {"folder": str(folder), "spec": spec, "source": release.source,
                   "files": done, "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return Fetched(name, folder, spec, done, needed)
+
+
+def _ticker(label: str, say: Callable[[str], None], every_s: float = 10.0):
+    """A download progress callback that reports the bytes so far every ``every_s`` seconds
+    (a 1 GB archive is minutes of silence otherwise)."""
+    state = {"bytes": 0, "last": time.monotonic()}
+
+    def tick(n: int) -> None:
+        state["bytes"] += n
+        now = time.monotonic()
+        if now - state["last"] >= every_s:
+            state["last"] = now
+            say(f"  {label}: {state['bytes'] / 1e6:.0f} MB so far")
+
+    return tick
 
 
 def _inside(folder: Path, dest: Path, name: str) -> None:
