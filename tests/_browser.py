@@ -23,7 +23,7 @@ def chromium_path() -> str:
 
 
 @contextmanager
-def browser_page(extra_args: tuple[str, ...] = ()):
+def browser_page(extra_args: tuple[str, ...] = (), width: int = 1280):
     """A page plus the list that collects its console errors and page errors; ``extra_args``
     go to Chromium (``--host-resolver-rules=...`` for a DNS-rebinding test)."""
     from playwright.sync_api import sync_playwright
@@ -31,7 +31,7 @@ def browser_page(extra_args: tuple[str, ...] = ()):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(),
                                     args=[*CHROMIUM_ARGS, *extra_args], headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": 900})
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))

@@ -51,4 +51,5 @@ def test_compass_tables_are_stored_with_the_run_and_the_report_reads_them(tmp_pa
     html = write_report(outcome.db_path, [rec.run_id], tmp_path / "r.html").read_text()
     section = html[html.index('<section id="compass">'):]
     section = section[:section.index("</section>")]
-    assert "<h3>gap" in section and "<h3>table3" in section and "composed" in section
+    assert 'id="compass-table2"' in section and 'id="compass-table3"' in section
+    assert "Object negatives" in section and "composed" in section

@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("foilbench.cli.report_cmd", "report", "Write the HTML report of runs."),
     "serve": ("foilbench.cli.serve_cmd", "serve", "Browse the results database locally."),
     "review": ("foilbench.cli.review_cmd", "review", "Human QC of a pair benchmark, then export."),
+    "export": ("foilbench.cli.export_cmd", "export", "Per-item results of a run as Parquet/CSV."),
+    "fetch": ("foilbench.cli.fetch_cmd", "fetch", "Download a published benchmark release."),
 }
 
 

@@ -102,6 +102,11 @@ def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
     path = Path(spec)
     if (path / MANIFEST_FILE).exists():
         return load_benchmark(path, on_invalid=on_invalid, check_images=check_images)
+    from foilbench.fetch.index import fetched_spec
+
+    fetched = fetched_spec(spec) if not path.exists() else None
+    if fetched is not None:  # a release `foilbench fetch NAME` wrote
+        return resolve_benchmark(fetched, on_invalid=on_invalid, check_images=check_images)
     if path.exists():
         raise UnknownNameError(f"{spec}: exists but is not a foilbench benchmark folder (no "
                                f"{MANIFEST_FILE}); for a published release use LOADER:PATH with "

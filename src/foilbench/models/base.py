@@ -153,3 +153,64 @@ def to_rgb(image: Image.Image, name: str = "image", max_pixels: int | None = Non
         bg = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(bg, rgba).convert("RGB")
     return image.convert("RGB")
+
+
+class CallableDualEncoder(DualEncoder):
+    """A dual encoder made of two functions, for a model held in memory::
+
+        model = CallableDualEncoder(embed_images=my_image_fn, embed_texts=my_text_fn,
+                                    name="my-clip-step-1200")
+
+    ``embed_images(list of PIL RGB images) -> (n, d)`` and ``embed_texts(list of str) ->
+    (n, d)``; scores are cosine unless ``pair_scores`` (a function of the two embedding
+    arrays, row-wise) is given. ``name`` is the spec stored with results and the embedding
+    cache key: give a new name (or ``version``) whenever the functions change, or evaluate
+    without a cache (the default of :func:`foilbench.evaluation.evaluate_run`).
+    """
+
+    def __init__(self, embed_images, embed_texts, *, name: str, version: str = "1",
+                 pair_scores=None, score_kind: str = "cosine") -> None:
+        from foilbench.errors import ModelError
+
+        for label, fn in (("embed_images", embed_images), ("embed_texts", embed_texts)):
+            if not callable(fn):
+                raise ModelError(f"CallableDualEncoder: {label} must be a function, got "
+                                 f"{type(fn).__name__}")
+        if not isinstance(name, str) or not name.strip():
+            raise ModelError("CallableDualEncoder needs a non-empty name= (it labels the "
+                             "results and keys the embedding cache)")
+        self._images, self._texts, self._pair = embed_images, embed_texts, pair_scores
+        self._info = ModelInfo(spec=name, fingerprint=f"callables:{name}:{version}",
+                               family=self.family,
+                               score_kind=score_kind if pair_scores else "cosine",
+                               extras={"adapter": "CallableDualEncoder", "version": version})
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+        return self._checked(self._images(list(images)), len(images), "embed_images")
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        return self._checked(self._texts(list(texts)), len(texts), "embed_texts")
+
+    def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
+        if self._pair is None:
+            return cosine_pair_scores(image_emb, text_emb)
+        return self._checked(self._pair(image_emb, text_emb), len(image_emb), "pair_scores",
+                             ndim=1)
+
+    def _checked(self, out, n: int, what: str, ndim: int = 2) -> np.ndarray:
+        """The function's output as a float array of the promised shape, or a clear error."""
+        from foilbench.errors import ModelError
+
+        arr = np.asarray(out.detach().cpu().numpy() if hasattr(out, "detach") else out,
+                         dtype=np.float32)
+        if arr.ndim != ndim or arr.shape[0] != n:
+            want = f"({n}, d)" if ndim == 2 else f"({n},)"
+            raise ModelError(f"{self._info.spec}: {what} returned shape {arr.shape} for {n} "
+                             f"input(s); expected {want}")
+        if not np.isfinite(arr).all():
+            raise ModelError(f"{self._info.spec}: {what} returned NaN or infinite values")
+        return arr

@@ -1,6 +1,7 @@
 """Hugging Face dual encoders (CLIP, SigLIP, SigLIP 2): ``hf:ORG/NAME`` or ``hf:/local/dir``.
 
-Options after ``?``: ``score=cosine|logit|sigmoid`` and ``batch=N``.
+Options after ``?``: ``score=cosine|logit|sigmoid``, ``batch=N`` and ``revision=REV`` (a hub
+branch, tag or commit, also written ``hf:ORG/NAME@REV``; passed to every ``from_pretrained``).
 
 Default score, the model's own: SigLIP-family models (those with a ``logit_bias``) are
 scored by sigmoid(exp(t) * cos + b), the probability the model assigns to "this pair
@@ -23,16 +24,25 @@ from foilbench.models.base import ModelInfo, to_rgb
 from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
-from foilbench.models.hf_loading import LOAD_ERRORS, load_error, resolve_source, source_identity
+from foilbench.models.hf_loading import (
+    LOAD_ERRORS,
+    load_error,
+    resolve_source,
+    revision_kwargs,
+    source_identity,
+    split_revision,
+)
 from foilbench.models.spec_options import int_option, split_options
 
-OPTIONS = {"score": ("cosine", "logit", "sigmoid"), "batch": None}
+OPTIONS = {"score": ("cosine", "logit", "sigmoid"), "batch": None, "revision": None}
 
 
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> HFDualEncoder:
     body, opts = split_options(rest, OPTIONS)
+    body, revision = split_revision(body, opts)
     return HFDualEncoder(f"hf:{rest}", body, device=device, dtype=dtype,
-                         score=opts.get("score"), batch_size=int_option(opts, "batch", 32))
+                         score=opts.get("score"), batch_size=int_option(opts, "batch", 32),
+                         revision=revision)
 
 
 def _features(output):
@@ -45,7 +55,8 @@ class HFDualEncoder(BatchedDualEncoder):
     :class:`~foilbench.models.batched.BatchedDualEncoder`."""
 
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
-                 score: str | None = None, batch_size: int = 32) -> None:
+                 score: str | None = None, batch_size: int = 32,
+                 revision: str | None = None) -> None:
         import torch
         from transformers import AutoImageProcessor, AutoModel, AutoTokenizer
 
@@ -54,9 +65,10 @@ class HFDualEncoder(BatchedDualEncoder):
         self.torch_dtype = select_dtype(dtype, self.device)
         self.batch_size = batch_size
         try:
-            model = AutoModel.from_pretrained(source, dtype=self.torch_dtype)
-            self.tokenizer = AutoTokenizer.from_pretrained(source)
-            self.image_processor = AutoImageProcessor.from_pretrained(source)
+            rev = revision_kwargs(revision)
+            model = AutoModel.from_pretrained(source, dtype=self.torch_dtype, **rev)
+            self.tokenizer = AutoTokenizer.from_pretrained(source, **rev)
+            self.image_processor = AutoImageProcessor.from_pretrained(source, **rev)
         except (OSError, ValueError, *LOAD_ERRORS) as e:
             raise load_error(target, e) from None
         if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
@@ -73,7 +85,7 @@ class HFDualEncoder(BatchedDualEncoder):
         self.text_padding = "max_length" if self.is_sigmoid_model else "longest"
         self.trims_text = self.text_padding == "longest"
         parts = {
-            **source_identity(source, is_local, model.config),
+            **source_identity(source, is_local, model.config, revision),
             "model_class": type(model).__name__,
             "image_processor": self.image_processor.to_dict(),
             "tokenizer": type(self.tokenizer).__name__,

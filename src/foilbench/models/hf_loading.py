@@ -49,6 +49,37 @@ def resolve_source(target: str) -> tuple[str, bool]:
     return target, False
 
 
+def split_revision(target: str, opts: dict) -> tuple[str, str | None]:
+    """``ORG/NAME@REV`` or ``?revision=REV`` -> (``ORG/NAME``, REV): the hub branch, tag or
+    commit that ``from_pretrained(..., revision=REV)`` loads. A folder has no revision.
+
+    >>> split_revision("openai/clip-vit-base-patch32@3d74acf", {})
+    ('openai/clip-vit-base-patch32', '3d74acf')
+    >>> split_revision("org/name", {"revision": "v1.0"})
+    ('org/name', 'v1.0')
+    """
+    rev = opts.get("revision")
+    if rev is not None and not rev:
+        raise ModelError("model option revision= is empty; give a branch, tag or commit")
+    if not is_local_spec(target) and "@" in target:
+        target, _, at = target.rpartition("@")
+        if not at:
+            raise ModelError(f"{target}@ has no revision after '@'; write ORG/NAME@REV")
+        if rev is not None and rev != at:
+            raise ModelError(f"two revisions for {target}: @{at} and ?revision={rev}; "
+                             "give one")
+        rev = at
+    if rev is not None and is_local_spec(target):
+        raise ModelError(f"{target} is a local folder; a revision applies only to a hub id "
+                         "ORG/NAME")
+    return target, rev
+
+
+def revision_kwargs(revision: str | None) -> dict:
+    """The ``from_pretrained`` keyword for a requested revision (none: the hub's default)."""
+    return {} if revision is None else {"revision": revision}
+
+
 def load_error(target: str, err: Exception) -> ModelError:
     if is_weights_only_refusal(err) or isinstance(err, safetensors_errors()):
         return weights_error(f"Hugging Face model {target!r}", err)
@@ -58,10 +89,16 @@ def load_error(target: str, err: Exception) -> ModelError:
     return ModelError(f"could not load Hugging Face model {target!r}: {err}.{hint}")
 
 
-def source_identity(source: str, is_local: bool, config) -> dict:
-    """Fingerprint parts for the weights: file hashes for a folder, id + revision for the hub."""
+def source_identity(source: str, is_local: bool, config,
+                    requested_revision: str | None = None) -> dict:
+    """Fingerprint parts for the weights: file hashes for a folder, id + revision for the hub
+    (the commit the hub resolved, and the branch/tag/commit the spec asked for, if any)."""
     if not is_local:
-        return {"hub_id": source, "revision": getattr(config, "_commit_hash", None) or "unknown"}
+        ident = {"hub_id": source,
+                 "revision": getattr(config, "_commit_hash", None) or "unknown"}
+        if requested_revision is not None:
+            ident["requested_revision"] = requested_revision
+        return ident
     folder = Path(source)
     weights = sorted(p for g in WEIGHT_GLOBS for p in folder.glob(g))
     if not weights:

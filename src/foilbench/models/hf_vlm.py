@@ -12,6 +12,8 @@ Options:
   ``share=1|0``                 compute the image+prompt prefix once per image and share its
                                 key/value cache across the candidates (default), or not
   ``batch=N``                   candidates per forward pass (default 16)
+  ``revision=REV``              hub branch, tag or commit (also ``hf-vlm:ORG/NAME@REV``),
+                                passed to every ``from_pretrained``
 
 The formulas are in :mod:`foilbench.models.vlm_scoring`; prompts in
 :mod:`foilbench.models.vlm_templates`. Higher is better for every score.
@@ -32,7 +34,14 @@ from foilbench.errors import ModelError
 from foilbench.models.base import ModelInfo, PairwiseScorer, to_rgb
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
-from foilbench.models.hf_loading import LOAD_ERRORS, load_error, resolve_source, source_identity
+from foilbench.models.hf_loading import (
+    LOAD_ERRORS,
+    load_error,
+    resolve_source,
+    revision_kwargs,
+    source_identity,
+    split_revision,
+)
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.vlm_backends import BlipBackend, DecoderBackend
 from foilbench.models.vlm_scoring import answer_logits, continuation_loglik, yes_probability
@@ -54,30 +63,33 @@ OPTIONS = {
     "template": tuple(TEMPLATES),
     "share": ("1", "0"),
     "batch": None,
+    "revision": None,
 }
 DEFAULT_NORM = "mean"  # foilbench's default where neither the user nor a paper states one
 
 
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> HFVLMScorer:
     body, opts = split_options(rest, OPTIONS)
+    body, revision = split_revision(body, opts)
     return HFVLMScorer(f"hf-vlm:{rest}", body, device=device, dtype=dtype,
                        score=opts.get("score", "loglik"), norm=opts.get("norm"),
                        yes=opts.get("yes", "raw"), template=opts.get("template"),
                        share=opts.get("share", "1") == "1",
-                       batch_size=int_option(opts, "batch", 16))
+                       batch_size=int_option(opts, "batch", 16), revision=revision)
 
 
-def _load(source: str, target: str, dtype):
+def _load(source: str, target: str, dtype, revision: str | None = None):
     from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
+    rev = revision_kwargs(revision)
     try:
-        config = AutoConfig.from_pretrained(source)
+        config = AutoConfig.from_pretrained(source, **rev)
         if config.model_type == "blip":
             from transformers import BlipForConditionalGeneration as cls
         else:
             cls = AutoModelForImageTextToText
-        model = cls.from_pretrained(source, dtype=dtype)
-        processor = AutoProcessor.from_pretrained(source)
+        model = cls.from_pretrained(source, dtype=dtype, **rev)
+        processor = AutoProcessor.from_pretrained(source, **rev)
     except (OSError, ValueError, *LOAD_ERRORS) as e:
         raise load_error(target, e) from None
     return config, model, processor
@@ -88,11 +100,12 @@ class HFVLMScorer(PairwiseScorer):
 
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
                  score: str = "loglik", norm: str | None = None, yes: str = "raw",
-                 template: str | None = None, share: bool = True, batch_size: int = 16) -> None:
+                 template: str | None = None, share: bool = True, batch_size: int = 16,
+                 revision: str | None = None) -> None:
         source, is_local = resolve_source(target)
         self.device = select_device(device)
         self.torch_dtype = select_dtype(dtype, self.device)
-        config, model, processor = _load(source, target, self.torch_dtype)
+        config, model, processor = _load(source, target, self.torch_dtype, revision)
         self.model = model.to(self.device).eval()
         self.template = template_for(config.model_type, template)
         backend_cls = BlipBackend if self.template.name == "blip" else DecoderBackend
@@ -105,7 +118,7 @@ class HFVLMScorer(PairwiseScorer):
         self.yes_id, self.no_id = self._answer_ids()
         self.prefix_passes = 0  # how many image+prompt prefixes were computed
         self._identity = {
-            **source_identity(source, is_local, config),
+            **source_identity(source, is_local, config, revision),
             "model_class": type(model).__name__,
             "template": self.template.name,
             "prompt": self._prefix_text(),

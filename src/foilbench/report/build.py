@@ -49,9 +49,13 @@ def _load_run(store: ResultsStore, run_id: str) -> RunData:
 
 
 def render_report(runs: list[RunData]) -> str:
+    from foilbench.report.headline import headline_parts
+
+    computed = headline_parts(runs)  # paired bootstraps, shared by headline and differences
     parts = [
-        sections.headline(runs),
-        sections.forest(runs),
+        sections.headline(runs, computed),
+        sections.edit_type_bars(runs),
+        sections.differences(computed),
         sections.edit_tier_heatmap(runs),
         sections.margins(runs),
         sections.pixel_change(runs),

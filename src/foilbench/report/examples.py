@@ -18,7 +18,7 @@ from foilbench.report.html import esc, png_data_uri
 THUMB = 170
 
 
-def _thumb(root: Path, rel: str | None, mask_rel: str | None = None) -> str:
+def _thumb(root: Path, rel: str | None, mask_rel: str | None = None, size: int = THUMB) -> str:
     if not isinstance(rel, str):
         return ""
     base = servable_root(root)  # the rule serve applies (report/server.py)
@@ -29,9 +29,9 @@ def _thumb(root: Path, rel: str | None, mask_rel: str | None = None) -> str:
         with Image.open(path) as im:
             im = im.convert("RGB")
             mask = resolved_inside(base, mask_rel) if isinstance(mask_rel, str) else None
+            im.thumbnail((size, size))  # outline after resizing, so it stays one pixel thin
             if mask is not None and mask.is_file():
                 im = _outline(im, mask)
-            im.thumbnail((THUMB, THUMB))
             buf = io.BytesIO()
             im.save(buf, format="PNG")
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
@@ -40,14 +40,15 @@ def _thumb(root: Path, rel: str | None, mask_rel: str | None = None) -> str:
 
 
 def _outline(im: Image.Image, mask_path: Path) -> Image.Image:
-    """Draw the mask's boundary in magenta over the image."""
+    """The mask's boundary, one pixel thin, in magenta over a faded copy of the image: shown
+    beside the pair so the edit itself is never covered."""
     with Image.open(mask_path) as m:
         mask = m.convert("L").resize(im.size, Image.NEAREST)
-    edge = np.asarray(mask.filter(ImageFilter.FIND_EDGES)) > 0
-    edge |= np.asarray(mask.filter(ImageFilter.MaxFilter(3)).filter(ImageFilter.FIND_EDGES)) > 0
-    arr = np.array(im)
-    arr[edge] = (230, 0, 200)
-    return Image.fromarray(arr)
+    inside = np.asarray(mask) > 127
+    edge = (np.asarray(mask.filter(ImageFilter.FIND_EDGES)) > 0) & inside  # inner ring only
+    faded = (np.asarray(im, dtype=np.float32) * 0.35 + 255 * 0.65).astype(np.uint8)
+    faded[edge] = (230, 0, 200)
+    return Image.fromarray(faded)
 
 
 def _verdict(ok: float | None) -> str:
@@ -78,8 +79,10 @@ def pair_card(row: pd.Series, root: Path) -> str:
                     for c in ("edit_type", "tier", "scene_id") if c in row and row[c] == row[c])
     return (
         '<div class="item">'
-        f"<div>{_thumb(root, row.get('image_base'), mask)} "
-        f"{_thumb(root, row.get('image_foil'), mask)}</div>"
+        f"<div>{_thumb(root, row.get('image_base'))} {_thumb(root, row.get('image_foil'))}"
+        + (f" <span class='mask' title='edit mask'>"
+           f"{_thumb(root, row.get('image_base'), mask, size=110)}</span>"
+           if isinstance(mask, str) else "") + "</div>"
         f"<div>{meta}</div>"
         f"<div><b>c0</b> {esc(row.get('caption_base'))}</div>"
         f"<div><b>c1</b> {esc(row.get('caption_foil'))}</div>"

@@ -64,7 +64,7 @@ def forest_plot(rows: pd.DataFrame, title: str) -> Figure:
     plot_w, row_h, top = 380.0, 22.0, 30.0
     height = top + row_h * len(rows) + 44
     c = Canvas(left + plot_w + 20, height, title)
-    c.text(left + plot_w / 2, 16, title, size=12, anchor="middle", bold=True)
+    c.title(title)
     x = Scale(0.0, 1.0, left, left + plot_w)
     bottom = top + row_h * len(rows)
     _x_axis(c, x, top, bottom, nice_ticks(0, 1, 4),
@@ -94,7 +94,7 @@ def heatmap(table: pd.DataFrame, title: str) -> Figure:
     n_rows, n_cols = values.shape
     width = max(left + cell_w * n_cols + 70, len(title) * 7.2 + 20)
     c = Canvas(width, top + cell_h * n_rows + 16, title)
-    c.text(width / 2, 16, title, size=12, anchor="middle", bold=True)
+    c.title(title)
     for j, col in enumerate(table.columns):
         c.text(left + cell_w * (j + 0.5), top - 8, clip_label(col, cell_w), size=10,
                anchor="middle")
@@ -135,7 +135,7 @@ def ecdf_plot(series: dict[str, np.ndarray], title: str, xlabel: str,
     left, plot_w, plot_h, top = 48.0, 420.0, 220.0, 30.0
     legend_w = min(max(label_width(series) + 24, 120.0), 330.0)
     c = Canvas(left + plot_w + legend_w, top + plot_h + 44, title)
-    c.text(left + plot_w / 2, 16, title, size=12, anchor="middle", bold=True)
+    c.title(title)
     x, y = Scale(lo, hi, left, left + plot_w), Scale(0.0, 1.0, top + plot_h, top)
     _x_axis(c, x, top, top + plot_h, nice_ticks(lo, hi), xlabel)
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -166,7 +166,7 @@ def grouped_bars(table: pd.DataFrame, title: str, chance: float | None = None) -
     left, group_w, plot_h, top = 48.0, 70.0, 220.0, 30.0
     plot_w = max(group_w * n_groups, 160.0)
     c = Canvas(left + plot_w + 170, top + plot_h + 50, title)
-    c.text(left + plot_w / 2, 16, title, size=12, anchor="middle", bold=True)
+    c.title(title)
     y = Scale(0.0, 1.0, top + plot_h, top)
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
         c.line(left, y(t), left + plot_w, y(t), stroke=GRID)

@@ -20,10 +20,22 @@ def _overall(run) -> pd.DataFrame:
     return m[(m["group_by"] == "") | m["group_by"].isna()]
 
 
-def headline(runs) -> str:
-    rows, classes = [], []
+def headline(runs, parts) -> str:
+    """The ten-second view: the primary metric of every model on every benchmark against that
+    benchmark's chance (figure), one generated sentence per benchmark, then every metric."""
+    from foilbench.report.figures_ci import headline_plot
+    from foilbench.report.headline import primary_metric
+
+    prim, sentences, _ = parts
+    fig = ""
+    if not prim.empty:
+        fig = figure_img(headline_plot(prim, "Primary metric per model against chance"),
+                         "headline")
+    said = ("<ul class='findings'>" + "".join(f"<li>{esc(t)}</li>" for t in sentences)
+            + "</ul>") if sentences else ""
+    rows = []
     for r in runs:
-        primary = r.run.get("config", {}).get("primary_metric") or _default_metric(r)
+        primary = primary_metric(r)
         for _, m in _overall(r).iterrows():
             star = " *" if m["metric"] == primary else ""
             rows.append([r.run["model_spec"], r.run["benchmark_name"] + (
@@ -31,36 +43,61 @@ def headline(runs) -> str:
                 Raw(f'<span data-v="{m["value"]:.6f}">{fmt_pct(m["value"])}</span>'),
                 f"[{fmt_pct(m['ci_low'])}, {fmt_pct(m['ci_high'])}]", fmt_pct(m["chance"]),
                 int(m["ties"]), int(m["n"]), m["ci_method"]])
-            classes.append("")
     body = table(["model", "benchmark", "metric", "%", "95% CI", "chance %", "ties", "n",
-                  "CI method"], rows, row_classes=classes,
+                  "CI method"], rows,
                  numeric=[False, False, False, True, False, True, True, True, False],
                  table_id="headline")
-    note = ("Strict > everywhere: a tie is a failure and is counted in 'ties'. "
-            "* marks the benchmark's primary metric.")
-    return section("Headline results", body, "headline", note)
+    note = ("Each benchmark is read against its own chance level, never against another "
+            "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'.")
+    every = section("Every metric", body, "metrics",
+                    "* marks the benchmark's primary metric; ties are failures.")
+    return section("Headline results", fig + said, "summary", note) + every
 
 
-def _default_metric(run) -> str:
-    from foilbench.data.kinds import KINDS
+def edit_type_bars(runs) -> str:
+    """Per benchmark, the primary metric per edit type: one bar per model with its 95%
+    interval and the edit type's own chance level."""
+    from foilbench.report.figures_ci import bars_ci
+    from foilbench.report.headline import by_benchmark, model_labels, primary_metric
 
-    if "r1_valid" in set(run.metrics["metric"]):  # items list true negatives: r1_valid leads
-        return "r1_valid"
-    return KINDS[run.run["benchmark_kind"]].default_metric
-
-
-def forest(runs) -> str:
-    rows = []
-    for r in runs:
-        for _, m in _overall(r).iterrows():
-            rows.append({"label": f"{r.run['model_spec']} | {r.run['benchmark_name']} | "
-                                  f"{m['metric']}", **m[["value", "ci_low", "ci_high",
-                                                         "chance"]].to_dict()})
-    if not rows:
+    labels = model_labels(runs)
+    imgs = []
+    for group in by_benchmark(runs).values():
+        metric = primary_metric(group[0])
+        rows = []
+        for r in group:
+            m = r.metrics
+            hit = m[(m["group_by"] == "edit_type") & (m["metric"] == metric)]
+            for _, g in hit.iterrows():
+                rows.append({"group": str(g["group_value"]), "series": labels[r.run["run_id"]],
+                             **{k: g[k] for k in ("value", "ci_low", "ci_high", "chance")}})
+        if len({row["group"] for row in rows}) < 2:
+            continue
+        title = f"{group[0].run['benchmark_name']}: {metric} per edit type"
+        imgs.append(figure_img(bars_ci(pd.DataFrame(rows), title), title))
+    if not imgs:
         return ""
-    img = figure_img(figures.forest_plot(pd.DataFrame(rows), "95% intervals per model"),
-                     "forest plot")
-    return section("Intervals per model", img, "forest")
+    return section("Per edit type, with intervals and chance", "".join(imgs), "edit-types",
+                   "Bars: percent correct; whiskers: 95% interval; red tick on each bar: that "
+                   "edit type's chance level.")
+
+
+def differences(parts) -> str:
+    """Model-vs-model differences on the same items, with paired 95% intervals
+    (``parts``: :func:`foilbench.report.headline.headline_parts`)."""
+    from foilbench.report.figures_ci import delta_plot
+
+    _, _, deltas = parts
+    if deltas.empty:
+        return ""
+    rows = deltas.assign(label=[f"{d['a']} - {d['b']} · {d['benchmark']} ({d['metric']})"
+                                for _, d in deltas.iterrows()])
+    img = figure_img(delta_plot(rows, "Paired differences between models"), "differences")
+    return section("Model vs model", img, "differences",
+                   "Difference of the primary metric on the items both runs scored; the "
+                   "interval resamples scenes (or items) jointly for both models (paired "
+                   "bootstrap); p is its two-sided bootstrap p-value. Green/red: the interval "
+                   "excludes 0.")
 
 
 def edit_tier_heatmap(runs) -> str:
@@ -126,31 +163,47 @@ def swap_confusion(runs) -> str:
 
 
 def compass(runs) -> str:
-    """The COMPASS tables the runner stored with each run (nothing is recomputed here)."""
+    """COMPASS Table 2 and Table 3 in the paper's layout, from the tables the runner stored
+    with each run (nothing is recomputed)."""
+    from foilbench.report.compass_view import table2_html, table3_html
+    from foilbench.report.headline import by_benchmark, model_labels
+
+    labels = model_labels(runs)
     parts = []
-    for r in runs:
-        if "role" not in r.items.columns or "level" not in r.items.columns:
+    for group in by_benchmark(runs).values():
+        group = [r for r in group if {"role", "level"} <= set(r.items.columns)]
+        if not group:
             continue
-        if r.compass is None:
+        name = esc(group[0].run["benchmark_name"])
+        missing = [r for r in group if r.compass is None]
+        for r in missing:
             parts.append(f"<p class='note'>{esc(r.label)}: no COMPASS tables stored with this "
                          "run (written before schema 2 or without the runner); run it again "
                          "with `foilbench run`.</p>")
+        stored = {labels[r.run["run_id"]]: r.compass for r in group if r.compass is not None}
+        if not stored:
             continue
-        for name, key in (("table2", "table2"), ("gap", "gap"), ("table3", "skill_load")):
-            df = _records(r.compass.get(key))
-            if not df.empty:
-                parts.append(f"<h3>{esc(name)} — {esc(r.label)}</h3>" + _frame(df))
-        if r.compass.get("skill_load_note"):
-            parts.append(f"<p class='note'>{esc(r.compass['skill_load_note'])}</p>")
+        parts.append(f"<h3>Table 2: compositional integration (aggregated) — {name}</h3>"
+                     + table2_html(stored)
+                     + "<p class='note'>Delta = decomposed - composed R@1 in percentage "
+                       "points, mean ± standard deviation across complexities (COMPASS Table "
+                       "2); shaded: composed easier than decomposed. Hover a cell for the "
+                       "complexities and captions behind it.</p>")
+        parts.append(f"<h3>Table 3: skill load — {name}</h3>" + table3_html(stored))
+        note = next((c.get("skill_load_note") for c in stored.values()
+                     if c.get("skill_load_note")), "")
+        if note:
+            parts.append(f"<p class='note'>{esc(note)} Shaded: a self-load coefficient "
+                         "significant at p < 0.001.</p>")
+        dropped = {m: (c.get("dropped_incomplete", 0), c.get("dropped_k", 0))
+                   for m, c in stored.items() if c.get("dropped_incomplete") or c.get("dropped_k")}
+        for m, (inc, k) in dropped.items():
+            parts.append(f"<p class='note'>{esc(m)}: {inc} caption(s) without all their "
+                         f"decomposed items and {k} skill item(s) without K = 4 negatives "
+                         "left out.</p>")
     if not parts:
         return ""
     return section("COMPASS: integration gap and skill load", "".join(parts), "compass")
-
-
-def _records(rows) -> pd.DataFrame:
-    """A stored list of records as a frame, JSON nulls back to NaN."""
-    df = pd.DataFrame.from_records(rows or [])
-    return df.where(df.notna(), np.nan)
 
 
 def blind_audit(runs) -> str:
@@ -170,19 +223,36 @@ def blind_audit(runs) -> str:
         if r.blind["audit"] is None:
             parts.append(f"<p class='note'>{name}: {esc(r.blind['note'] or 'no audit')}</p>")
             continue
-        rows = [[scorer, "(all)" if t is None else t, fmt_pct(st["accuracy"]),
-                 f"[{fmt_pct(st['ci_low'])}, {fmt_pct(st['ci_high'])}]", fmt_pct(st["chance"]),
-                 st["n"]]
-                for scorer, res in r.blind["audit"]["scorers"].items()
-                for t, st in [(None, res["overall"]), *res["by_type"].items()]]
+        rows = _blind_rows(r.blind["audit"])
         parts.append(f"<h3>{name}</h3>"
-                     + table(["scorer", "edit type", "accuracy %", "95% CI", "chance %", "n"],
-                             rows))
+                     + table(["scorer", "edit type", "accuracy %", "95% CI", "chance %",
+                              "ties", "n"], rows,
+                             numeric=[False, False, True, False, True, True, True]))
     if not parts:
         return ""
     return section("Blind text-only audit", "".join(parts), "blind",
                    "How often a text-only scorer, its decision rule cross-fitted on other "
                    "folds, prefers the positive caption (SugarCrepe section 3).")
+
+
+def _blind_rows(audit: dict) -> list[list]:
+    """One row per scorer overall ("all types") and per edit type; a benchmark with a single
+    edit type (or none, stored as 'all') gets one row, named by that type. Ties (a tie is a failure)
+    come from the audit's ``ties:SCORER`` flags."""
+    rows = []
+    for scorer, res in audit["scorers"].items():
+        tie_counts = audit.get("flags", {}).get(f"ties:{scorer}", {})
+        by_type = res["by_type"]
+        only = next(iter(by_type)) if len(by_type) == 1 else "all"
+        entries = [("all types" if only == "all" else only, res["overall"],
+                    sum(tie_counts.values()))]
+        if len(by_type) > 1:
+            entries += [(t, st, tie_counts.get(t, 0)) for t, st in by_type.items()]
+        for label, st, ties in entries:
+            rows.append([scorer, label, fmt_pct(st["accuracy"]),
+                         f"[{fmt_pct(st['ci_low'])}, {fmt_pct(st['ci_high'])}]",
+                         fmt_pct(st["chance"]), int(ties), int(st["n"])])
+    return rows
 
 
 def examples(runs) -> str:
@@ -195,14 +265,15 @@ def examples(runs) -> str:
     if not parts:
         return ""
     return section("Example items", "".join(parts), "examples",
-                   "Half failures, half successes. The edit mask is outlined in magenta.")
+                   "Half failures, half successes: base and foil as the model saw them, and "
+                   "beside them the edit mask as a thin magenta outline over a faded base.")
 
 
 def provenance(runs) -> str:
     cols = ["run_id", "created", "model_spec", "model_fingerprint", "benchmark_name",
             "benchmark_version", "benchmark_checksum", "package_version", "git_revision", "seed",
             "n_boot", "tie_policy", "ci_method"]
-    rows = [[str(r.run.get(c, "")) for c in cols] + _text_cells(r.run) for r in runs]
+    rows = [[_plain(r.run.get(c)) for c in cols] + _text_cells(r.run) for r in runs]
     notes = [f"<p class='note'><b>{esc(r.label)}</b>: {esc(line)}</p>"
              for r in runs for line in _notes(r.run.get("eval_stats") or {}) if line]
     return section("Provenance", '<div class="scroll">'
@@ -224,13 +295,8 @@ def _text_cells(run: dict) -> list[str]:
     return [f"{text['n_truncated']} of {text['n_texts']}", str(text["n_unknown"])]
 
 
-def _frame(df: pd.DataFrame) -> str:
-    df = df.reset_index() if not isinstance(df.index, pd.RangeIndex) else df
-    rows = [[_cell(v) for v in row] for row in df.itertuples(index=False)]
-    return table([str(c) for c in df.columns], rows)
-
-
-def _cell(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
+def _plain(v) -> str:
+    """A provenance value as text: missing or NaN as '-', never 'nan' or 'None'."""
+    if v is None or (isinstance(v, float) and v != v):
+        return "-"
     return str(v)

@@ -59,6 +59,11 @@ class Canvas:
         self.parts.append(f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" '
                           f'text-anchor="{anchor}" fill="{fill}"{w}{r}>{escape(str(s))}</text>')
 
+    def title(self, title: str, y: float = 16) -> None:
+        """Draw ``title`` centred, widening the canvas first so it is never cut."""
+        self.width = max(self.width, text_width(title, 12) + 24)
+        self.text(self.width / 2, y, title, size=12, anchor="middle", bold=True)
+
     def markup(self) -> str:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" class="fig" role="img" '
                 f'aria-label="{escape(self.label)}" width="{_f(self.width)}" '
@@ -98,6 +103,12 @@ def tick_label(v: float) -> str:
 def label_width(labels, minimum: float = 40.0, maximum: float = 380.0) -> float:
     longest = max((len(str(s)) for s in labels), default=0)
     return min(max(minimum, longest * CHAR_W + 12), maximum)
+
+
+def text_width(s: object, size: float = 11) -> float:
+    """Estimated pixel width of ``s`` at font ``size`` (a generous mean glyph width, so a
+    canvas sized by it does not cut the text)."""
+    return len(str(s)) * CHAR_W * size / 11 * 1.08
 
 
 def clip_label(s: object, width: float) -> str:

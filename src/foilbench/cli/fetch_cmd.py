@@ -1,0 +1,55 @@
+"""``foilbench fetch``: download a published release the loaders read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("fetch")
+@click.argument("name", required=False)
+@click.option("--to", "to", type=click.Path(path_type=Path), default=None,
+              help="Folder for the releases (default: $FOILBENCH_HOME/releases).")
+@click.option("--list", "list_only", is_flag=True, help="List the releases and exit.")
+@click.option("--yes", is_flag=True, help="Accept a gated release's terms without asking.")
+def fetch(name: str | None, to: Path | None, list_only: bool, yes: bool) -> None:
+    """Download release NAME from its official source, resumably and checksum-verified, and
+    print the --benchmark spec that reads it (then `--benchmark NAME` finds it too).
+
+    \b
+    Examples:
+      foilbench fetch --list
+      foilbench fetch sugarcrepe --to /data        (SugarCrepe JSON + COCO val2017)
+      HF_TOKEN=hf_... foilbench fetch winoground   (gated: accept the terms on the Hub first)
+    """
+    from foilbench.fetch import catalog
+    from foilbench.fetch.fetcher import fetch_release, require_token, terms
+
+    if list_only or name is None:
+        for release in catalog.releases().values():
+            click.echo(terms(release))
+        return
+    release = catalog.get(name)
+    accept = True
+    if release.gated and not yes:
+        click.echo(terms(release))
+        require_token(release)  # no token: refuse before asking anything
+        accept = click.confirm("Do you accept these terms?", default=False)
+
+    shown = {"gated": release.gated and not yes}
+
+    def say(line: str) -> None:
+        if shown["gated"] and line == terms(release):
+            return  # already shown before asking
+        click.echo(line)
+
+    got = fetch_release(name, to, say=say, accept=accept)
+    click.echo(f"fetched {name} into {got.folder}")
+    if got.spec:
+        click.echo(f"benchmark spec: {got.spec}")
+        click.echo(f"  (or simply: --benchmark {name})")
+        if release.also:
+            click.echo(f"  also: {release.also.format(dir=got.folder, root=got.folder.parent)}")
+    elif release.also:
+        click.echo(release.also)
