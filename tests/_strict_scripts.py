@@ -17,7 +17,7 @@ from foilbench.construct.backends.world import SCENE_KEY
 
 def composet_answer(provider, model, system, prompt, images) -> str:
     step = next(v for k, v in STEPS.items() if k in system)
-    return json.dumps(getattr(ComposetResponder, step)(prompt))
+    return json.dumps(getattr(ComposetResponder(), step)(prompt))
 
 
 def composet_image(prompt: str, src: Image.Image | None, seed: int) -> Image.Image:

@@ -134,11 +134,11 @@ def test_caption_qc_through_the_api_is_a_rewrite_before_foils(fake, tmp_path):
     fake.responder = ComposetResponder()
     out = tmp_path / "cs"
     res = CliRunner().invoke(cli, [
-        "construct", "composet", "--text", "api:anthropic:claude-test",
-        "--image", "api:gemini-image:gemini-image-test",
+        "construct", "composet", "--text", "api:anthropic:claude-haiku-4-5",
+        "--image", "api:gemini-image:gemini-2.5-flash-image",
         "--edit", "api:openai-image:gpt-image-1", "--n-scenes", "2",
         "--foils-per-scene", "6", "--size", "64", "--retries", "0", "--min-foils", "0",
-        "--max-spend", "2", "--no-progress", "--out", str(out)])
+        "--max-spend", "10", "--no-progress", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert fake.responder.images_seen["caption_qc"] == 2
     texts = [r["body"] for r in fake.requests if r["path"] == "/v1/messages"]
@@ -335,11 +335,11 @@ def test_long_tier_survival_through_the_api_by_counter(fake, tmp_path, counter, 
     fake.responder = ComposetResponder(long_context=LLM_CONTEXT)
     out = tmp_path / counter
     res = CliRunner().invoke(cli, [
-        "construct", "composet", "--text", "api:anthropic:claude-test",
-        "--image", "api:gemini-image:gemini-image-test",
+        "construct", "composet", "--text", "api:anthropic:claude-haiku-4-5",
+        "--image", "api:gemini-image:gemini-2.5-flash-image",
         "--edit", "api:openai-image:gpt-image-1", "--n-scenes", "2",
         "--foils-per-scene", "6", "--size", "64", "--retries", "0", "--min-foils", "0",
-        "--max-spend", "2", "--no-progress", "--token-counter", counter, "--out", str(out)])
+        "--max-spend", "10", "--no-progress", "--token-counter", counter, "--out", str(out)])
     survival = {r["stage"]: r for r in json.loads((out / "survival.json").read_text())}
     v = survival["verbosity (step 7)"]
     assert v["in"] == 6 and v["out"] == kept

@@ -34,7 +34,7 @@ def test_composet_with_a_gpt5_text_model(strict, tmp_path):
         "construct", "composet", "--text", "api:openai:gpt-5?effort=low",
         "--image", "api:gemini-image:gemini-2.5-flash-image",
         "--edit", "api:openai-image:gpt-image-1?quality=low", "--n-scenes", "2",
-        "--foils-per-scene", "6", "--size", "64", "--no-progress", "--out", str(out),
+        "--foils-per-scene", "6", "--min-foils", "0", "--size", "64", "--no-progress", "--out", str(out),
         "--max-spend", "10"])
     assert res.exit_code == 0, res.output
     assert strict.rejected == []

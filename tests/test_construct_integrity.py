@@ -23,7 +23,9 @@ from foilbench.construct.engine.runner import run_pipeline
 from foilbench.construct.engine.stages import ConstructError
 from foilbench.errors import FoilbenchError, SpendCapReached
 
-SMALL = ["--n-scenes", "1", "--foils-per-scene", "4", "--size", "64", "--no-progress"]
+# tiny builds: fewer foils per scene than CompoSET's floor of 15, so the floor is off here
+SMALL = ["--n-scenes", "1", "--foils-per-scene", "4", "--size", "64", "--min-foils", "0",
+         "--no-progress"]
 
 
 def invoke(*args: str):
@@ -40,7 +42,8 @@ def refused(res, *says: str) -> None:
 def composet_config(**kw):
     from foilbench.construct.composet.spec import ComposetConfig
 
-    return ComposetConfig(**{"n_scenes": 1, "foils_per_scene": 4, "size": 64, **kw})
+    return ComposetConfig(**{"n_scenes": 1, "foils_per_scene": 4, "size": 64, "min_foils_per_scene": 0,
+                              **kw})
 
 
 def world(*roles: str) -> dict:
@@ -136,9 +139,14 @@ def test_counts_below_one_are_usage_errors(tmp_path, command, option, value):
 
 def test_sugarcrepe_counts_below_one_are_usage_errors(tmp_path):
     path = caption_set(tmp_path / "coco")
-    for option in ("--limit", "--grid", "--captions-per-image"):
+    for option in ("--limit", "--captions-per-image"):
         res = invoke("sugarcrepe", str(path), "--out", str(tmp_path / "o"), option, "0")
         assert res.exit_code == 2 and f"'{option}': 0 is not in the range x>=1" in res.output
+    # --grid takes "auto" or a whole number of bins >= 2 (a 1 x 1 grid refines nothing)
+    for value in ("0", "1", "x"):
+        res = invoke("sugarcrepe", str(path), "--out", str(tmp_path / "o"), "--grid", value)
+        assert res.exit_code == 2 and "is neither auto nor a whole number >= 2" in res.output
+    assert not (tmp_path / "o").exists()
 
 
 def test_negative_retries_are_refused_by_the_engine_too(tmp_path):

@@ -44,7 +44,7 @@ def strict(monkeypatch, tmp_path):
 
 
 def args(out: Path, *extra: str) -> list[str]:
-    return ["construct", "composet", *SPECS, "--n-scenes", "2", "--foils-per-scene", "6",
+    return ["construct", "composet", *SPECS, "--n-scenes", "2", "--foils-per-scene", "6", "--min-foils", "0",
             "--size", "64", "--no-progress", "--out", str(out), *extra]
 
 

@@ -71,7 +71,7 @@ def test_a_read_only_out_is_one_sentence(tmp_path, capsys, monkeypatch, command)
 def test_a_read_only_out_for_construct_is_one_sentence(tmp_path, capsys, monkeypatch):
     refuse_under(monkeypatch, tmp_path / "ro", errno.EROFS)
     code, out, err = foilbench(capsys, "construct", "composet", "--n-scenes", "2",
-                               "--foils-per-scene", "8", "--size", "64", "--no-progress",
+                               "--foils-per-scene", "8", "--size", "64", "--min-foils", "0", "--no-progress",
                                "--out", str(tmp_path / "ro" / "c"))
     no_traceback(out + err)
     assert code == 2 and "Read-only file system" in err and "--out DIR" in err
@@ -181,7 +181,7 @@ def test_a_full_disk_in_the_embedding_cache_only_stops_caching(tmp_path, monkeyp
 
 def test_a_full_disk_during_construct_resumes_to_the_same_benchmark(tmp_path, capsys,
                                                                     monkeypatch):
-    args = ["construct", "composet", "--n-scenes", "2", "--foils-per-scene", "8", "--size",
+    args = ["construct", "composet", "--n-scenes", "2", "--foils-per-scene", "8", "--min-foils", "0", "--size",
             "64", "--no-progress"]
     real = pd.DataFrame.to_parquet
 

@@ -286,7 +286,7 @@ def test_the_review_app_shows_a_check_that_did_not_run_as_not_checked(tmp_path):
 
     backends = {r: resolve_backend(r, "template" if r == "text" else "world")
                 for r in ("text", "image", "edit")}
-    run_pipeline("composet", ComposetConfig(n_scenes=1, foils_per_scene=4, size=64), backends,
+    run_pipeline("composet", ComposetConfig(n_scenes=1, foils_per_scene=4, size=64, min_foils_per_scene=0), backends,
                  tmp_path / "cs", progress=False)
     server = Server(tmp_path / "cs")
     try:
