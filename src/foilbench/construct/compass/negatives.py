@@ -140,13 +140,15 @@ def primitive_present(graph: SceneGraph, spec: CaptionSpec, p: Perturbation) -> 
 
 def skill_targets(graph: SceneGraph, spec: CaptionSpec, kind: str, pools: PrimitivePools,
                   rng: np.random.Generator, render, positive: str,
-                  k: int = K_SKILL_NEGATIVES) -> list[tuple[Perturbation, str]]:
+                  k: int = K_SKILL_NEGATIVES, choose=None) -> list[tuple[Perturbation, str]]:
     """Up to ``k`` negatives of one primitive kind, no two texts identical.
 
     Primitives of ``kind`` are targeted in a random order, cycling when fewer than ``k``
     exist (a primitive may be targeted twice, each time with a different replacement).
-    ``render(perturbed_spec) -> str`` words a perturbed spec. Fewer than ``k`` come back only
-    when the valid replacements run out."""
+    ``render(perturbation) -> str`` words the negative (a substitution into the positive's
+    wording). ``choose`` draws a replacement (default :func:`choose_perturbation`, same
+    signature). Fewer than ``k`` come back only when the valid replacements run out."""
+    choose = choose or choose_perturbation
     indices = [i for i, p in enumerate(spec.primitives) if p.kind == kind]
     if not indices:
         return []
@@ -161,12 +163,12 @@ def skill_targets(graph: SceneGraph, spec: CaptionSpec, kind: str, pools: Primit
         step += 1
         if index in exhausted:
             continue
-        pert = choose_perturbation(graph, spec, index, pools, rng, exclude=used[index])
+        pert = choose(graph, spec, index, pools, rng, exclude=used[index])
         if pert is None:
             exhausted.add(index)
             continue
         used[index].add(pert.new)
-        text = render(spec.replaced(index, pert.new))
+        text = render(pert)
         if text not in texts:
             texts.add(text)
             out.append((pert, text))
