@@ -305,15 +305,20 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--n", "ns", default="2,3", show_default=True, help="Objects per concept (N).")
 @click.option("--concepts", "n_concepts", default=4, show_default=True,
               help="Concepts per (task, N).")
-@click.option("--vocab", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+@click.option("--vocab", type=click.Path(dir_okay=False, path_type=Path),
               help="JSON with your vocabularies: objects, shapes, colors, relations, "
-                   "size_relations (default: the procedural world's).")
+                   "size_relations (default: the procedural world's), or 'paper' for the "
+                   "world's objects with Auto-Comp §4's relation and size words.")
 @click.option("--size", default=256, show_default=True, help="Image side in pixels.")
 @click.option("--detector-threshold", default=0.4, show_default=True,
               help="Smallest detector score that counts (Auto-Comp App. A.6: 0.4).")
+@click.option("--text-threshold", default=0.3, show_default=True,
+              help="The detector's text threshold the run expects (App. A.6: 0.3).")
+@click.option("--contextual-prompt", type=click.Choice(["paper", "json"]), default="paper",
+              show_default=True, help="App. A.2's plain-text prompt, or foilbench's JSON one.")
 @common_options
 def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, detector_threshold,
-             run) -> None:
+             text_threshold, contextual_prompt, run) -> None:
     """Auto-Comp §3: concepts -> Minimal (template, "on a white background") and Contextual
     (LLM-rewritten, semantic preservation checked) captions -> images -> validation (objects
     and counts, white background for Minimal, VQA) -> Swap and Confusion negatives.
@@ -346,7 +351,8 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
 
     config = AutocompConfig(tasks=tuple(t.strip() for t in tasks.split(",")), ns=_ints(ns),
                             n_concepts=n_concepts, vocab=vocab, size=size, seed=run["seed"],
-                            detector_threshold=detector_threshold)
+                            detector_threshold=detector_threshold,
+                            text_threshold=text_threshold, contextual_prompt=contextual_prompt)
     specs = {"text": text, "image": image, "detector": _default(detector, image, "detector"),
              "vqa": _default(vqa, image, "vqa")}
     _run("autocomp", config, specs, run)

@@ -181,7 +181,7 @@ def diff_confined(positive: str, negative: str, spans: Sequence[Span]) -> bool:
     if [t for t, _, _ in a] == [t for t, _, _ in b]:
         return False
     allowed: set[int] = set()
-    for k, (tok, s, e) in enumerate(a):
+    for k, (_tok, s, e) in enumerate(a):
         if any(s < se and ss < e for ss, se in spans):
             allowed.add(k)
             if k > 0 and a[k - 1][0].lower() in ("a", "an"):

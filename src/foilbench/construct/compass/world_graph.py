@@ -62,11 +62,15 @@ def world_pools() -> PrimitivePools:
 
     Unmarked defaults ("medium", "opaque", "plain") are never listed in a graph although they
     are often true, so they are left out of the pool: absence from the graph would not make
-    them false."""
+    them false. Candidates are of the replaced word's category (COMPASS §3.2, the shipped
+    table :mod:`foilbench.construct.compass.categories`; every world word is in it)."""
+    from foilbench.construct.compass.categories import CategoryTable
+
     unmarked = set(UNMARKED.values())
     attrs = {w: g for w, g in attribute_groups().items() if w not in unmarked}
     return PrimitivePools(objects=SCENE_CATEGORIES, attribute_groups=attrs,
-                          relation_groups=dict(RELATION_GROUPS))
+                          relation_groups=dict(RELATION_GROUPS),
+                          categories=CategoryTable.shipped(), policy="strict")
 
 
 def object_attributes(obj: Obj) -> tuple[str, ...]:
