@@ -72,9 +72,12 @@ class PrimitivePools:
         return replace(self, categories=categories, policy=policy, similarity=similarity,
                        uncategorised={})
 
-    def same_category(self, kind: str, value: str, pool: list[str]) -> list[str]:
-        """The candidates of ``pool`` allowed for ``value`` (module docstring), pool order
-        first, then (open-world objects only) proposed words outside the pool."""
+    def same_category(self, kind: str, value: str, pool: list[str],
+                      closed_world: bool = False) -> list[str]:
+        """The candidates allowed for ``value`` (module docstring). Open world (VG): the
+        category's words as proposed (the paper samples from the proposals, not from the
+        dataset's vocabulary). Closed world: only those of ``pool``, whose truth the graph
+        decides."""
         if self.categories is None:
             return pool
         got = self.categories.candidates(kind, value, self.synsets.get(value))
@@ -83,11 +86,17 @@ class PrimitivePools:
                 self.uncategorised[kind] = self.uncategorised.get(kind, 0) + 1
                 return pool
             return []
+        if not closed_world:
+            return got
         mates = {lemma(c) for c in got}
         return [c for c in pool if lemma(c) in mates]
 
-    def similar_filtered(self, old: str, candidates: list[str]) -> list[str]:
-        return candidates if self.similarity is None else self.similarity.keep(old, candidates)
+    def similar_filtered(self, old: str, candidates: list[str], kind: str) -> list[str]:
+        from foilbench.construct.compass.similarity import KINDS
+
+        if self.similarity is None or kind not in KINDS:
+            return candidates
+        return self.similarity.keep(old, candidates)
 
     @classmethod
     def from_graphs(cls, graphs: Iterable[SceneGraph]) -> PrimitivePools:
@@ -128,23 +137,26 @@ def replacement_tiers(graph: SceneGraph, spec: CaptionSpec, index: int,
     prim = spec.primitives[index]
     present = {lemma(w) for w in graph.vocabulary()}
     if prim.kind == "object":
-        pool = pools.same_category("object", prim.value, list(pools.objects))
+        pool = pools.same_category("object", prim.value, list(pools.objects),
+                                   graph.closed_world)
         return [pools.similar_filtered(prim.value,
-                                       [n for n in pool if lemma(n) not in present])]
+                                       [n for n in pool if lemma(n) not in present], "object")]
     if prim.kind == "attribute":
-        pool = pools.same_category("attribute", prim.value, list(pools.attribute_groups))
-        absent = pools.similar_filtered(prim.value, [a for a in pool if lemma(a) not in present])
+        pool = pools.same_category("attribute", prim.value, list(pools.attribute_groups),
+                                   graph.closed_world)
+        absent = pools.similar_filtered(prim.value, [a for a in pool if lemma(a) not in present],
+                                        "attribute")
         return _tiered(absent, pools.attribute_groups, prim.value)
     assert prim.target_id is not None
     subject, target = spec.name_of(prim.object_id), spec.name_of(prim.target_id)
     groups = pools.relation_groups
-    pool = pools.same_category("relation", prim.value, list(groups))
+    pool = pools.same_category("relation", prim.value, list(groups), graph.closed_world)
     if graph.closed_world:
         absent = [p for p in pool if p != prim.value
                   and _false_for_every_pair(graph, subject, p, target, groups)]
     else:
         absent = [p for p in pool if lemma(p) not in present]
-    return _tiered(pools.similar_filtered(prim.value, absent), groups, prim.value)
+    return _tiered(pools.similar_filtered(prim.value, absent, "relation"), groups, prim.value)
 
 
 def _false_for_every_pair(graph: SceneGraph, subject: str, predicate: str, target: str,

@@ -10,8 +10,16 @@ choices, stated: the model is all-MiniLM-L6-v2 (a Sentence Transformer shipped o
 replacement ("sofa" vs "couch"), because the similarity of two whole captions that differ in
 one word grows with caption length (a 12-primitive caption would filter every candidate);
 a candidate is kept only when its cosine similarity is strictly below ``MAX_SIMILARITY`` = 0.8
-(measured with this model: sofa/couch 0.86 and car/automobile 0.87 are filtered, sofa/chair
-0.61, cup/mug 0.71 and red/orange 0.66 kept). Whole-caption comparison (the paper's other
+(measured with this model: sofa/couch 0.86, car/automobile 0.87 and translucent/transparent
+0.84 are filtered, sofa/chair 0.61, cup/mug 0.71, red/orange 0.66 and small/large 0.79 kept).
+Relations are exempt (``KINDS``): predicate antonyms embed closer than synonyms (bigger
+than/smaller than 0.88, left of/right of 0.75), so the filter would remove exactly the
+minimal relation foils COMPASS wants, and a relation negative's falsity is checked against the
+graph anyway.
+
+For the procedural world's small vocabulary the similarities are precomputed with the same
+model and shipped (``data/world_similarity.json``), so the embedded suite builds without
+loading a model and byte-identically; a test recomputes them with the live model. Whole-caption comparison (the paper's other
 possible reading) is not implemented; the threshold is a parameter.
 """
 
@@ -24,6 +32,8 @@ import numpy as np
 from foilbench.errors import FoilbenchError
 
 MAX_SIMILARITY = 0.8
+KINDS = ("object", "attribute")  # relations exempt (module docstring)
+WORLD_TABLE = "world_similarity.json"
 
 
 class SimilarityError(FoilbenchError):
@@ -57,6 +67,45 @@ class SimilarityFilter:
             return np.asarray(model.encode(texts, normalize_embeddings=True), dtype=np.float64)
 
         return cls(encode, "all-MiniLM-L6-v2", threshold)
+
+    @classmethod
+    def from_table(cls, data: dict, threshold: float = MAX_SIMILARITY,
+                   live: Callable[[], SimilarityFilter] | None = None) -> SimilarityFilter:
+        """A filter answering from precomputed ``{"model", "pairs": {"a|b": cos}}``; a pair
+        missing from the table goes to ``live()`` (loaded once, on first need), or is an error
+        naming it when there is none."""
+        pairs = {tuple(k.split("|")): float(v) for k, v in data["pairs"].items()}
+        out = cls(lambda texts: None, str(data["model"]), threshold)
+        loaded: list[SimilarityFilter] = []
+
+        def similarities(old: str, news: Sequence[str]) -> list[float]:
+            got = []
+            for n in news:
+                key = (old, n) if (old, n) in pairs else (n, old)
+                if key in pairs:
+                    got.append(pairs[key])
+                    continue
+                if live is None:
+                    raise SimilarityError(f"no precomputed similarity for {old!r} / {n!r} in "
+                                          f"the {out.name} table; rebuild it or use the model")
+                if not loaded:
+                    loaded.append(live())
+                got.append(loaded[0].similarities(old, [n])[0])
+            return got
+
+        out.similarities = similarities  # type: ignore[method-assign]
+        return out
+
+    @classmethod
+    def world(cls, live: bool = True) -> SimilarityFilter:
+        """The shipped table for the procedural world's same-category pairs (other pairs, e.g.
+        an LLM's proposals, go to the live model when ``live``)."""
+        import json
+        from importlib import resources
+
+        text = resources.files("foilbench.construct.compass").joinpath(
+            "data", WORLD_TABLE).read_text("utf-8")
+        return cls.from_table(json.loads(text), live=cls.minilm if live else None)
 
     def similarities(self, old: str, news: Sequence[str]) -> list[float]:
         todo = [t for t in dict.fromkeys([old, *news]) if t not in self._cache]
