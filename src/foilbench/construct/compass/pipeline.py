@@ -266,7 +266,7 @@ def negatives_from(cap, text: str, spans: dict):
 
 def stage_check(ctx: Context, caps: list[Candidate], pools, config) -> list[Candidate]:
     from foilbench.construct.compass.checks import distinct_problems, text_problems
-    from foilbench.construct.compass.spans import locate_spans
+    from foilbench.construct.compass.spans import locate_spans, map_spans
 
     template = TemplateRealiser()
     with ctx.log.stage("structural check", caps, unit="caption") as st:
@@ -277,8 +277,9 @@ def stage_check(ctx: Context, caps: list[Candidate], pools, config) -> list[Cand
             known, known_spans = template.composed_with_spans(cap.spec)
             # the template's own wording: its spans are known by construction (two objects
             # of one name cannot be told apart in free text, but can here)
-            spans = None if problems else (known_spans if text == known
-                                           else locate_spans(cap.spec, text))
+            spans = None if problems else (
+                known_spans if text == known
+                else map_spans(known, known_spans, text) or locate_spans(cap.spec, text))
             if spans is None and not problems:
                 problems = ["a primitive cannot be placed in the wording unambiguously"]
             if problems and config.on_violation == "drop":

@@ -169,10 +169,12 @@ class PromptRealiser:
         self._template = TemplateRealiser()
 
     def composed_with_spans(self, spec: CaptionSpec) -> tuple[str, dict]:
-        from foilbench.construct.compass.spans import locate_spans
+        from foilbench.construct.compass.spans import locate_spans, map_spans
 
         text = " ".join(str(self.generate(self.prompt.format(facts=describe_spec(spec)))).split())
-        spans = locate_spans(spec, text) if text else None
+        known, known_spans = self._template.composed_with_spans(spec)
+        spans = (map_spans(known, known_spans, text) or locate_spans(spec, text)) if text \
+            else None
         if spans is None:
             self.fallbacks += 1
             return self._template.composed_with_spans(spec)

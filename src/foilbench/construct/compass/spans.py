@@ -147,6 +147,30 @@ def locate_spans(spec: CaptionSpec, text: str) -> SpanMap | None:
     return out
 
 
+def map_spans(template: str, template_spans: SpanMap, text: str) -> SpanMap | None:
+    """The template's spans carried into ``text`` by a character alignment (difflib): each
+    span must fall inside one block the two texts share and stand as whole words in ``text``.
+    This places primitives in a wording that keeps the template's order (two objects with
+    one name included), where :func:`locate_spans` would find them ambiguous; None when some
+    span cannot be carried."""
+    sm = difflib.SequenceMatcher(a=template.lower(), b=text.lower(), autojunk=False)
+    blocks = [b for b in sm.get_matching_blocks() if b.size]
+    out: SpanMap = {}
+    for index, spans in template_spans.items():
+        mapped = []
+        for s, e in spans:
+            block = next((b for b in blocks if b.a <= s and e <= b.a + b.size), None)
+            if block is None:
+                return None
+            ms, me = block.b + s - block.a, block.b + e - block.a
+            if (ms > 0 and (text[ms - 1].isalnum() or text[ms - 1] == "-")) or \
+                    (me < len(text) and (text[me].isalnum() or text[me] == "-")):
+                return None
+            mapped.append((ms, me))
+        out[index] = mapped
+    return out
+
+
 def substitute(text: str, spans: SpanMap, index: int, old: str, new: str) -> str:
     """``text`` with primitive ``index``'s spans (which say ``old``) rewritten to ``new``: the
     plural kept where the text wrote ``old`` in the plural, the article "a"/"an" just before
