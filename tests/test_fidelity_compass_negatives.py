@@ -227,7 +227,6 @@ def _changed_only(pos: str, neg: str, old: str, new: str) -> bool:
     """From the texts alone: the tokens ``neg`` drops from ``pos`` are words of ``old`` (or an
     article), the tokens it adds are words of ``new`` (plural allowed) or an article."""
     import difflib
-
     import re
 
     a, b = (re.findall(r"\w+|[^\w\s]", t.lower()) for t in (pos, neg))
