@@ -371,8 +371,15 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
 @click.option("--on-violation", type=click.Choice(["drop", "template"]), default="drop",
               show_default=True, help="A worded caption failing a structural check is dropped, "
                                       "or its failing texts fall back to the template.")
+@click.option("--category-policy", type=click.Choice(["strict", "any"]), default="strict",
+              show_default=True, help="A word of no known category: no negative (COMPASS "
+                                      "§3.2, same category only), or any absent word.")
+@click.option("--similarity", type=float, default=0.8, show_default=True,
+              help="MiniLM near-synonym filter: keep a replacement when cosine < this; "
+                   "0 turns the filter off.")
 @common_options
-def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation, run) -> None:
+def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation,
+            category_policy, similarity, run) -> None:
     """COMPASS §3: captions from scene-graph walks at levels L1 / L2-OA / L2-OR / L3-OAR,
     worded by the text backend, with structural checks on every worded caption
     (all primitives said, attributes bound, relations in order, nothing else).
@@ -390,5 +397,6 @@ def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation
 
     config = CompassConfig(scene_graphs=scene_graphs, images=images, n_scenes=n_scenes,
                            limit=limit, per_level=per_level, seed=run["seed"],
-                           on_violation=on_violation)
+                           on_violation=on_violation, category_policy=category_policy,
+                           similarity=similarity or None)
     _run("compass", config, {"text": text}, run)
