@@ -63,6 +63,23 @@ def test_token_diff_outside_the_span_is_refused():
         check_confined(PAPER, reworded, spans[0], "cap7")
 
 
+def test_every_mention_of_a_replaced_object_changes():
+    """§3.2 replaces the primitive, not one of its mentions: a wording that names the sofa
+    twice gets both mentions replaced (one object, one name)."""
+    from foilbench.construct.compass.spans import map_spans
+
+    known, spans = TemplateRealiser().composed_with_spans(SOFA)
+    text = "A dark brown sofa in a living room, and a ceiling; the sofa is comfy."
+    mapped = map_spans(known, spans, text, SOFA)
+    assert len(mapped[0]) == 2
+    assert substitute(text, mapped, 0, "sofa", "chair") == (
+        "A dark brown chair in a living room, and a ceiling; the chair is comfy.")
+    two = CaptionSpec("3", "L2-OR", ((1, "cube"), (2, "cube")), (), ((1, "left of", 2),))
+    k2, s2 = TemplateRealiser().composed_with_spans(two)
+    assert map_spans(k2, s2, "We see a cube left of a cube.", two) is not None
+    assert map_spans(k2, s2, "We see a cube left of a cube; the cube is red.", two) is None
+
+
 def test_ambiguous_wording_cannot_be_located():
     """Two objects with one name cannot be told apart in free text; the builder then keeps the
     template wording, whose spans are known."""

@@ -279,7 +279,7 @@ def stage_check(ctx: Context, caps: list[Candidate], pools, config) -> list[Cand
             # of one name cannot be told apart in free text, but can here)
             spans = None if problems else (
                 known_spans if text == known
-                else map_spans(known, known_spans, text) or locate_spans(cap.spec, text))
+                else map_spans(known, known_spans, text, cap.spec) or locate_spans(cap.spec, text))
             if spans is None and not problems:
                 problems = ["a primitive cannot be placed in the wording unambiguously"]
             if problems and config.on_violation == "drop":

@@ -173,7 +173,7 @@ class PromptRealiser:
 
         text = " ".join(str(self.generate(self.prompt.format(facts=describe_spec(spec)))).split())
         known, known_spans = self._template.composed_with_spans(spec)
-        spans = (map_spans(known, known_spans, text) or locate_spans(spec, text)) if text \
+        spans = (map_spans(known, known_spans, text, spec) or locate_spans(spec, text)) if text \
             else None
         if spans is None:
             self.fallbacks += 1

