@@ -116,8 +116,12 @@ def test_closed_world_relation_needs_a_decided_pair():
     g = scene_graph_from_world(scene)
     spec = CaptionSpec(g.image_id, "L2-OR", ((0, "cube"), (1, "sphere")), (),
                        ((0, "next to", 1),))
-    # "left of"/"behind" would be unsafe (the pair is undecided there): only the size flip.
-    assert sum(replacement_tiers(g, spec, 2, world_pools()), []) == ["bigger than"]
+    # "left of"/"behind" would be unsafe (the pair is undecided there): without categories
+    # only the size flip is left; with COMPASS §3.2's same-category rule (spatial for "next
+    # to") nothing is, and the primitive gets no negative.
+    plain = world_pools().with_rules(None)
+    assert sum(replacement_tiers(g, spec, 2, plain), []) == ["bigger than"]
+    assert sum(replacement_tiers(g, spec, 2, world_pools()), []) == []
 
 
 def test_composed_and_decomposed_perturbations_correspond(world_captions):

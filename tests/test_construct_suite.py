@@ -130,11 +130,13 @@ def test_progress_false_draws_no_bar(tmp_path, capsys):
 # The autocomp-* numbers changed with issue 12's Auto-Comp fidelity (condition-worded captions,
 # true/equivalent negative columns, Vary Color and Vary Object at N = 1); world-pairs with
 # issue 14's agents (modify_action, swap_role, cast scenes); compass-synth with issue 12's
-# COMPASS K = 4 rule (skill sets with fewer than four valid negatives are dropped).
+# COMPASS K = 4 rule (skill sets with fewer than four valid negatives are dropped);
+# compass-synth again with issue 25's same-category replacements (COMPASS §3.2: cube -> sphere,
+# never cube -> mug; translucent <-> transparent filtered as near-synonyms).
 GOLDEN_ITEMS = {
     "world-pairs": "8adcdb48481bf268", "autocomp-swap": "3010d2ee41fdf601",
     "autocomp-confusion": "a1b431e9541865a6", "autocomp-n1": "91608d2f13cc5afb",
-    "compass-synth": "e1704ecb803d6367",
+    "compass-synth": "80bfb84a1907ae84",
 }
 
 

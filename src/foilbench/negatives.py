@@ -21,6 +21,11 @@ Some negatives are true of the concept (same meaning, another order;
 >>> true_negatives(c)
 ['a blue sphere and a red cube']
 
+Auto-Comp §4's relation words are accepted and read by meaning ("under" is "below"):
+
+>>> canonical_relation("to the left of"), canonical_relation("larger than")
+('left of', 'bigger than')
+
 Captions as the suite words them per condition (:mod:`foilbench.construct.autocomp.captions`):
 
 >>> apply_frame(MINIMAL_FRAME, caption(c))
@@ -56,8 +61,16 @@ from foilbench.construct.autocomp.truth import (
     same_meaning,
     true_negatives,
 )
+from foilbench.construct.autocomp.vocab import (
+    PAPER_RELATIONS,
+    PAPER_SIZE_RELATIONS,
+    canonical_relation,
+)
 
 __all__ = [
+    "PAPER_RELATIONS",
+    "PAPER_SIZE_RELATIONS",
+    "canonical_relation",
     "MAX_OBJECTS",
     "MINIMAL_FRAME",
     "AutoCompRealiser",

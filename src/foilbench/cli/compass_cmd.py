@@ -70,20 +70,32 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
 @click.option("--seed", default=0, show_default=True)
 @click.option("--per-level", default=1, show_default=True, help="Captions per level per image.")
 @click.option("--limit", type=int, default=None, help="Use only the first LIMIT scene graphs.")
+@click.option("--categories", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="Your category table (JSON, the layout of the shipped one).")
+@click.option("--category-policy", type=click.Choice(["strict", "any"]), default="strict",
+              show_default=True, help="A word of no known category: no negative (COMPASS "
+                                      "§3.2), or any absent word of its kind.")
+@click.option("--similarity", type=float, default=None,
+              help="MiniLM near-synonym filter threshold (e.g. 0.8); off when not given.")
 def build(graphs_file: Path, images_dir: Path, out_dir: Path, seed: int, per_level: int,
-          limit: int | None) -> None:
+          limit: int | None, categories: Path | None, category_policy: str,
+          similarity: float | None) -> None:
     """Build a COMPASS-style benchmark from your own Visual Genome scene graphs.
 
-    Hard negatives replace one primitive by an object name, attribute or predicate found
-    elsewhere in the file but nowhere in that image's graph (every name of every object,
-    every attribute and predicate, counts). Relationships whose subject or object is not
+    Hard negatives replace one primitive by a word of the same category (COMPASS §3.2; the
+    shipped category table, looked up by VG synset first) that is nowhere in that image's
+    graph, compared by lemma (every name of every object, every attribute and predicate,
+    counts). Relationships whose subject or object is not
     among the image's objects, and blank names, attributes or predicates, are skipped and
     counted.
     """
     from foilbench.construct.compass.build import build_compass_from_vg
 
     bench, report = build_compass_from_vg(graphs_file, images_dir, out_dir, seed=seed,
-                                          per_level=per_level, limit=limit)
+                                          per_level=per_level, limit=limit,
+                                          categories=categories,
+                                          category_policy=category_policy,
+                                          similarity=similarity)
     for line in report["lines"]:
         click.echo(line)
     click.echo(f"scene graphs: {report['graphs']}, used: {report['used']}, "

@@ -404,17 +404,22 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--concepts", "n_concepts", default=4, show_default=True,
               type=click.IntRange(min=1),
               help="Concepts per (task, N).")
-@click.option("--vocab", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+@click.option("--vocab", type=click.Path(dir_okay=False, path_type=Path),
               help="JSON with your vocabularies: objects, shapes, colors, relations, "
-                   "size_relations (default: the procedural world's).")
+                   "size_relations (default: the procedural world's), or 'paper' for the "
+                   "world's objects with Auto-Comp §4's relation and size words.")
 @click.option("--size", default=256, show_default=True, type=click.IntRange(*SIZES),
               help="Image side in pixels.")
 @click.option("--detector-threshold", default=0.4, show_default=True,
               type=click.FloatRange(0, 1), callback=_finite,
               help="Smallest detector score that counts (Auto-Comp App. A.6: 0.4).")
+@click.option("--text-threshold", default=0.3, show_default=True,
+              help="The detector's text threshold the run expects (App. A.6: 0.3).")
+@click.option("--contextual-prompt", type=click.Choice(["paper", "json"]), default="paper",
+              show_default=True, help="App. A.2's plain-text prompt, or foilbench's JSON one.")
 @common_options
 def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, detector_threshold,
-             run) -> None:
+             text_threshold, contextual_prompt, run) -> None:
     """Auto-Comp §3: concepts -> Minimal (template, "on a white background") and Contextual
     (LLM-rewritten, semantic preservation checked) captions -> images -> validation (objects
     and counts, white background for Minimal, VQA) -> Swap and Confusion negatives.
@@ -447,7 +452,8 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
 
     config = AutocompConfig(tasks=tuple(t.strip() for t in tasks.split(",")), ns=_ints(ns),
                             n_concepts=n_concepts, vocab=vocab, size=size, seed=run["seed"],
-                            detector_threshold=detector_threshold)
+                            detector_threshold=detector_threshold,
+                            text_threshold=text_threshold, contextual_prompt=contextual_prompt)
     specs = {"text": text, "image": image, "detector": _default(detector, image, "detector"),
              "vqa": _default(vqa, image, "vqa")}
     _run("autocomp", config, specs, run)
@@ -469,8 +475,15 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
 @click.option("--on-violation", type=click.Choice(["drop", "template"]), default="drop",
               show_default=True, help="A worded caption failing a structural check is dropped, "
                                       "or its failing texts fall back to the template.")
+@click.option("--category-policy", type=click.Choice(["strict", "any"]), default="strict",
+              show_default=True, help="A word of no known category: no negative (COMPASS "
+                                      "§3.2, same category only), or any absent word.")
+@click.option("--similarity", type=float, default=0.8, show_default=True,
+              help="MiniLM near-synonym filter: keep a replacement when cosine < this; "
+                   "0 turns the filter off.")
 @common_options
-def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation, run) -> None:
+def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation,
+            category_policy, similarity, run) -> None:
     """COMPASS §3: captions from scene-graph walks at levels L1 / L2-OA / L2-OR / L3-OAR,
     worded by the text backend, with structural checks on every worded caption
     (all primitives said, attributes bound, relations in order, nothing else).
@@ -488,5 +501,6 @@ def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation
 
     config = CompassConfig(scene_graphs=scene_graphs, images=images, n_scenes=n_scenes,
                            limit=limit, per_level=per_level, seed=run["seed"],
-                           on_violation=on_violation)
+                           on_violation=on_violation, category_policy=category_policy,
+                           similarity=similarity or None)
     _run("compass", config, {"text": text}, run)

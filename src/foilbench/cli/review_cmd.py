@@ -11,7 +11,7 @@ import click
 
 from foilbench.cli._table import format_table
 
-SUBCOMMANDS = ("serve", "status", "export")
+SUBCOMMANDS = ("serve", "status", "export", "concepts")
 
 
 class ReviewGroup(click.Group):
@@ -216,3 +216,56 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool,
             for et, s in sorted(report["by_edit_type"].items())]
     click.echo(format_table(("edit type", "instances", "kept", "instance discard"), rows))
     click.echo(f"QC report: {out_dir / REPORT_MD}")
+
+
+@review.command("concepts")
+@click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("--n", "n", default=200, show_default=True,
+              help="Images in the sample (Auto-Comp A.10: 200 concepts).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the balanced sample.")
+@click.option("--report", "report_only", is_flag=True,
+              help="Print the agreement so far and exit (no server).")
+@click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8767, show_default=True, type=int)
+@review_dir_option
+def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool, host: str,
+             port: int, review_dir: Path | None) -> None:
+    """Auto-Comp human validation (§6, A.10): check a seeded, balanced sample of validated
+    images against their concepts (m match, x mismatch, u unsure); the agreement of your
+    verdicts with the automatic validator is reported overall and per task x N x condition."""
+    from foilbench.data.format import load_benchmark
+    from foilbench.review.concepts import ConceptChecks
+    from foilbench.review.report_md import pct
+
+    checks = ConceptChecks(load_benchmark(_bench_dir(bench_dir)),
+                           review_dir or bench_dir / "review", n=n, seed=seed)
+    try:
+        rep = checks.report()
+        if report_only:
+            if as_json:
+                click.echo(json.dumps(rep, indent=2))
+                return
+            rows = [(g, t["images"], t["match"], t["mismatch"], t["unsure"], t["pending"],
+                     pct(t["agreement"])) for g, t in [("all", rep["overall"]),
+                                                       *rep["by_group"].items()]]
+            click.echo(format_table(("group", "images", "match", "mismatch", "unsure",
+                                     "pending", "agreement"), rows))
+            return
+        import uvicorn
+
+        from foilbench.review.concepts_app import create_concepts_app
+        from foilbench.review.serve import bind
+
+        sock = bind(host, port)
+        click.echo(f"concept check of {len(checks.units)} images at "
+                   f"http://{host}:{sock.getsockname()[1]}/ (decisions in {checks.path})")
+        server = uvicorn.Server(uvicorn.Config(create_concepts_app(checks, host),
+                                               log_level="warning", lifespan="off"))
+        try:
+            server.run(sockets=[sock])
+        finally:
+            sock.close()
+    finally:
+        checks.close()

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from foilbench.construct.autocomp.vocab import accepted_relations
 from foilbench.errors import FoilbenchError
 from foilbench.world.vocab import RELATIONS, SIZE_RELATIONS
 
@@ -51,8 +52,10 @@ TASKS: dict[str, TaskSpec] = {
     for spec in (
         TaskSpec("color", "attribute", None, "one colour per object"),
         TaskSpec("shape_color", "attribute", None, "one colour per geometric shape"),
-        TaskSpec("position", "relation", RELATIONS, "spatial relations chaining the objects"),
-        TaskSpec("relative_size", "relation", SIZE_RELATIONS, "size relations chaining objects"),
+        TaskSpec("position", "relation", accepted_relations(RELATIONS),
+                 "spatial relations chaining the objects"),
+        TaskSpec("relative_size", "relation", accepted_relations(SIZE_RELATIONS),
+                 "size relations chaining objects"),
     )
 }
 
@@ -86,7 +89,7 @@ class Concept:
             )
         if spec.allowed_values is not None:
             for value in self.values:
-                if value not in spec.allowed_values:
+                if " ".join(value.lower().split()) not in spec.allowed_values:
                     raise ConceptError(
                         f"unknown relation {value!r} for task {self.task!r}; "
                         f"possible: {', '.join(spec.allowed_values)}"

@@ -21,8 +21,15 @@ Relative Size, it contains N-1 binary relations that chain the objects in sequen
 - "Paired Comparison Set ... the intersection of these two sets based on their source
   concepts": column ``paired``. Survival per stage and track is the Table 3 analogue.
 
-Detector thresholds default to App. A.6's box threshold (0.4). The paper's text-generation
-temperature (0.7) is the prompt's; retries change the seed.
+Settings of App. A.6: "nucleus sampling with temperature=0.7 and top_p=0.9 ... max_new_tokens
+was set to 150" (temperature is the prompt's, max_new_tokens the request's; top_p is not yet
+carried by foilbench's text requests, so backends sample with their own); "box_threshold=0.4
+and text_threshold=0.3" (a detector backend whose text threshold differs is refused unless
+``text_threshold`` is set to accept it). The Contextual prompt is App. A.2's system prompt as
+printed, plain-text reply (``contextual_prompt="paper"``; relational tasks use the same prompt
+with "relations" for "colors"); foilbench's JSON-reply prompt stays as ``"json"``. Retries
+change the seed. ``vocab="paper"`` draws relations from §4's words ("above", "under", "to the
+left of", "to the right of"; "larger than", "smaller than", "bigger than").
 """
 
 from __future__ import annotations
@@ -35,7 +42,12 @@ import numpy as np
 
 from foilbench.construct.autocomp.checks import preserved_spans
 from foilbench.construct.autocomp.negatives import TASKS, Concept, caption
-from foilbench.construct.autocomp.vocab import default_vocab, task_words
+from foilbench.construct.autocomp.vocab import (
+    canonical_relation,
+    default_vocab,
+    paper_vocab,
+    task_words,
+)
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, clean_sentence, parse_json, require
 from foilbench.construct.engine.stages import ConstructError, Context, Failure
@@ -55,7 +67,9 @@ class AutocompConfig:
     size: int = 256
     seed: int = 0
     contextual_tries: int = 3
-    detector_threshold: float = 0.4
+    detector_threshold: float = 0.4  # App. A.6 box_threshold
+    text_threshold: float = 0.3  # App. A.6 text_threshold (checked against the detector)
+    contextual_prompt: str = "paper"  # "paper" (App. A.2, plain text) or "json"
     white_level: int = 190
     white_share: float = 0.70
     extra: dict = field(default_factory=dict)
@@ -68,12 +82,26 @@ class AutocompConfig:
     def words(self) -> dict:
         if self.vocab is None:
             return default_vocab()
+        if str(self.vocab) == "paper":
+            return paper_vocab()
         try:
             data = json.loads(Path(self.vocab).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as e:
             raise ConstructError(f"{self.vocab}: cannot read the vocabulary JSON ({e})") from None
         base = default_vocab()
         return {**base, **{k: tuple(str(w) for w in v) for k, v in data.items()}}
+
+
+MAX_NEW_TOKENS = 150  # App. A.6: "For all tasks, max_new_tokens was set to 150"
+CONTEXTUAL_PROMPTS = ("paper", "json")
+
+
+def contextual_prompt_name(config: AutocompConfig, concept: Concept) -> str:
+    """App. A.2's prompt (its relational twin for relation tasks), or the JSON variant."""
+    if config.contextual_prompt == "json":
+        return "autocomp.contextual-json"
+    return ("autocomp.contextual" if TASKS[concept.task].binds == "attribute"
+            else "autocomp.contextual-relation")
 
 
 def sample_concepts(config: AutocompConfig, vocab: dict) -> list[Concept]:
@@ -126,9 +154,10 @@ def stage_captions(ctx: Context, cands: list[Candidate], config: AutocompConfig)
             if not pending:
                 break
             jobs = [(c.id, (ctx.text_request(
-                "autocomp.contextual", {"kind": "autocomp.contextual",
-                                        "concept": _concept_dict(c.data["concept"])},
-                seed=c.data["seed"] + attempt, max_tokens=150,
+                contextual_prompt_name(config, c.data["concept"]),
+                {"kind": "autocomp.contextual", "concept": _concept_dict(c.data["concept"]),
+                 "reply": "json" if config.contextual_prompt == "json" else "text"},
+                seed=c.data["seed"] + attempt, max_tokens=MAX_NEW_TOKENS,
                 concept=caption(c.data["concept"])),)) for c in pending]
             results = ctx.call_many(st, "text", jobs)
             still = []
@@ -138,11 +167,15 @@ def stage_captions(ctx: Context, cands: list[Candidate], config: AutocompConfig)
                 if isinstance(res, Failure):
                     c.data.setdefault("call_errors", []).append(res.error)
                 else:
-                    try:
-                        text = clean_sentence(require(parse_json(res.value), {"caption": str},
-                                                      "contextual")["caption"])
-                    except ReplyError:
-                        text = clean_sentence(res.value)  # a bare sentence is fine too
+                    if config.contextual_prompt == "json":
+                        try:
+                            text = clean_sentence(require(parse_json(res.value),
+                                                          {"caption": str},
+                                                          "contextual")["caption"])
+                        except ReplyError:
+                            text = clean_sentence(res.value)  # a bare sentence is fine too
+                    else:  # App. A.2: "Generate ONLY the caption text"
+                        text = clean_sentence(res.value)
                     spans = preserved_spans(text, c.data["concept"])
                 st.event(c, attempt=attempt, outputs={"contextual": text},
                          verdicts={"preserved": spans is not None},
@@ -176,12 +209,25 @@ def build(ctx: Context, config: AutocompConfig):
         stage_vqa,
     )
 
+    if config.contextual_prompt not in CONTEXTUAL_PROMPTS:
+        raise ConstructError(f"contextual_prompt must be one of {CONTEXTUAL_PROMPTS}, got "
+                             f"{config.contextual_prompt!r}")
+    detector = ctx.backend("detector")
+    have = getattr(detector, "text_threshold", None)
+    if have is not None and abs(float(have) - config.text_threshold) > 1e-9:
+        raise ConstructError(
+            f"the detector {getattr(detector, 'spec', '')} uses text_threshold={have}, Auto-Comp "
+            f"App. A.6 uses {config.text_threshold}: add ',text_threshold="
+            f"{config.text_threshold}' to the detector spec, or set text_threshold={have} in "
+            "the config to accept it")
     vocab = config.words()
     if getattr(ctx.backend("image"), "reads_structure", False):
         base = default_vocab()
         for task in config.tasks:
             objs, vals = task_words(vocab, task)
             w_objs, w_vals = task_words(base, task)
+            vals = tuple(canonical_relation(v) for v in vals) if \
+                TASKS[task].binds == "relation" else vals
             odd = sorted(set(objs) - set(w_objs)) + sorted(set(vals) - set(w_vals))
             if odd:
                 raise ConstructError(f"--image world cannot draw {odd} for task {task}; use the "

@@ -21,6 +21,7 @@ from foilbench.construct.autocomp.negatives import (
     swap_arrangements,
 )
 from foilbench.construct.autocomp.truth import equivalent_positions
+from foilbench.construct.autocomp.vocab import canonical_relation
 from foilbench.construct.backends.base import ImageRequest, Unanswerable
 from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
@@ -40,7 +41,9 @@ def _world_scene(t: Candidate, config):
     c = t.data["concept_c"]
     concept = c.data["concept"]
     rng = np.random.default_rng([config.seed, 0xA5C2, c.data["index"]])
-    scene = concept_scene(rng, concept.task, concept.objects, concept.values,
+    values = concept.values if concept.spec.binds == "attribute" else tuple(
+        canonical_relation(v) for v in concept.values)  # the world's words (Auto-Comp §4)
+    scene = concept_scene(rng, concept.task, concept.objects, values,
                           scene_id_prefix=f"{c.id}-")
     return replace(scene, condition=t.data["track"])
 
@@ -114,11 +117,22 @@ def _choices(vocab, concept) -> tuple[str, ...]:
     return task_words(vocab, concept.task)[1]
 
 
+def _same_answer(concept, answer, expected) -> bool:
+    """Answers compared on the canonical relation word ("under" is "below", §4's words)."""
+    if answer is None or concept.spec.binds == "attribute":
+        return answer == expected
+    return canonical_relation(answer) == canonical_relation(expected)
+
+
 def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab, track: str) -> list[Candidate]:
+    structured = getattr(ctx.backend("vqa"), "reads_structure", False)
     with ctx.log.stage(f"attribute/relation check [{track}]", tracks, unit="concept") as st:
         jobs, asked = [], {}
         for t in tracks:
-            qs = questions(_concept(t), _choices(vocab, _concept(t)))
+            choices = _choices(vocab, _concept(t))
+            if structured and _concept(t).spec.binds == "relation":  # the world's own words
+                choices = tuple(dict.fromkeys(canonical_relation(v) for v in choices))
+            qs = questions(_concept(t), choices)
             asked[t.id] = qs
             jobs += [(f"{t.id}#{k}", (t.data["image"], q, list(ch)))
                      for k, (q, ch, _) in enumerate(qs)]
@@ -133,9 +147,12 @@ def stage_vqa(ctx: Context, tracks: list[Candidate], config, vocab, track: str) 
                         **({"answer": None, "unanswerable": a.value.reason}
                            if isinstance(a.value, Unanswerable) else {"answer": a.value})}
                        for (q, _, want), a in zip(asked[t.id], answers, strict=True)]
-            if all(v["answer"] == v["expected"] for v in verdict):
+            concept = _concept(t)
+            if all(_same_answer(concept, v["answer"], v["expected"]) for v in verdict):
                 st.passed(t, verdicts={"qa": verdict})
-            elif any(v["answer"] is not None and v["answer"] != v["expected"] for v in verdict):
+            elif any(v["answer"] is not None
+                     and not _same_answer(concept, v["answer"], v["expected"])
+                     for v in verdict):
                 st.drop(t, "VQA answer wrong", verdicts={"qa": verdict})
             else:  # a failed check too: the validator could not confirm the concept
                 st.drop(t, "VQA answer names no single choice", verdicts={"qa": verdict})

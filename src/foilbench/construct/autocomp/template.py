@@ -45,4 +45,7 @@ def contextual(task: dict, request) -> str:
             text += (f", and the {obj[i]} is {concept.values[i]} "
                      f"{'an' if nxt[:1] in 'aeiou' else 'a'} {nxt}")
         text += "."
-    return json.dumps({"caption": text[0].upper() + text[1:]})
+    text = text[0].upper() + text[1:]
+    if task.get("reply") == "text":  # App. A.2: "Generate ONLY the caption text"
+        return text
+    return json.dumps({"caption": text})

@@ -24,6 +24,9 @@ relational chain introduces entity i+1 with "a", and "the" refers back to entity
 * relational tasks: the set of (entity, relation, entity) facts with each converse relation
   written one way ("b right of a" is "a left of b"; "below" is "above" reversed; "smaller than"
   is "bigger than" reversed), compared up to renaming entities that carry the same object word.
+  Auto-Comp §4's own words are synonyms first ("to the left of" is "left of", "under" is
+  "below", "larger than" is "bigger than": :func:`~foilbench.construct.autocomp.vocab.
+  canonical_relation`), so "a cup under a table" and "a table above a cup" are one fact.
 
 No transitivity is assumed (the world's "left of" also asks the two bodies to overlap
 vertically, so it is not transitive). For chains of at most three objects this loses nothing:
@@ -52,6 +55,7 @@ from foilbench.construct.autocomp.negatives import (
     swap_arrangements,
     task_spec,
 )
+from foilbench.construct.autocomp.vocab import canonical_relation
 
 NEGATIVE_SETS = ("swap", "confusion")
 # relation -> (canonical relation, whether its subject and object are exchanged)
@@ -65,7 +69,8 @@ CONVERSE: dict[str, tuple[str, bool]] = {
 def _facts(objects: Sequence[str], relations: Sequence[str]) -> set[tuple[int, str, int]]:
     out = set()
     for i, rel in enumerate(relations):
-        canon, flip = CONVERSE.get(rel, (rel, False))  # an unknown relation has no converse
+        word = canonical_relation(rel)  # "to the left of", "under", "larger than" (§4)
+        canon, flip = CONVERSE.get(word, (word, False))  # an unknown relation: no converse
         out.add((i + 1, canon, i) if flip else (i, canon, i + 1))
     return out
 

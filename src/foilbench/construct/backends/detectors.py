@@ -10,7 +10,8 @@ ObjectDetection`` loads from a folder works, with ``AutoProcessor``:
   bottom and right, so its boxes are scaled by the longer side and clipped to the image.
 - Grounding DINO (and other models whose processor reads phrases back from the text): the
   labels are joined as ``"a. b. c."``; a box's phrase (its tokens scoring above
-  ``text_threshold``, default 0.25 as in Grounding DINO's release) is mapped back to the label
+  ``text_threshold``, default 0.3 as Auto-Comp App. A.6 sets it: "box_threshold=0.4 and
+  text_threshold=0.3"; Grounding DINO's release uses 0.25) is mapped back to the label
   it equals, or else the label sharing the most words with it; a box whose phrase matches no
   label (or two equally) is dropped.
 
@@ -38,6 +39,7 @@ from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.spec_options import split_options
 
 OWL_TYPES = ("owlvit", "owlv2")
+TEXT_THRESHOLD = 0.3  # Auto-Comp App. A.6
 
 
 def from_spec(rest: str, **options: Any) -> HFDetector:
@@ -51,7 +53,7 @@ def from_spec(rest: str, **options: Any) -> HFDetector:
             raise ModelError(f"hf-det:{rest}: {name}={opts[name]!r} must be a number") from None
     return HFDetector(f"hf-det:{rest}", body, device=options.get("device") or "auto",
                       dtype=options.get("dtype") or "float32", nms=numbers.get("nms"),
-                      text_threshold=numbers.get("text_threshold", 0.25))
+                      text_threshold=numbers.get("text_threshold", TEXT_THRESHOLD))
 
 
 def _below(threshold: float) -> float:
@@ -94,7 +96,7 @@ def suppress(dets: list[Detection], iou: float) -> list[Detection]:
 
 class HFDetector(DetectorBackend):
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
-                 nms: float | None = None, text_threshold: float = 0.25) -> None:
+                 nms: float | None = None, text_threshold: float = 0.3) -> None:
         from transformers import AutoConfig, AutoModelForZeroShotObjectDetection, AutoProcessor
 
         folder = require_dir(target, "hf-det")

@@ -92,6 +92,9 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
     rows = compass_rows(graphs, world_pools(), seed=seed, realiser=realiser, per_level=per_level,
                         stats=counts)
     extras = {"builder": SYNTH_NAME, "seed": seed, "n_scenes": n_scenes, "size": size,
+              "categories": "foilbench/construct/compass/data/categories.json (strict)",
+              "similarity_filter": "all-MiniLM-L6-v2, shipped world table, objects and "
+                                   "attributes kept when cosine < 0.8",
               "per_level": per_level, "n_objects": list(n_objects), "condition": condition,
               "realiser": realiser.name, "levels": list(LEVELS), **counts}
     return _rows_to_benchmark(rows, SYNTH_NAME, out, "foilbench procedural world", extras)
@@ -106,17 +109,35 @@ def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
                                     progress=progress, **cfg)]
 
 
+def vg_pools(graphs, categories: str | Path | None = None, category_policy: str = "strict",
+             similarity: float | None = None) -> PrimitivePools:
+    """Pools of a VG file with COMPASS §3.2's rules: same-category candidates (the shipped
+    table, or ``categories`` as a path), then the Sentence-Transformer filter at threshold
+    ``similarity`` (None: off) with the local MiniLM model."""
+    from foilbench.construct.compass.categories import CategoryTable
+    from foilbench.construct.compass.similarity import SimilarityFilter
+
+    table = CategoryTable.from_path(categories) if categories else CategoryTable.shipped()
+    sim = SimilarityFilter.minilm(similarity) if similarity is not None else None
+    return PrimitivePools.from_graphs(graphs).with_rules(table, category_policy, sim)
+
+
 def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
                           out_dir: str | Path, seed: int = 0, per_level: int = 1,
                           limit: int | None = None,
-                          realiser: Realiser | None = None) -> tuple[Benchmark, dict]:
+                          realiser: Realiser | None = None,
+                          categories: str | Path | None = None,
+                          category_policy: str = "strict",
+                          similarity: float | None = None) -> tuple[Benchmark, dict]:
     """A COMPASS-style benchmark from a VG scene-graph file and its images.
 
     ``scene_graphs`` may be VG's ``scene_graphs.json``, ``objects.json`` or
     ``relationships.json`` (:mod:`foilbench.construct.compass.vg` says what each yields);
     ``images_dir`` a folder of ``<image_id>.jpg`` or the release root holding ``VG_100K/`` and
     ``VG_100K_2/``. Replacement pools are every object name (all of each object's names),
-    attribute and predicate of the whole file. Returns the benchmark and a report
+    attribute and predicate of the whole file, narrowed to the replaced word's category
+    (:func:`vg_pools`; ``category_policy="any"`` keeps the whole pool for words of no known
+    category) and, with ``similarity`` (e.g. 0.8), filtered for near-synonyms. Returns the benchmark and a report
     ``{"graphs", "used", "missing_image", "layout", "levels", "lines", "hint", **skip_counts}``
     (``lines``: what the CLI prints about the file)."""
     realiser = realiser or TemplateRealiser()
@@ -124,7 +145,7 @@ def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
     if not images.is_dir():
         raise FoilbenchError(f"images folder not found: {images}")
     vg = read_vg_file(scene_graphs)
-    pools = PrimitivePools.from_graphs(vg.graphs)
+    pools = vg_pools(vg.graphs, categories, category_policy, similarity)
     chosen = vg.graphs if limit is None else vg.graphs[:limit]
     index = ImageIndex(images)
     pairs, missing = [], []
@@ -144,6 +165,9 @@ def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
     totals = {k: v for k, v in counts.items() if k != "dangling_by_image"}
     extras = {"builder": "compass-vg", "seed": seed, "per_level": per_level,
               "realiser": realiser.name, "scene_graphs": str(scene_graphs),
+              "categories": pools.categories.source, "category_policy": category_policy,
+              "uncategorised_replacements": dict(pools.uncategorised),
+              "similarity_filter": pools.similarity.describe() if pools.similarity else None,
               "layout": vg.layout, "levels": levels_yielded(chosen),
               "missing_image": len(missing), **totals, **skill_counts}
     bench = _rows_to_benchmark(rows, "compass-vg", images, f"scene graphs {scene_graphs}", extras)

@@ -36,7 +36,12 @@ from foilbench.construct.compass.negatives import (
     choose_perturbation,
     skill_targets,
 )
-from foilbench.construct.compass.realise import Realiser, TemplateRealiser
+from foilbench.construct.compass.realise import (
+    Realiser,
+    TemplateRealiser,
+    decomposed_with_spans,
+    positive_with_spans,
+)
 from foilbench.construct.compass.sampling import (
     LEVELS,
     PRIMITIVE_KINDS,
@@ -45,6 +50,7 @@ from foilbench.construct.compass.sampling import (
     sample_caption_spec,
 )
 from foilbench.construct.compass.scene_graph import SceneGraph
+from foilbench.construct.compass.spans import check_confined, substitute
 
 MAX_TRIES_PER_CAPTION = 25
 
@@ -60,30 +66,49 @@ class CompassCaption:
     skill_negatives: dict[str, list[tuple[Perturbation, str]]] = field(default_factory=dict)
     # skill -> how many valid negatives could be drawn (< K): the skill item was dropped
     skill_dropped: dict[str, int] = field(default_factory=dict)
+    # primitive index -> character spans in ``text`` (what each negative substitutes)
+    spans: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 def make_caption(graph: SceneGraph, spec: CaptionSpec, pools: PrimitivePools,
                  rng: np.random.Generator, realiser: Realiser, caption_id: str,
-                 k: int = K_SKILL_NEGATIVES) -> CompassCaption | None:
-    """All texts for ``spec``; None when some primitive has no valid replacement."""
+                 k: int = K_SKILL_NEGATIVES, choose=None) -> CompassCaption | None:
+    """All texts for ``spec``; None when some primitive has no valid replacement.
+
+    The positive is worded once; every negative substitutes the replaced primitive's span in
+    that wording (c~_i and skill negatives in the positive, d~_i in d_i) and is checked to
+    differ from it only there (:func:`~foilbench.construct.compass.spans.check_confined`,
+    COMPASS §3.2: negatives "differ minimally"). ``choose`` draws replacements (default
+    :func:`~foilbench.construct.compass.negatives.choose_perturbation`)."""
+    choose = choose or choose_perturbation
     perts = []
     for i in range(spec.n_total):
-        p = choose_perturbation(graph, spec, i, pools, rng)
+        p = choose(graph, spec, i, pools, rng)
         if p is None:
             return None
         perts.append(p)
-    text = realiser.composed(spec)
-    composed = [realiser.composed(spec.replaced(p.index, p.new)) for p in perts]
-    decomposed = [(realiser.decomposed(spec, p.index),
-                   realiser.decomposed(spec.replaced(p.index, p.new), p.index)) for p in perts]
+    text, spans, _ = positive_with_spans(realiser, spec)
+
+    def negative(p: Perturbation) -> str:
+        neg = substitute(text, spans, p.index, p.old, p.new)
+        return check_confined(text, neg, spans[p.index], f"{caption_id} primitive {p.index}")
+
+    composed = [negative(p) for p in perts]
+    decomposed = []
+    for p in perts:
+        d, d_spans = decomposed_with_spans(realiser, spec, p.index)
+        d_neg = substitute(d, d_spans, p.index, p.old, p.new)
+        decomposed.append((d, check_confined(d, d_neg, d_spans[p.index],
+                                             f"{caption_id} decomposed {p.index}")))
     skills, dropped = {}, {}
     for kind in PRIMITIVE_KINDS:
-        got = skill_targets(graph, spec, kind, pools, rng, realiser.composed, text, k)
+        got = skill_targets(graph, spec, kind, pools, rng, negative, text, k, choose)
         if len(got) == k:
             skills[SKILL_OF_KIND[kind]] = got
         elif got:
             dropped[SKILL_OF_KIND[kind]] = len(got)
-    return CompassCaption(caption_id, spec, text, perts, composed, decomposed, skills, dropped)
+    return CompassCaption(caption_id, spec, text, perts, composed, decomposed, skills, dropped,
+                          spans)
 
 
 def captions_for_graph(graph: SceneGraph, pools: PrimitivePools, rng: np.random.Generator,

@@ -111,3 +111,19 @@ def caption_problems(specs: Sequence[CaptionSpec], texts: Sequence[str], pools,
             problems.append((i, "negative repeats the positive or another negative"))
         skill_seen.add(t)
     return problems
+
+
+def distinct_problems(cap) -> list[str]:
+    """Check 5 on a caption built by substitution: composed negatives distinct from the positive
+    and each other; skill negatives distinct from the positive."""
+    out = []
+    positive = cap.text.lower()
+    seen = {positive}
+    for t in cap.composed_negatives:
+        if t.lower() in seen:
+            out.append("negative repeats the positive or another negative")
+        seen.add(t.lower())
+    for negs in cap.skill_negatives.values():
+        if any(t.lower() == positive for _, t in negs):
+            out.append("negative repeats the positive or another negative")
+    return out

@@ -21,17 +21,28 @@ across kinds only removes candidates.
   never for a pair too close to call).
 
 Candidates are tried in a fixed order and drawn with the caller's generator (reproducible).
+
+Same category and lemmas (issue 25). §3.2: "propose candidate primitives of the same semantic
+category (e.g., replacing "sofa" with "chair")": when the pools carry a category source
+(:mod:`foilbench.construct.compass.categories`: the shipped table offline, or a text backend's
+proposals), the candidates of a primitive are its category-mates, not the whole pool (policy
+"strict": a word of no known category gets none; "any": the whole pool, counted). "Does not
+already appear in the image's entire scene graph" compares lemmas ("cups" is excluded when
+"cup" is in the graph, and the reverse). Then the Sentence-Transformer filter
+(:mod:`foilbench.construct.compass.similarity`) drops candidates too close to the original.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from foilbench.construct.compass.sampling import CaptionSpec
 from foilbench.construct.compass.scene_graph import SceneGraph
+from foilbench.construct.compass.spans import lemma
 
 K_SKILL_NEGATIVES = 4
 
@@ -43,16 +54,66 @@ class PrimitivePools:
     objects: tuple[str, ...]
     attribute_groups: dict[str, str] = field(default_factory=dict)
     relation_groups: dict[str, str] = field(default_factory=dict)
+    # same-category source (CategoryTable / ProposedCategories); None: any pool word
+    categories: Any = field(default=None, compare=False)
+    policy: str = "strict"  # a word of no known category: "strict" no candidate, "any" pool
+    similarity: Any = field(default=None, compare=False)  # SimilarityFilter or None
+    synsets: dict[str, str] = field(default_factory=dict, compare=False)  # word -> VG synset
+    # how often "any" was used for a word of no known category (mutable counter)
+    uncategorised: dict[str, int] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.policy not in ("strict", "any"):
+            raise ValueError(f"category policy must be 'strict' or 'any', got {self.policy!r}")
+
+    def with_rules(self, categories=None, policy: str = "strict",
+                   similarity=None) -> PrimitivePools:
+        """These pools with a category source and a similarity filter."""
+        return replace(self, categories=categories, policy=policy, similarity=similarity,
+                       uncategorised={})
+
+    def same_category(self, kind: str, value: str, pool: list[str],
+                      closed_world: bool = False) -> list[str]:
+        """The candidates allowed for ``value`` (module docstring). Open world (VG): the
+        category's words as proposed (the paper samples from the proposals, not from the
+        dataset's vocabulary). Closed world: only those of ``pool``, whose truth the graph
+        decides."""
+        if self.categories is None:
+            return pool
+        got = self.categories.candidates(kind, value, self.synsets.get(value))
+        if got is None:
+            if self.policy == "any":
+                self.uncategorised[kind] = self.uncategorised.get(kind, 0) + 1
+                return pool
+            return []
+        if not closed_world:
+            return got
+        mates = {lemma(c) for c in got}
+        return [c for c in pool if lemma(c) in mates]
+
+    def similar_filtered(self, old: str, candidates: list[str], kind: str) -> list[str]:
+        from foilbench.construct.compass.similarity import KINDS
+
+        if self.similarity is None or kind not in KINDS:
+            return candidates
+        return self.similarity.keep(old, candidates)
 
     @classmethod
     def from_graphs(cls, graphs: Iterable[SceneGraph]) -> PrimitivePools:
         """Pools of a whole dataset (every word seen anywhere, every name of every object);
-        kinds unknown."""
+        kinds unknown; each object name's first VG synset kept for the category lookup."""
         graphs = list(graphs)
         objects = sorted({n for g in graphs for n in g.names()})
         attrs = sorted({a for g in graphs for a in g.attribute_words()})
         preds = sorted({p for g in graphs for p in g.predicates()})
-        return cls(tuple(objects), dict.fromkeys(attrs, "attribute"), {p: p for p in preds})
+        synsets: dict[str, str] = {}
+        for g in graphs:
+            for o in g.objects:
+                if o.synsets:
+                    for n in o.all_names:
+                        synsets.setdefault(n, o.synsets[0])
+        return cls(tuple(objects), dict.fromkeys(attrs, "attribute"), {p: p for p in preds},
+                   synsets=synsets)
 
 
 @dataclass(frozen=True)
@@ -74,21 +135,28 @@ def replacement_tiers(graph: SceneGraph, spec: CaptionSpec, index: int,
                       pools: PrimitivePools) -> list[list[str]]:
     """Valid replacement values for primitive ``index``, preferred tier first."""
     prim = spec.primitives[index]
-    present = graph.vocabulary()
+    present = {lemma(w) for w in graph.vocabulary()}
     if prim.kind == "object":
-        return [[n for n in pools.objects if n not in present]]
+        pool = pools.same_category("object", prim.value, list(pools.objects),
+                                   graph.closed_world)
+        return [pools.similar_filtered(prim.value,
+                                       [n for n in pool if lemma(n) not in present], "object")]
     if prim.kind == "attribute":
-        absent = [a for a in pools.attribute_groups if a not in present]
+        pool = pools.same_category("attribute", prim.value, list(pools.attribute_groups),
+                                   graph.closed_world)
+        absent = pools.similar_filtered(prim.value, [a for a in pool if lemma(a) not in present],
+                                        "attribute")
         return _tiered(absent, pools.attribute_groups, prim.value)
     assert prim.target_id is not None
     subject, target = spec.name_of(prim.object_id), spec.name_of(prim.target_id)
     groups = pools.relation_groups
+    pool = pools.same_category("relation", prim.value, list(groups), graph.closed_world)
     if graph.closed_world:
-        absent = [p for p in groups if p != prim.value
+        absent = [p for p in pool if p != prim.value
                   and _false_for_every_pair(graph, subject, p, target, groups)]
     else:
-        absent = [p for p in groups if p not in present]
-    return _tiered(absent, groups, prim.value)
+        absent = [p for p in pool if lemma(p) not in present]
+    return _tiered(pools.similar_filtered(prim.value, absent, "relation"), groups, prim.value)
 
 
 def _false_for_every_pair(graph: SceneGraph, subject: str, predicate: str, target: str,
@@ -129,24 +197,26 @@ def primitive_present(graph: SceneGraph, spec: CaptionSpec, p: Perturbation) -> 
     """Whether the replacement of ``p`` is present in ``graph`` under the rule above (used by
     tests and audits: a valid negative always gives False)."""
     if p.kind in ("object", "attribute"):
-        return p.new in graph.vocabulary()
+        return lemma(p.new) in {lemma(w) for w in graph.vocabulary()}
     prim = spec.primitives[p.index]
     assert prim.target_id is not None
     if graph.closed_world:
         triple = (spec.name_of(prim.object_id), p.new, spec.name_of(prim.target_id))
         return triple in graph.name_triples()
-    return p.new in graph.vocabulary()
+    return lemma(p.new) in {lemma(w) for w in graph.vocabulary()}
 
 
 def skill_targets(graph: SceneGraph, spec: CaptionSpec, kind: str, pools: PrimitivePools,
                   rng: np.random.Generator, render, positive: str,
-                  k: int = K_SKILL_NEGATIVES) -> list[tuple[Perturbation, str]]:
+                  k: int = K_SKILL_NEGATIVES, choose=None) -> list[tuple[Perturbation, str]]:
     """Up to ``k`` negatives of one primitive kind, no two texts identical.
 
     Primitives of ``kind`` are targeted in a random order, cycling when fewer than ``k``
     exist (a primitive may be targeted twice, each time with a different replacement).
-    ``render(perturbed_spec) -> str`` words a perturbed spec. Fewer than ``k`` come back only
-    when the valid replacements run out."""
+    ``render(perturbation) -> str`` words the negative (a substitution into the positive's
+    wording). ``choose`` draws a replacement (default :func:`choose_perturbation`, same
+    signature). Fewer than ``k`` come back only when the valid replacements run out."""
+    choose = choose or choose_perturbation
     indices = [i for i, p in enumerate(spec.primitives) if p.kind == kind]
     if not indices:
         return []
@@ -161,12 +231,12 @@ def skill_targets(graph: SceneGraph, spec: CaptionSpec, kind: str, pools: Primit
         step += 1
         if index in exhausted:
             continue
-        pert = choose_perturbation(graph, spec, index, pools, rng, exclude=used[index])
+        pert = choose(graph, spec, index, pools, rng, exclude=used[index])
         if pert is None:
             exhausted.add(index)
             continue
         used[index].add(pert.new)
-        text = render(spec.replaced(index, pert.new))
+        text = render(pert)
         if text not in texts:
             texts.add(text)
             out.append((pert, text))

@@ -7,20 +7,24 @@ single primitive p_i in P(c) with another primitive of the same type t, while ke
 primitives fixed".
 
 The sampling, the structural levels and the negatives are the existing construction
-(:mod:`foilbench.construct.compass.captions`); this pipeline decides every structure first with the
-template wording (so random draws never depend on a model's wording), then has the text
-backend word every composed caption -- the positive, each c~_i and each skill-targeted
-negative -- from its primitive list (:func:`foilbench.construct.compass.realise.describe_spec`,
-prompt ``compass.realise``). Decomposed captions d_i, d~_i stay templated, as in
-:class:`~foilbench.construct.compass.realise.PromptRealiser`.
+(:mod:`foilbench.construct.compass.captions`). Stages:
 
-Structural constraints checked on every worded caption (:mod:`.compass_checks`): every
-primitive's words present, each attribute next to its object, each relation between its
-subject and object in order, no object of the vocabulary that the spec does not hold, and
-negatives distinct from the positive and from each other. A caption failing any check is
-dropped (``on_violation="drop"``) or falls back to the template wording for the failing texts
-(``"template"``), counted either way. COMPASS's Sentence-Transformer filter of overly similar
-negatives is not applied (the replacements are exact primitives, not free rewrites).
+1. propose: for every distinct object name, attribute and predicate of the run's graphs, the
+   text backend proposes same-category replacements (prompt ``compass.propose``; §3.2 "propose
+   candidate primitives of the same semantic category"); the template answers from the shipped
+   category table. Replacements are then drawn from these (open world) or from the pool words
+   among them (closed world), absent from the graph by lemma, and filtered for near-synonyms
+   by the Sentence-Transformer filter (:mod:`.similarity`; ``similarity=None`` turns it off).
+2. structures: every caption structure and its perturbations are decided with the template
+   wording, so random draws never depend on a model's wording.
+3. realise: the text backend words the positive only (prompt ``compass.realise``), once.
+4. check: the positive passes the structural checks (:mod:`.checks`: every primitive said,
+   attributes bound, relations in order, nothing else) and its primitives are located
+   (:func:`.spans.locate_spans`); every composed, skill and decomposed negative is then the
+   positive's wording with the replaced primitive's span substituted, asserted to differ only
+   there (:func:`.spans.check_confined`). The model never rewords a negative. A positive
+   failing a check is dropped (``on_violation="drop"``) or replaced by the template wording
+   (``"template"``), counted either way.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import numpy as np
 
 from foilbench.construct.compass.realise import TemplateRealiser, describe_spec
 from foilbench.construct.compass.sampling import CaptionSpec
+from foilbench.construct.compass.similarity import MAX_SIMILARITY
 from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, clean_sentence, parse_json, require
@@ -50,11 +55,15 @@ class CompassConfig:
     limit: int | None = None
     seed: int = 0
     on_violation: str = "drop"
+    categories: Path | None = None  # a category table for words no proposal covers
+    category_policy: str = "strict"  # a word of no known category: "strict" or "any"
+    similarity: float | None = MAX_SIMILARITY  # Sentence-Transformer threshold; None: off
 
     def options(self) -> dict:
         out = asdict(self)
         out["scene_graphs"] = str(self.scene_graphs) if self.scene_graphs else None
         out["images"] = str(self.images) if self.images else None
+        out["categories"] = str(self.categories) if self.categories else None
         return out
 
 
@@ -104,7 +113,7 @@ def _graphs(ctx: Context, config: CompassConfig):
 
 
 def plan(config: CompassConfig) -> dict[str, int]:
-    """Per graph and level: 1 + N (c~_i) + 3 x 4 (skill negatives) composed texts, N <= 12."""
+    """Per graph and level one positive; per graph up to ~30 distinct words to propose for."""
     if config.scene_graphs is None:
         n = config.n_scenes
     else:
@@ -112,7 +121,7 @@ def plan(config: CompassConfig) -> dict[str, int]:
 
         n = len(read_scene_graphs(config.scene_graphs))
         n = min(n, config.limit) if config.limit else n
-    return {"text": n * 4 * config.per_level * (1 + 12 + 12)}
+    return {"text": n * 4 * config.per_level + n * 30}
 
 
 def composed_specs(cap) -> list[CaptionSpec]:
@@ -121,6 +130,79 @@ def composed_specs(cap) -> list[CaptionSpec]:
     for negs in cap.skill_negatives.values():
         specs += [cap.spec.replaced(p.index, p.new) for p, _ in negs]
     return specs
+
+
+def _words(graphs: list[Candidate]) -> list[tuple[str, str, str | None]]:
+    """(kind, word, VG synset) of every primitive the run's graphs can put in a caption."""
+    out: dict[tuple[str, str], str | None] = {}
+    for g in graphs:
+        graph = g.data["graph"]
+        for o in graph.objects:
+            out.setdefault(("object", o.name), o.synsets[0] if o.synsets else None)
+            for a in o.attributes:
+                out.setdefault(("attribute", a), None)
+        for r in graph.relationships:
+            out.setdefault(("relation", r.predicate), None)
+    return [(k, w, syn) for (k, w), syn in out.items()]
+
+
+def stage_propose(ctx: Context, graphs: list[Candidate], config) -> dict:
+    """Same-category candidates per (kind, word), from the text backend (module doc, 1).
+    Words whose call failed or whose reply was unusable get none (the category table answers
+    for them) and are counted in ``ctx.notes["proposals"]``."""
+    words = _words(graphs)
+    jobs = [(f"{k}/{w}", (ctx.text_request(
+        "compass.propose", {"kind": "compass.propose", "primitive": k, "word": w,
+                            "synset": syn},
+        max_tokens=200, kind=k, word=w),)) for k, w, syn in words]
+    results = ctx.call_many("propose same-category replacements", "text", jobs)
+    proposals: dict[tuple[str, str], list[str]] = {}
+    counts = {"words": len(words), "proposed": 0, "unknown_category": 0, "failed": 0,
+              "unusable_reply": 0}
+    for k, w, _ in words:
+        res = results[f"{k}/{w}"]
+        if isinstance(res, Failure):
+            counts["failed"] += 1
+            continue
+        try:
+            got = parse_json(res.value).get("candidates")
+        except (ReplyError, AttributeError):
+            counts["unusable_reply"] += 1
+            continue
+        if got is None:
+            counts["unknown_category"] += 1
+        elif isinstance(got, list) and all(isinstance(x, str) for x in got):
+            proposals[(k, w)] = got
+            counts["proposed"] += 1
+        else:
+            counts["unusable_reply"] += 1
+    ctx.notes["proposals"] = counts
+    return proposals
+
+
+def ruled_pools(pools, proposals: dict, config, world: bool):
+    """``pools`` with the proposals as category source (a word the backend gave nothing for
+    falls back to the category table) and the similarity filter."""
+    from foilbench.construct.compass.categories import CategoryTable, ProposedCategories
+    from foilbench.construct.compass.similarity import SimilarityFilter
+
+    table = (CategoryTable.from_path(config.categories) if config.categories
+             else CategoryTable.shipped())
+
+    class Source:
+        name = "proposed+table"
+        source = f"text backend proposals, then {table.source}"
+        proposed = ProposedCategories(proposals)
+
+        def candidates(self, kind, word, synset=None):
+            got = self.proposed.candidates(kind, word, synset)
+            return got if got is not None else table.candidates(kind, word, synset)
+
+    sim = None
+    if config.similarity is not None:
+        sim = (SimilarityFilter.world() if world and config.similarity == MAX_SIMILARITY
+               else SimilarityFilter.minilm(config.similarity))
+    return pools.with_rules(Source(), config.category_policy, sim)
 
 
 def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> list[Candidate]:
@@ -146,69 +228,82 @@ def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> li
 
 
 def stage_realise(ctx: Context, caps: list[Candidate]) -> list[Candidate]:
-    with ctx.log.stage("realise (text backend)", caps, unit="caption") as st:
-        jobs = []
-        for c in caps:
-            for k, spec in enumerate(composed_specs(c.data["cap"])):
-                jobs.append((f"{c.id}#{k}", (ctx.text_request(
-                    "compass.realise", {"kind": "compass.realise", "spec": spec_to_dict(spec)},
-                    max_tokens=200, facts=describe_spec(spec)),)))
+    """The text backend words each caption's positive, once (module doc, 3)."""
+    with ctx.log.stage("realise positive (text backend)", caps, unit="caption") as st:
+        jobs = [(c.id, (ctx.text_request(
+            "compass.realise", {"kind": "compass.realise",
+                                "spec": spec_to_dict(c.data["cap"].spec)},
+            max_tokens=200, facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
         results = ctx.call_many(st, "text", jobs)
         for c in caps:
-            texts = []
-            for k in range(len(composed_specs(c.data["cap"]))):
-                res = results[f"{c.id}#{k}"]
-                if isinstance(res, Failure):
-                    texts = None
-                    st.drop(c, "call failed", error=res.error, attempts=res.attempts)
-                    break
-                try:
-                    texts.append(clean_sentence(require(parse_json(res.value),
-                                                        {"caption": str}, "realise")["caption"]))
-                except ReplyError:
-                    texts.append(clean_sentence(res.value))
-            if texts is not None:
-                c.data["texts"] = texts
-                st.passed(c, outputs={"positive": texts[0], "n_texts": len(texts)})
+            res = results[c.id]
+            if isinstance(res, Failure):
+                st.drop(c, "call failed", error=res.error, attempts=res.attempts)
+                continue
+            try:
+                text = clean_sentence(require(parse_json(res.value), {"caption": str},
+                                              "realise")["caption"])
+            except ReplyError:
+                text = clean_sentence(res.value)
+            c.data["positive"] = text
+            st.passed(c, outputs={"positive": text})
     return st.survivors
 
 
+def negatives_from(cap, text: str, spans: dict):
+    """``cap`` with its positive ``text`` and every negative substituted into it (module
+    doc, 4); :class:`~.spans.SpanError` if one differs outside its span."""
+    from foilbench.construct.compass.spans import check_confined, substitute
+
+    def neg(p) -> str:
+        out = substitute(text, spans, p.index, p.old, p.new)
+        return check_confined(text, out, spans[p.index], f"{cap.caption_id} primitive {p.index}")
+
+    skills = {skill: [(p, neg(p)) for p, _ in negs] for skill, negs in cap.skill_negatives.items()}
+    return replace(cap, text=text, composed_negatives=[neg(p) for p in cap.perturbations],
+                   skill_negatives=skills, spans=spans)
+
+
 def stage_check(ctx: Context, caps: list[Candidate], pools, config) -> list[Candidate]:
-    from foilbench.construct.compass.checks import caption_problems
+    from foilbench.construct.compass.checks import distinct_problems, text_problems
+    from foilbench.construct.compass.spans import locate_spans, map_spans
 
     template = TemplateRealiser()
     with ctx.log.stage("structural check", caps, unit="caption") as st:
         for c in caps:
             cap = c.data["cap"]
-            specs = composed_specs(cap)
-            problems = caption_problems(specs, c.data["texts"], pools, len(cap.perturbations))
+            text = c.data["positive"]
+            problems = text_problems(cap.spec, text, pools.objects)
+            known, known_spans = template.composed_with_spans(cap.spec)
+            # the template's own wording: its spans are known by construction (two objects
+            # of one name cannot be told apart in free text, but can here)
+            spans = None if problems else (
+                known_spans if text == known
+                else map_spans(known, known_spans, text, cap.spec) or locate_spans(cap.spec, text))
+            if spans is None and not problems:
+                problems = ["a primitive cannot be placed in the wording unambiguously"]
             if problems and config.on_violation == "drop":
-                st.drop(c, f"structural check: {problems[0][1]}",
-                        verdicts={"problems": [f"{i}: {p}" for i, p in problems]})
+                st.drop(c, f"structural check: {problems[0]}", verdicts={"problems": problems})
                 continue
-            texts = list(c.data["texts"])
-            for i, _ in problems:
-                texts[i] = template.composed(specs[i])
-            c.data["final"] = _reworded(cap, texts)
-            st.passed(c, verdicts={"problems": [f"{i}: {p}" for i, p in problems],
-                                   "template_fallbacks": len({i for i, _ in problems})})
+            if problems:
+                text, spans = known, known_spans
+            final = negatives_from(cap, text, spans)
+            repeats = distinct_problems(final)
+            if repeats:
+                st.drop(c, f"structural check: {repeats[0]}", verdicts={"problems": repeats})
+                continue
+            c.data["final"] = final
+            st.passed(c, verdicts={"problems": problems, "template_fallbacks": int(bool(problems)),
+                                   "negatives_span_confined": len(composed_specs(cap)) - 1})
     return st.survivors
-
-
-def _reworded(cap, texts: list[str]):
-    """``cap`` with every composed text taken from ``texts`` (order of composed_specs)."""
-    n = len(cap.perturbations)
-    skills, k = {}, 1 + n
-    for skill, negs in cap.skill_negatives.items():
-        skills[skill] = [(p, texts[k + j]) for j, (p, _) in enumerate(negs)]
-        k += len(negs)
-    return replace(cap, text=texts[0], composed_negatives=texts[1:1 + n],
-                   skill_negatives=skills)
 
 
 def build(ctx: Context, config: CompassConfig) -> ConstructResult:
     from foilbench.construct.compass.captions import caption_rows
 
+    if config.category_policy not in ("strict", "any"):
+        raise ConstructError(f"category_policy must be 'strict' or 'any', got "
+                             f"{config.category_policy!r}")
     if config.on_violation not in ("drop", "template"):
         raise ConstructError(f"on_violation must be 'drop' or 'template', got "
                              f"{config.on_violation!r}")
@@ -219,6 +314,8 @@ def build(ctx: Context, config: CompassConfig) -> ConstructResult:
         ctx.log.created(cand, stage="scene graphs", inputs={"image": rel,
                                                                "objects": len(g.objects)})
         graphs.append(cand)
+    pools = ruled_pools(pools, stage_propose(ctx, graphs, config), config,
+                        world=config.scene_graphs is None)
     caps = stage_check(ctx, stage_realise(ctx, stage_structures(ctx, graphs, pools, config)),
                        pools, config)
     ctx.log.keep_all(caps, stage="export")
@@ -230,5 +327,9 @@ def build(ctx: Context, config: CompassConfig) -> ConstructResult:
                      "backend under structural checks; role=composed / decomposed / skill as in "
                      "`foilbench compass`. Analyse with `foilbench compass tables RUN_ID`."),
         extras={"builder": "compass-construct", "on_violation": config.on_violation,
+                "categories": pools.categories.source, "category_policy": config.category_policy,
+                "uncategorised_replacements": dict(pools.uncategorised),
+                "proposals": ctx.notes.get("proposals", {}),
+                "similarity_filter": pools.similarity.describe() if pools.similarity else None,
                 "skill_items_dropped_fewer_than_k":
                     ctx.notes.get("skill_items_dropped_fewer_than_k", {})})

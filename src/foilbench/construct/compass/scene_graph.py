@@ -51,6 +51,7 @@ class SGObject:
     attributes: tuple[str, ...] = ()
     box: tuple[float, float, float, float] | None = None  # x, y, w, h (pixels), when known
     other_names: tuple[str, ...] = ()  # VG ``names[1:]``: true of the object, never replaced in
+    synsets: tuple[str, ...] = ()  # VG ``synsets`` ("sofa.n.01"): the category lookup's key
 
     @property
     def all_names(self) -> tuple[str, ...]:
@@ -162,7 +163,12 @@ def _object_from_dict(d: dict, where: str, skipped: Counter) -> SGObject | None:
     box = None
     if all(k in d for k in ("x", "y", "w", "h")):
         box = (float(d["x"]), float(d["y"]), float(d["w"]), float(d["h"]))
-    return SGObject(oid, names[0], attrs, box, tuple(names[1:]))
+    synsets = d.get("synsets") or ()
+    if not isinstance(synsets, list | tuple) or not all(isinstance(x, str) for x in synsets):
+        raise SceneGraphError(f"{where}: object {oid} synsets must be a list of strings, "
+                              f"got {synsets!r}")
+    return SGObject(oid, names[0], attrs, box, tuple(names[1:]),
+                    tuple(x.strip().lower() for x in synsets if x.strip()))
 
 
 def _merge_names(a: SGObject, b: SGObject) -> SGObject:
@@ -237,6 +243,8 @@ def scene_graph_to_dict(g: SceneGraph) -> dict:
                                "attributes": list(o.attributes)}
         if o.box is not None:
             rec.update(zip(("x", "y", "w", "h"), o.box, strict=True))
+        if o.synsets:
+            rec["synsets"] = list(o.synsets)
         objects.append(rec)
     out: dict[str, Any] = {
         "image_id": g.image_id,

@@ -62,11 +62,19 @@ def world_pools() -> PrimitivePools:
 
     Unmarked defaults ("medium", "opaque", "plain") are never listed in a graph although they
     are often true, so they are left out of the pool: absence from the graph would not make
-    them false."""
+    them false. Candidates are of the replaced word's category (COMPASS §3.2, the shipped
+    table :mod:`foilbench.construct.compass.categories`; every world word is in it), then
+    filtered for near-synonyms (:mod:`foilbench.construct.compass.similarity`, the shipped
+    world table: translucent/transparent is the one pair it removes)."""
+    from foilbench.construct.compass.categories import CategoryTable
+    from foilbench.construct.compass.similarity import SimilarityFilter
+
     unmarked = set(UNMARKED.values())
     attrs = {w: g for w, g in attribute_groups().items() if w not in unmarked}
     return PrimitivePools(objects=SCENE_CATEGORIES, attribute_groups=attrs,
-                          relation_groups=dict(RELATION_GROUPS))
+                          relation_groups=dict(RELATION_GROUPS),
+                          categories=CategoryTable.shipped(), policy="strict",
+                          similarity=SimilarityFilter.world())
 
 
 def object_attributes(obj: Obj) -> tuple[str, ...]:
