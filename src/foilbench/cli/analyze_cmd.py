@@ -309,3 +309,23 @@ def robustness(runs, db_path, json_path, families, min_models, alternative) -> N
                            f"std {mw['median_std_with']:.4f} vs {mw['median_std_without']:.4f}, "
                            f"U = {mw['u']:.1f}, p = {mw['p_value']:.3f}")
     write_json(json_path, tables)
+
+
+@analyze.command(short_help="Auto-Comp Table 15: per-relation accuracy at N = 2.")
+@RUNS
+@DB
+@JSON
+@click.option("--metric", default="r1", show_default=True)
+@click.option("--task", default="position", show_default=True)
+@click.option("--set", "negative_set", default="swap", show_default=True)
+def relations(runs, db_path, json_path, metric, task, negative_set) -> None:
+    """Per-relation accuracy (Auto-Comp App. A.4, Table 15) on the N = 2 items of TASK's
+    negative SET, per model, with Wilson intervals."""
+    from foilbench.analysis.autocomp_relations import per_relation_accuracy
+
+    try:
+        table = per_relation_accuracy(load_runs(runs, db_path), metric, task, 2, negative_set)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    emit(f"{metric} per relation, {task} N = 2 {negative_set}", table)
+    write_json(json_path, {"relations": table})

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import acc_ci, format_table
+from foilbench.errors import FoilbenchError
 from foilbench.jsonio import write_json
 
 
@@ -64,9 +65,13 @@ def blind_table(result: dict) -> str:
               help="Scorer name, repeatable: length, ngram, minilm or lm:PATH (a local causal "
                    "LM). Default: length, ngram, minilm.")
 @click.option("--folds", default=5, show_default=True, help="Cross-fitting folds (by cluster).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the fold assignment.")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the fold assignment and of --max-options' draw.")
+@click.option("--max-options", type=int, default=None,
+              help="At most this many captions per item: the positive and a seeded draw of "
+                   "the negatives (Auto-Comp App. A.8: 50, i.e. 49 negatives at N = 3).")
 def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds: int,
-          seed: int) -> None:
+          seed: int, max_options: int | None) -> None:
     """Blind text-only baselines (SugarCrepe section 3) of a choice BENCHMARK.
 
     Each scorer reads only the captions. Its rule (which sign of its score means
@@ -86,8 +91,11 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
             click.echo(f"[{bench.name}] skipped: kind {bench.kind!r} has no blind baseline",
                        err=True)
             continue
-        results[bench.name] = blind_audit(bench, scorers or DEFAULT_SCORERS, folds, seed)
-        click.echo(f"[{bench.name}] blind text-only accuracy (cross-fitted, {folds} folds)")
+        results[bench.name] = blind_audit(bench, scorers or DEFAULT_SCORERS, folds, seed,
+                                          max_options=max_options)
+        limit = f", at most {max_options} options per item" if max_options else ""
+        click.echo(f"[{bench.name}] blind text-only accuracy (cross-fitted, {folds} folds"
+                   f"{limit})")
         click.echo(blind_table(results[bench.name]))
     _write_json(next(iter(results.values())) if len(benches) == 1 else results, json_path)
 
@@ -247,3 +255,37 @@ def controls(benchmark: str, model: str | None, text_model: Path | None, no_mini
         if "similarity_gap" in summary:
             click.echo(json.dumps(summary["similarity_gap"], indent=2, default=str))
     _write_json(out, json_path)
+
+
+@audit.command(short_help="Auto-Comp survival per stage by condition, and filter shift.")
+@click.argument("construction", type=click.Path(exists=True))
+@click.option("--target", type=click.Choice(["created", "uniform"]), default="created",
+              show_default=True, help="Target prior: the labels the sampler asked for, or "
+                                      "uniform over them.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+def filters(construction: str, target: str, json_path: str | None) -> None:
+    """Auto-Comp Tables 3, 4 and 16 from CONSTRUCTION (an output folder of `foilbench
+    construct autocomp`, or its construction_log.jsonl): survival per validation stage in the
+    Minimal and Contextual tracks with the Contextual - Minimal shift, and the label / object
+    distribution shift of what was kept from the target prior (total variation, share of
+    labels within 0.5-1.5x and below 0.25x the target; `mean` rows average the conditions,
+    as Table 4 does)."""
+    from foilbench.analysis.autocomp_filters import (
+        filter_shift,
+        read_records,
+        survival_by_condition,
+    )
+    from foilbench.cli._table import frame_table
+
+    try:
+        records = read_records(construction)
+        survival = survival_by_condition(records)
+        shift = filter_shift(records, target=target)
+    except (FileNotFoundError, ValueError) as e:
+        raise FoilbenchError(str(e)) from None
+    click.echo("survival per stage, Minimal vs Contextual (shift = Contextual - Minimal)")
+    click.echo(frame_table(survival))
+    click.echo(f"\nfilter-induced distribution shift (target prior: {target})")
+    click.echo(frame_table(shift))
+    _write_json({"survival": survival.to_dict("records"), "filter_shift":
+                 shift.to_dict("records")}, json_path)
