@@ -373,3 +373,47 @@ def _flag(state, bench, vqa, out_dir, max_spend, device) -> None:
     backend = resolve_backend("vqa", vqa, **options)
     d.flag_all(state, bench, backend, lambda s: ra.save_state(out_dir, s), budget,
                log=lambda m: click.echo(m, err=True))
+
+
+@audit.command(short_help="CompoSET App. F.3: detected objects per image (OWLv2 protocol).")
+@click.argument("benchmarks", nargs=-1, required=True)
+@click.option("--detector", required=True, help="hf-det:DIR (OWLv2 in the paper).")
+@click.option("--classes", "classes_file", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Text file, one class prompt per line (the paper's 116 classes).")
+@click.option("--people", default="person", show_default=True,
+              help="Comma-separated labels counted as people (excluded in the primary row).")
+@click.option("--n", "n_images", default=200, show_default=True,
+              help="Images per benchmark (one base image per scene for pair benchmarks; the "
+                   "paper: 50 CompoSET scenes, 200 images elsewhere).")
+@click.option("--seed", default=42, show_default=True)
+@click.option("--threshold", "thresholds", multiple=True, type=float, default=(0.3,),
+              show_default=True, help="Score threshold (repeatable: 0.2, 0.3, 0.4).")
+@click.option("--iou", default=0.5, show_default=True, help="Class-agnostic NMS IoU.")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+def objects(benchmarks, detector, classes_file, people, n_images, seed, thresholds, iou,
+            device, json_path) -> None:
+    """Objects per image under one detector protocol (CompoSET App. F.3, Table 7): score
+    threshold, class-agnostic NMS, people excluded and included; mean, median, std, p25, p75,
+    max per benchmark."""
+    import pandas as pd
+
+    from foilbench.analysis.object_counts import object_counts
+    from foilbench.cli._table import frame_table
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.data.registry import resolve_benchmark
+
+    classes = [c.strip() for c in classes_file.read_text(encoding="utf-8").splitlines()
+               if c.strip()]
+    if not classes:
+        raise FoilbenchError(f"{classes_file}: no class names (one per line)")
+    det = resolve_backend("detector", detector, device=device)
+    tables = []
+    for spec in benchmarks:
+        _, table = object_counts(resolve_benchmark(spec), det, classes, n_images, seed,
+                                 thresholds, iou, [p for p in people.split(",") if p])
+        tables.append(table)
+    table = pd.concat(tables, ignore_index=True)
+    click.echo(frame_table(table))
+    _write_json({"objects": table.to_dict("records")}, json_path)
