@@ -329,3 +329,32 @@ def relations(runs, db_path, json_path, metric, task, negative_set) -> None:
         raise click.UsageError(str(e)) from None
     emit(f"{metric} per relation, {task} N = 2 {negative_set}", table)
     write_json(json_path, {"relations": table})
+
+
+@analyze.command(short_help="Scores per tier, per instance (tier mean) and pooled, labelled.")
+@RUNS
+@DB
+@JSON
+@BOOT
+@click.option("--metric", default=None, help="Outcome column (default: group, else r1).")
+@click.option("--unit", "units", multiple=True,
+              type=click.Choice(["per_tier", "instance", "pooled"]),
+              help="Unit of n (repeatable; default all three).")
+@click.option("--instance", default="foil_id", show_default=True,
+              help="Column naming an instance (its rows across tiers).")
+@click.option("--ci", "ci_method", type=click.Choice(["auto", "bootstrap", "wilson", "wald"]),
+              default="auto", show_default=True)
+def units(runs, db_path, json_path, n_boot, metric, units, instance, ci_method) -> None:
+    """The same score under each unit of n (CompoSET §5: n = 1,776 instances, tiers not
+    pooled; Table 9: tiers pooled, 3x the instances): per tier, per instance as its tier
+    mean, and pooled rows; every row says which unit it uses. `foilbench run` is unchanged."""
+    from foilbench.analysis.units import UNITS, unit_table
+
+    df = load_runs(runs, db_path)
+    metric = metric or default_metric(df)
+    try:
+        table = unit_table(df, metric, units or UNITS, instance, ci_method, n_boot)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    emit(f"{metric} by unit of n", table)
+    write_json(json_path, {"units": table})
