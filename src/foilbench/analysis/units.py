@@ -43,7 +43,7 @@ def unit_table(df: pd.DataFrame, metric: str = "group", units=UNITS, instance: s
     clusters = "scene_id" if "scene_id" in df.columns else None
     rows = []
     for model, sub in df[df[metric].notna()].groupby("model", sort=True):
-        def stat(values, cl, unit, tier="all"):
+        def stat(values, cl, unit, tier="all", model=model):
             s = summarise(values.to_numpy(float), clusters=None if cl is None else cl.to_numpy(),
                           method=method, n_boot=n_boot, seed=seed)
             rows.append({"model": model, "unit": unit, "tier": tier, "label": LABELS[unit],
