@@ -183,3 +183,33 @@ def test_finetune_refuses_random_init_and_bad_settings(autocomp_set, tmp_path):
         FinetuneConfig(negatives=("shuffle",))
     with pytest.raises(FinetuneError, match="k"):
         FinetuneConfig(k=0)
+
+
+@pytest.mark.parametrize("kind", ["clip", "siglip"])
+def test_hf_towers_train_step_save_and_reload(kind, tmp_path):
+    """hf: dual encoders: one NegCLIP (CLIP) / sigmoid (SigLIP) step moves the weights, and
+    the saved folder reloads as hf:OUT with the tuned model's embeddings."""
+    from _models_tiny import save_tiny_hf_dual, tiny_images
+    from foilbench.finetune.loop import _loss
+    from foilbench.finetune.towers import Towers
+    from foilbench.models.registry import resolve_model
+
+    folder = save_tiny_hf_dual(tmp_path / kind, kind, tmp_path / "tok")
+    adapter = resolve_model(f"hf:{folder}", device="cpu")
+    towers = Towers(adapter, f"hf:{folder}")
+    assert (towers.bias() is not None) == (kind == "siglip")
+    before = {k: v.clone() for k, v in towers.state().items()}
+    opt = torch.optim.SGD(towers.model.parameters(), lr=0.5)
+    towers.model.train()
+    loss = _loss(towers, tiny_images(2), ["a red cube", "a blue sphere"],
+                 [["a blue cube", "a red sphere"], []], 2)
+    loss.backward()
+    opt.step()
+    assert any(not torch.equal(before[k], v) for k, v in towers.state().items())
+    spec = towers.save(tmp_path / "out")
+    assert spec == f"hf:{(tmp_path / 'out').resolve()}"
+    texts = ["a red cube", "a green cone"]
+    reloaded = resolve_model(spec, device="cpu")
+    assert np.allclose(reloaded.embed_texts(texts), adapter.embed_texts(texts), atol=1e-5)
+    assert np.allclose(reloaded.embed_images(tiny_images(2)),
+                       adapter.embed_images(tiny_images(2)), atol=1e-5)
