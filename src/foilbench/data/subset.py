@@ -15,7 +15,7 @@ The paper does not name its strata beyond the tiers or its allocation; foilbench
   ``sample_seed``, strata visited in sorted key order; items keep their original order.
 
 The subset is recorded where every run sees it: the benchmark's name gains
-``[sample=N by=... seed=S]`` (so stored runs never mix it with the full benchmark), its
+``@sample=N,by=A+B,seed=S`` (so stored runs never mix it with the full benchmark), its
 checksum covers the parent's and the chosen item ids, and ``manifest.extras["subset"]`` holds
 the parameters, the parent's name and checksum, the allocation per stratum and the item ids.
 """
@@ -41,8 +41,10 @@ class SubsetSpec:
     seed: int = 0
 
     def label(self) -> str:
-        by = f" by={','.join(self.by)}" if self.by else ""
-        return f"[sample={self.n}{by} seed={self.seed}]"
+        """The suffix a subset's name gains (no brackets or spaces: names reach rich-markup
+        tables and file names)."""
+        by = f",by={'+'.join(self.by)}" if self.by else ""
+        return f"@sample={self.n}{by},seed={self.seed}"
 
 
 def split_subset(spec: str) -> tuple[str, SubsetSpec | None]:
