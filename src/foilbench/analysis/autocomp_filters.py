@@ -164,7 +164,7 @@ def filter_shift(records: list[dict], target: str = "created") -> pd.DataFrame:
         rows.extend(cell)
         mean = {k: float(np.mean([r[k] for r in cell])) for k in cell[0]
                 if k.endswith(("_tv", "_1.5", "_0.25"))}
-        rows.append({"task": task, "n": int(n), "condition": "mean", "kept": sum(r["kept"] for
-                                                                                 r in cell),
-                     "created": len(csub), **mean})
+        rows.append({"task": task, "n": int(n), "condition": "mean",
+                     "kept": sum(r["kept"] for r in cell), "created": len(csub), **mean,
+                     "n_labels": cell[0]["n_labels"], "n_objects": cell[0]["n_objects"]})
     return pd.DataFrame(rows)
