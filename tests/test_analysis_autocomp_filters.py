@@ -81,6 +81,10 @@ def test_filter_shift_by_hand():
     gone = filter_shift(_log(CONCEPTS, {**DROPS, "d-minimal": "object presence [minimal]"}))
     row = gone.set_index("condition").loc["minimal"]  # kept: c only -> blue, green; red 0
     assert row["label_below_0.25"] == pytest.approx(1 / 3)
+    none = {f"{c}-contextual": "attribute check [contextual]" for c in CONCEPTS}
+    row = filter_shift(_log(CONCEPTS, {**DROPS, **none})).set_index("condition")
+    assert pd.isna(row.loc["contextual", "label_tv"])  # nothing kept: no distribution
+    assert row.loc["mean", "label_tv"] == pytest.approx(0.0)  # the minimal track alone
     with pytest.raises(ValueError, match="target"):
         filter_shift(_log(CONCEPTS, DROPS), target="prior")
 

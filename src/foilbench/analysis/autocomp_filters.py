@@ -24,7 +24,8 @@ condition up to the one that dropped it (stage order: first appearance in the lo
   prior", which the text does not define; ``target="uniform"`` takes the uniform prior over the
   labels asked for instead), p_final(l) its share among the kept tracks; TV = 1/2 sum_l
   |p_final(l) - p_target(l)|, and the share of labels with p_final / p_target in [0.5, 1.5] and
-  below 0.25. Objects the same way. Table 4 averages Minimal and Contextual: ``mean`` rows.
+  below 0.25 (NaN when nothing was kept). Objects the same way. Table 4 averages Minimal and
+  Contextual: ``mean`` rows (over the conditions that kept something).
 """
 
 from __future__ import annotations
@@ -128,9 +129,12 @@ def survival_by_condition(records: list[dict]) -> pd.DataFrame:
 
 def _shift_stats(target: Counter, final: Counter, prefix: str) -> dict:
     labels = sorted(target)
+    f_total = sum(final.values())
+    if f_total == 0:  # nothing kept: no distribution to compare
+        return {f"{prefix}_tv": float("nan"), f"{prefix}_within_0.5_1.5": float("nan"),
+                f"{prefix}_below_0.25": float("nan"), f"n_{prefix}s": len(labels)}
     t = np.array([target[k] for k in labels], float)
     t = t / t.sum()
-    f_total = sum(final.values())
     f = np.array([final.get(k, 0) for k in labels], float) / (f_total or 1)
     extra = sum(v for k, v in final.items() if k not in target) / (f_total or 1)
     ratio = f / t
@@ -162,7 +166,9 @@ def filter_shift(records: list[dict], target: str = "created") -> pd.DataFrame:
                                 "object")
             cell.append(row)
         rows.extend(cell)
-        mean = {k: float(np.mean([r[k] for r in cell])) for k in cell[0]
+        mean = {k: float(np.nanmean([r[k] for r in cell])) if any(np.isfinite(r[k]) for r
+                                                                       in cell) else np.nan
+                for k in cell[0]
                 if k.endswith(("_tv", "_1.5", "_0.25"))}
         rows.append({"task": task, "n": int(n), "condition": "mean",
                      "kept": sum(r["kept"] for r in cell), "created": len(csub), **mean,
