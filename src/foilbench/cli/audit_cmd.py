@@ -62,8 +62,9 @@ def blind_table(result: dict) -> str:
 @click.argument("benchmark")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result.")
 @click.option("--scorer", "scorers", multiple=True,
-              help="Scorer name, repeatable: length, ngram, minilm or lm:PATH (a local causal "
-                   "LM). Default: length, ngram, minilm.")
+              help="Scorer name, repeatable: length, ngram, minilm, lm:PATH (a local causal "
+                   "LM) or mc:PATH (a local causal LM picks among the numbered captions, "
+                   "Auto-Comp App. A.8). Default: length, ngram, minilm.")
 @click.option("--folds", default=5, show_default=True, help="Cross-fitting folds (by cluster).")
 @click.option("--seed", default=0, show_default=True,
               help="Seed of the fold assignment and of --max-options' draw.")
