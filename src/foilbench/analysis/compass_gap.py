@@ -10,6 +10,22 @@ For caption c with primitives 1..N (COMPASS, integration gap):
 and per (level, N) the mean and sample standard deviation (ddof = 1) of gap(c) over captions;
 per level the paper's Table 2 aggregate across complexities (:func:`gap_table`, :func:`table2`).
 A positive gap means the model knows each primitive alone but fails to integrate them.
+
+What the paper gives and what we read (checked against our copy of COMPASS, §5.1-5.3):
+
+* composed, given as an equation (§5.2): "R@1_comp(c) = 1[ s(I,c) > s(I,c~_i), for all i in
+  {1,...,N} ]" -- exactly ``composed`` above (all N negatives in one item, strict >);
+* decomposed: our copy prints no equation for it (§5.2 holds only R@1_comp). We read it from
+  §5.1: "success requires the model to retrieve every decomposed primitive against its
+  respective negative independently", each d_i paired with the d~_i made by "the exact same
+  perturbation applied to its corresponding composed negative": the product above (1 only
+  when every primitive wins its own pair);
+* Delta: no equation either; Table 2's caption defines it in words, "the difference between
+  decomposed and composed accuracy (Delta)", "Positive values indicate better independent
+  than joint performance": Delta = decomposed - composed, per caption and in the means;
+* the per-complexity results are "detailed results in the Appendix", which our copy lacks;
+  :func:`gap_table` gives them per N, and the aggregation of the ``all`` row is ours where
+  the text is silent (see there).
 Outcomes may be fractions (API models average two order-swapped asks); the product then is the
 probability that all decomposed checks pass when they are independent, and equals "all pass"
 for 0/1 outcomes.

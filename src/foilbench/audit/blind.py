@@ -82,10 +82,15 @@ def blind_audit_captions(captions: list[list[str]], types: np.ndarray, clusters:
 
 
 def blind_audit(bench: Benchmark, scorers: Sequence[str] = DEFAULT_SCORERS, folds: int = 5,
-                seed: int = 0) -> dict[str, Any]:
-    """Blind audit of a ``choice`` benchmark, folds grouped by scene or image."""
-    return blind_audit_captions(choice_captions(bench), edit_types(bench),
-                                cluster_labels(bench), scorers, folds, seed)
+                seed: int = 0, max_options: int | None = None) -> dict[str, Any]:
+    """Blind audit of a ``choice`` benchmark, folds grouped by scene or image; with
+    ``max_options`` each item keeps the positive and at most ``max_options - 1`` seeded
+    negatives (Auto-Comp App. A.8, :mod:`foilbench.audit.blind_options`)."""
+    from foilbench.audit.blind_options import subsample_options
+
+    captions = subsample_options(choice_captions(bench), max_options, seed)
+    return blind_audit_captions(captions, edit_types(bench), cluster_labels(bench), scorers,
+                                folds, seed)
 
 
 def reference_rows(bench: Benchmark, folds: int = 5, seed: int = 0) -> dict[str, dict]:

@@ -7,7 +7,9 @@ Scorers that learn (``ngram``, ``minilm``) fit only on the masked (training-fold
 
 Names: ``length``, ``ngram``, ``minilm``, ``lm:PATH`` (a local causal LM directory) and
 ``hf:PATH`` (any local Hugging Face sequence classifier or causal LM,
-:mod:`foilbench.audit.hf_scorer`; the paper's grammar model and Vera when the user has them).
+:mod:`foilbench.audit.hf_scorer`; the paper's grammar model and Vera when the user has them),
+``mc:PATH`` (a local causal LM choosing among the shuffled numbered captions, Auto-Comp
+App. A.8, :mod:`foilbench.audit.blind_mc`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ def resolve_scorer(name: str) -> ScorerFactory:
         from foilbench.audit.neural import causal_lm_scorer
 
         return lambda texts, index: causal_lm_scorer(texts, index, path)
+    if sep and scheme == "mc":
+        from foilbench.audit.blind_mc import mc_scorer
+
+        return lambda texts, index: mc_scorer(texts, index, path)
     if sep and scheme == "hf":
         from foilbench.audit.hf_scorer import hf_scorer
 
@@ -55,7 +61,7 @@ def resolve_scorer(name: str) -> ScorerFactory:
     reg = blind_scorers()
     if name not in reg:
         raise UnknownNameError(unknown_message("blind scorer", name,
-                                               reg.names() + ["lm:PATH", "hf:PATH"]))
+                                               reg.names() + ["lm:PATH", "hf:PATH", "mc:PATH"]))
     return reg.get(name)
 
 

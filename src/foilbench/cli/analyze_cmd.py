@@ -243,3 +243,118 @@ def autocomp(runs, db_path, json_path, n_boot, set_column) -> None:
         raise click.UsageError("no Auto-Comp structure in these runs (need concept_id, or "
                                "task/objects/values/captions on confusion items)")
     write_json(json_path, tables)
+
+
+def _families(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        model, sep, family = pair.rpartition("=")
+        if not sep or not model or not family:
+            raise click.BadParameter(f"{pair!r}: give MODEL=FAMILY", param_hint="--family")
+        out[model] = family
+    return out
+
+
+@analyze.command(short_help="CompoSET App. G.3 robustness checks of scene/edit hardness.")
+@RUNS
+@DB
+@JSON
+@click.option("--family", "families", multiple=True,
+              help="MODEL=FAMILY (repeatable): same- vs cross-family rank correlation.")
+@click.option("--min-models", type=int, default=None,
+              help="Scenes scene-hard for at least this many models (default: half, rounded "
+                   "up: the paper's 11 of 22).")
+@click.option("--alternative", type=click.Choice(["greater", "two-sided", "less"]),
+              default="greater", show_default=True,
+              help="Mann-Whitney alternative for the least pixel-local edit types.")
+def robustness(runs, db_path, json_path, families, min_models, alternative) -> None:
+    """CompoSET App. G.3 robustness statistics, within each caption tier: scenes scene-hard
+    for at least half the models (and for none), same- vs cross-family Spearman of per-scene
+    mean margins, edit-hard ranking after removing edit-type means (Spearman, top-quartile
+    overlap), Mann-Whitney for scenes with swap_role / modify_pose / modify_action."""
+    from foilbench.analysis import hardness as h
+    from foilbench.analysis import robustness as r
+    from foilbench.analysis.margins import add_margins
+
+    df = add_margins(load_runs(runs, db_path))
+    if "margin_i2t" not in df.columns or "scene_id" not in df.columns:
+        raise click.UsageError("robustness needs pair runs with scene_id (I2T margins)")
+    fam = _families(families)
+    tables: dict[str, Any] = {}
+    for tier, part in h.split_tiers(df):
+        click.echo(f"\n=== tier: {tier} ===")
+        stats = h.scene_margin_stats(part)
+        tables[f"{tier}/scene_hard_counts"] = c = r.scene_hard_counts(stats,
+                                                                      min_models=min_models)
+        click.echo(f"{c['n_scenes_hard_for_min_models']} of {c['n_scenes']} scenes are "
+                   f"scene-hard for at least {c['min_models']} of the {c['n_models']} models; "
+                   f"{c['n_scenes_hard_for_none']} for none")
+        if fam:
+            tables[f"{tier}/family_agreement"] = f = r.family_agreement(stats, fam)
+            click.echo(f"Spearman of per-scene mean margins: same family "
+                       f"{f['same_family_spearman']:.3f} ({f['n_same_pairs']} pairs), cross "
+                       f"family {f['cross_family_spearman']:.3f} ({f['n_cross_pairs']} pairs)")
+        if "edit_type" in part.columns:
+            tables[f"{tier}/edit_hard_stability"] = r.edit_hard_stability(part)
+            emit(f"[{tier}] edit-hard ranking before vs after removing edit-type means",
+                 tables[f"{tier}/edit_hard_stability"])
+            try:
+                tables[f"{tier}/least_local_mw"] = mw = r.least_local_mann_whitney(
+                    part, alternative=alternative)
+            except ValueError as e:
+                click.echo(f"Mann-Whitney skipped: {e}")
+            else:
+                click.echo(f"Mann-Whitney ({', '.join(mw['edit_types'])}; {alternative}): "
+                           f"{mw['n_with']} scenes with vs {mw['n_without']} without, median "
+                           f"std {mw['median_std_with']:.4f} vs {mw['median_std_without']:.4f}, "
+                           f"U = {mw['u']:.1f}, p = {mw['p_value']:.3f}")
+    write_json(json_path, tables)
+
+
+@analyze.command(short_help="Auto-Comp Table 15: per-relation accuracy at N = 2.")
+@RUNS
+@DB
+@JSON
+@click.option("--metric", default="r1", show_default=True)
+@click.option("--task", default="position", show_default=True)
+@click.option("--set", "negative_set", default="swap", show_default=True)
+def relations(runs, db_path, json_path, metric, task, negative_set) -> None:
+    """Per-relation accuracy (Auto-Comp App. A.4, Table 15) on the N = 2 items of TASK's
+    negative SET, per model, with Wilson intervals."""
+    from foilbench.analysis.autocomp_relations import per_relation_accuracy
+
+    try:
+        table = per_relation_accuracy(load_runs(runs, db_path), metric, task, 2, negative_set)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    emit(f"{metric} per relation, {task} N = 2 {negative_set}", table)
+    write_json(json_path, {"relations": table})
+
+
+@analyze.command(short_help="Scores per tier, per instance (tier mean) and pooled, labelled.")
+@RUNS
+@DB
+@JSON
+@BOOT
+@click.option("--metric", default=None, help="Outcome column (default: group, else r1).")
+@click.option("--unit", "units", multiple=True,
+              type=click.Choice(["per_tier", "instance", "pooled"]),
+              help="Unit of n (repeatable; default all three).")
+@click.option("--instance", default="foil_id", show_default=True,
+              help="Column naming an instance (its rows across tiers).")
+@click.option("--ci", "ci_method", type=click.Choice(["auto", "bootstrap", "wilson", "wald"]),
+              default="auto", show_default=True)
+def units(runs, db_path, json_path, n_boot, metric, units, instance, ci_method) -> None:
+    """The same score under each unit of n (CompoSET §5: n = 1,776 instances, tiers not
+    pooled; Table 9: tiers pooled, 3x the instances): per tier, per instance as its tier
+    mean, and pooled rows; every row says which unit it uses. `foilbench run` is unchanged."""
+    from foilbench.analysis.units import UNITS, unit_table
+
+    df = load_runs(runs, db_path)
+    metric = metric or default_metric(df)
+    try:
+        table = unit_table(df, metric, units or UNITS, instance, ci_method, n_boot)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    emit(f"{metric} by unit of n", table)
+    write_json(json_path, {"units": table})

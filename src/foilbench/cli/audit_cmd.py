@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import acc_ci, format_table
+from foilbench.errors import FoilbenchError
 from foilbench.jsonio import write_json
 
 
@@ -61,12 +62,17 @@ def blind_table(result: dict) -> str:
 @click.argument("benchmark")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result.")
 @click.option("--scorer", "scorers", multiple=True,
-              help="Scorer name, repeatable: length, ngram, minilm or lm:PATH (a local causal "
-                   "LM). Default: length, ngram, minilm.")
+              help="Scorer name, repeatable: length, ngram, minilm, lm:PATH (a local causal "
+                   "LM) or mc:PATH (a local causal LM picks among the numbered captions, "
+                   "Auto-Comp App. A.8). Default: length, ngram, minilm.")
 @click.option("--folds", default=5, show_default=True, help="Cross-fitting folds (by cluster).")
-@click.option("--seed", default=0, show_default=True, help="Seed of the fold assignment.")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the fold assignment and of --max-options' draw.")
+@click.option("--max-options", type=int, default=None,
+              help="At most this many captions per item: the positive and a seeded draw of "
+                   "the negatives (Auto-Comp App. A.8: 50, i.e. 49 negatives at N = 3).")
 def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds: int,
-          seed: int) -> None:
+          seed: int, max_options: int | None) -> None:
     """Blind text-only baselines (SugarCrepe section 3) of a choice BENCHMARK.
 
     Each scorer reads only the captions. Its rule (which sign of its score means
@@ -86,8 +92,11 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
             click.echo(f"[{bench.name}] skipped: kind {bench.kind!r} has no blind baseline",
                        err=True)
             continue
-        results[bench.name] = blind_audit(bench, scorers or DEFAULT_SCORERS, folds, seed)
-        click.echo(f"[{bench.name}] blind text-only accuracy (cross-fitted, {folds} folds)")
+        results[bench.name] = blind_audit(bench, scorers or DEFAULT_SCORERS, folds, seed,
+                                          max_options=max_options)
+        limit = f", at most {max_options} options per item" if max_options else ""
+        click.echo(f"[{bench.name}] blind text-only accuracy (cross-fitted, {folds} folds"
+                   f"{limit})")
         click.echo(blind_table(results[bench.name]))
     _write_json(next(iter(results.values())) if len(benches) == 1 else results, json_path)
 
@@ -247,3 +256,91 @@ def controls(benchmark: str, model: str | None, text_model: Path | None, no_mini
         if "similarity_gap" in summary:
             click.echo(json.dumps(summary["similarity_gap"], indent=2, default=str))
     _write_json(out, json_path)
+
+
+@audit.command(short_help="Auto-Comp survival per stage by condition, and filter shift.")
+@click.argument("construction", type=click.Path(exists=True))
+@click.option("--target", type=click.Choice(["created", "uniform"]), default="created",
+              show_default=True, help="Target prior: the labels the sampler asked for, or "
+                                      "uniform over them.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+def filters(construction: str, target: str, json_path: str | None) -> None:
+    """Auto-Comp Tables 3, 4 and 16 from CONSTRUCTION (an output folder of `foilbench
+    construct autocomp`, or its construction_log.jsonl): survival per validation stage in the
+    Minimal and Contextual tracks with the Contextual - Minimal shift, and the label / object
+    distribution shift of what was kept from the target prior (total variation, share of
+    labels within 0.5-1.5x and below 0.25x the target; `mean` rows average the conditions,
+    as Table 4 does)."""
+    from foilbench.analysis.autocomp_filters import (
+        filter_shift,
+        read_records,
+        survival_by_condition,
+    )
+    from foilbench.cli._table import frame_table
+
+    try:
+        records = read_records(construction)
+        survival = survival_by_condition(records)
+        shift = filter_shift(records, target=target)
+    except (FileNotFoundError, ValueError) as e:
+        raise FoilbenchError(str(e)) from None
+    click.echo("survival per stage, Minimal vs Contextual (shift = Contextual - Minimal)")
+    click.echo(frame_table(survival))
+    click.echo(f"\nfilter-induced distribution shift (target prior: {target})")
+    click.echo(frame_table(shift))
+    _write_json({"survival": survival.to_dict("records"), "filter_shift":
+                 shift.to_dict("records")}, json_path)
+
+
+@audit.command(short_help="CompoSET App. F.3: detected objects per image (OWLv2 protocol).")
+@click.argument("benchmarks", nargs=-1, required=True)
+@click.option("--detector", required=True, help="hf-det:DIR (OWLv2 in the paper).")
+@click.option("--classes", "classes_file", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Text file, one class prompt per line (the paper's 116 classes).")
+@click.option("--people", default="person", show_default=True,
+              help="Comma-separated labels counted as people (excluded in the primary row).")
+@click.option("--n", "n_images", default=200, show_default=True,
+              help="Images per benchmark (one base image per scene for pair benchmarks; the "
+                   "paper: 50 CompoSET scenes, 200 images elsewhere).")
+@click.option("--seed", default=42, show_default=True)
+@click.option("--threshold", "thresholds", multiple=True, type=float, default=(0.3,),
+              show_default=True, help="Score threshold (repeatable: 0.2, 0.3, 0.4).")
+@click.option("--iou", default=0.5, show_default=True, help="Class-agnostic NMS IoU.")
+@click.option("--device", default="auto", show_default=True)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+def objects(benchmarks, detector, classes_file, people, n_images, seed, thresholds, iou,
+            device, json_path) -> None:
+    """Objects per image under one detector protocol (CompoSET App. F.3, Table 7): score
+    threshold, class-agnostic NMS, people excluded and included; mean, median, std, p25, p75,
+    max per benchmark."""
+    import pandas as pd
+
+    from foilbench.analysis.object_counts import object_counts
+    from foilbench.cli._table import frame_table
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.data.registry import resolve_benchmark
+
+    classes = [c.strip() for c in classes_file.read_text(encoding="utf-8").splitlines()
+               if c.strip()]
+    if not classes:
+        raise FoilbenchError(f"{classes_file}: no class names (one per line)")
+    det = resolve_backend("detector", detector, device=device)
+    tables = []
+    for spec in benchmarks:
+        _, table = object_counts(resolve_benchmark(spec), det, classes, n_images, seed,
+                                 thresholds, iou, [p for p in people.split(",") if p])
+        tables.append(table)
+    table = pd.concat(tables, ignore_index=True)
+    click.echo(frame_table(table))
+    _write_json({"objects": table.to_dict("records")}, json_path)
+
+
+def _add_drift() -> None:
+    """``audit drift`` lives in its own module (cli/audit_drift_cmd.py) to keep files small."""
+    from foilbench.cli.audit_drift_cmd import drift
+
+    audit.add_command(drift)
+
+
+_add_drift()

@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "show": ("foilbench.cli.show_cmd", "show", "Print the metrics of a stored run."),
     "build": ("foilbench.cli.build_cmd", "build", "Build benchmarks (the procedural suite)."),
     "train": ("foilbench.cli.train_cmd", "train", "Train the embedded default models."),
+    "finetune": ("foilbench.cli.finetune_cmd", "finetune",
+                 "Auto-Comp hard-negative fine-tuning of a real dual encoder (App. A.9)."),
     "sweep": ("foilbench.cli.sweep_cmd", "sweep", "Models x benchmarks matrix, resumable."),
     "audit": ("foilbench.cli.audit_cmd", "audit", "Audit a benchmark (blind, controls, ...)."),
     "analyze": ("foilbench.cli.analyze_cmd", "analyze", "Analyses of stored runs."),

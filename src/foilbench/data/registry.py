@@ -74,7 +74,14 @@ def loaders() -> Registry:
 def resolve_benchmarks(spec: str, *, on_invalid: str = "raise", check_images: bool = True,
                        progress: bool = True) -> list[Benchmark]:
     """All benchmarks a spec names (a suite names several). ``progress=False`` silences a
-    suite's build bars (passed to suite loaders that take ``progress``)."""
+    suite's build bars (passed to suite loaders that take ``progress``). ``?sample=N&by=...``
+    takes a seeded stratified subset of each (:mod:`foilbench.data.subset`)."""
+    from foilbench.data.subset import split_subset, stratified_subset
+
+    spec, subset = split_subset(spec)
+    if subset is not None:
+        return [stratified_subset(b, subset) for b in resolve_benchmarks(
+            spec, on_invalid=on_invalid, check_images=check_images, progress=progress)]
     if spec in suites():
         loader = suites().get(spec)
         extra = {"progress": progress} if _takes(loader, "progress") else {}
@@ -93,6 +100,12 @@ def _takes(fn, name: str) -> bool:
 
 def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
                       check_images: bool = True) -> Benchmark:
+    from foilbench.data.subset import split_subset, stratified_subset
+
+    spec, subset = split_subset(spec)
+    if subset is not None:
+        return stratified_subset(resolve_benchmark(spec, on_invalid=on_invalid,
+                                                   check_images=check_images), subset)
     names = benchmark_names()
     if spec in names:
         return names.get(spec)(on_invalid=on_invalid, check_images=check_images)

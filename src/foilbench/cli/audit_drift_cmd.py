@@ -1,0 +1,101 @@
+"""``foilbench audit drift``: CompoSET App. C generator drift audit (sample, VLM flags,
+manual verification, confirmed-drift rate); registered on the ``audit`` group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from foilbench.errors import FoilbenchError
+from foilbench.jsonio import write_json
+
+
+def _write_json(data: dict, path: str | None) -> None:
+    if path:
+        write_json(path, data, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+        click.echo(f"wrote {path}", err=True)
+
+
+@click.command(short_help="CompoSET App. C drift audit: VLM flags, manual verification, rate.")
+@click.argument("benchmark")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Audit folder (drift_audit.json); rerun with it to resume.")
+@click.option("--vqa", default=None,
+              help="VLM that flags each pair: hf-vlm:DIR or api:PROVIDER:MODEL (CompoSET used "
+                   "Gemini 2.5 Flash). Omit to only verify or report.")
+@click.option("--n", "n_pairs", default=300, show_default=True, help="Pairs in the sample.")
+@click.option("--tier", default="short", show_default=True, help="Caption tier sampled.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the sample.")
+@click.option("--max-spend", type=float, default=None,
+              help="USD cap for API flags over every resume (default FOILBENCH_API_SPEND_CAP "
+                   "or $5).")
+@click.option("--device", default="auto", show_default=True, help="For hf-vlm.")
+@click.option("--verify", is_flag=True, help="Label each unverified flag interactively.")
+@click.option("--decide", "decisions", multiple=True,
+              help="ITEM_ID=LABEL (repeatable): drift, disocclusion, lighting_or_blur, "
+                   "no_change.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+def drift(benchmark, out_dir, vqa, n_pairs, tier, seed, max_spend, device, verify, decisions,
+          json_path) -> None:
+    """CompoSET App. C: sample N pairs of TIER (seeded), let a VLM flag any change beyond
+    the labeled edit, verify every flag by hand (--verify or --decide), then report the
+    confirmed-drift rate with its Wilson interval and the flags per edit type."""
+    from foilbench.audit import drift as d
+    from foilbench.data.registry import resolve_benchmark
+    from foilbench.review import drift_audit as ra
+
+    bench = resolve_benchmark(benchmark)
+    state = ra.load_state(out_dir)
+    if state is None:
+        state = ra.new_state(bench, d.drift_sample(bench, n_pairs, tier, seed), n_pairs, tier,
+                             seed, vqa or "")
+        ra.save_state(out_dir, state)
+    ra.check_same(state, bench, n_pairs, tier, seed)
+    if any("flag" not in p for p in state["pairs"]):
+        if not vqa:
+            raise FoilbenchError(f"{sum('flag' not in p for p in state['pairs'])} pair(s) are "
+                                 "not flagged yet; give --vqa hf-vlm:DIR or api:PROVIDER:MODEL")
+        _flag(state, bench, vqa, out_dir, max_spend, device)
+    for item in decisions:
+        item_id, sep, label = item.rpartition("=")
+        if not sep:
+            raise FoilbenchError(f"--decide {item!r}: give ITEM_ID=LABEL")
+        ra.decide(state, item_id, label)
+    if verify:
+        for pair in ra.pending(state):
+            click.echo(f"\n{pair['item_id']} ({pair['edit_type']}): {pair['caption_base']!r} "
+                       f"-> {pair['caption_foil']!r}\n  base {bench.image_path(pair['image_base'])}"
+                       f"\n  foil {bench.image_path(pair['image_foil'])}")
+            label = click.prompt("label", type=click.Choice(d.LABELS))
+            ra.decide(state, pair["item_id"], label, click.prompt("note", default=""))
+            ra.save_state(out_dir, state)
+    ra.save_state(out_dir, state)
+    from foilbench.cli._table import frame_table
+
+    click.echo("VLM flags per edit type")
+    click.echo(frame_table(d.flag_table(state["pairs"])))
+    waiting = ra.pending(state)
+    if waiting:
+        click.echo(f"{len(waiting)} flag(s) await verification (--verify or --decide); no rate "
+                   "yet")
+        return
+    rate = d.drift_rate(state["pairs"])
+    click.echo(f"confirmed drift: {rate['confirmed_drift']}/{rate['n']} = {rate['rate']:.2%}, "
+               f"Wilson 95% [{rate['ci_low']:.2%}, {rate['ci_high']:.2%}] "
+               f"({rate['flagged']} flagged: {rate['labels']})")
+    _write_json({"rate": rate, "pairs": state["pairs"]}, json_path)
+
+
+def _flag(state, bench, vqa, out_dir, max_spend, device) -> None:
+    from foilbench.audit import drift as d
+    from foilbench.construct.backends.api_common import SpendBudget
+    from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.review import drift_audit as ra
+
+    budget = SpendBudget(max_spend) if vqa.startswith("api:") else None
+    options = {"budget": budget, "cache_dir": str(Path(out_dir) / ".replies")} if budget \
+        else {"device": device}
+    backend = resolve_backend("vqa", vqa, **options)
+    d.flag_all(state, bench, backend, lambda s: ra.save_state(out_dir, s), budget,
+               log=lambda m: click.echo(m, err=True))

@@ -1,0 +1,46 @@
+"""Unit of n (CompoSET §5 / Table 9): per tier, per instance tier-mean, pooled, by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from foilbench.analysis.units import unit_table
+
+
+def _frame():
+    # instance A: short 1, medium 0, long 1; instance B: 0, 0, 1
+    rows = [("A", "short", 1), ("A", "medium", 0), ("A", "long", 1),
+            ("B", "short", 0), ("B", "medium", 0), ("B", "long", 1)]
+    return pd.DataFrame([{"model": "m", "foil_id": f, "tier": t, "group": g, "scene_id": "s"}
+                         for f, t, g in rows])
+
+
+def test_three_units_by_hand():
+    t = unit_table(_frame(), method="wald").set_index(["unit", "tier"])
+    assert t.loc[("per_tier", "short"), ["value", "n"]].tolist() == [0.5, 2]
+    assert t.loc[("per_tier", "medium"), "value"] == 0.0
+    assert t.loc[("per_tier", "long"), "value"] == 1.0
+    inst = t.loc[("instance", "all")]
+    assert inst["value"] == pytest.approx(0.5) and inst["n"] == 2  # (2/3 + 1/3) / 2
+    assert inst["k"] == pytest.approx(1.0)
+    pooled = t.loc[("pooled", "all")]
+    assert (pooled["value"], pooled["n"]) == (0.5, 6)
+    half = 1.96 * math.sqrt(0.25 / 6)
+    assert pooled["ci_low"] == pytest.approx(0.5 - half)
+    assert pooled["ci_high"] == pytest.approx(0.5 + half)
+    # 0.5 +- 1.96 sqrt(0.25 / 2) = 0.5 +- 0.693: Wald clamped to [0, 1]
+    assert (inst["ci_low"], inst["ci_high"]) == (0.0, 1.0)
+    assert set(t["label"]) == {"per tier (n = instances in the tier)",
+                               "per instance, tier mean (n = instances)",
+                               "pooled tiers (n = tiers x instances)"}
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(ValueError, match="unknown unit"):
+        unit_table(_frame(), units=("scene",))
+    dup = pd.concat([_frame(), _frame().iloc[:1]])
+    with pytest.raises(ValueError, match="appears twice in tier 'short'"):
+        unit_table(dup)
