@@ -26,3 +26,9 @@ class SpendCapReached(FoilbenchError):
     The one base class every cap error derives from (the construction budget, the API spend
     tracker, the spend ledger), so the construction engine stops a run, and writes what it
     has, on any of them without knowing which layer refused."""
+
+    #: set by the construction runner when a run stops at the cap: the candidates given
+    #: "not reached: spend cap", the survival table and the drop causes
+    not_reached: int | None = None
+    survival: list[dict] | None = None
+    drop_causes: list[dict] | None = None

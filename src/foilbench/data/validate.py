@@ -83,11 +83,11 @@ def validate(bench: Benchmark, *, check_images: bool = True,
                         f"(have: {', '.join(map(str, items.columns))})") for c in missing_cols]
     problems: list[Problem] = []
     ids = [_item_id(v) for v in items["item_id"]]
-    for item_id, n in Counter(i for i in ids if i is not None).items():
+    for dup_id, n in Counter(i for i in ids if i is not None).items():
         if n > 1:
-            problems.append(Problem(item_id, "item_id", "duplicate_id",
+            problems.append(Problem(dup_id, "item_id", "duplicate_id",
                                     f"duplicate item id ({n} rows)"))
-    image_status: dict[str, object] = {}
+    image_status: dict[str, ImageProblem | None] = {}
     for row_no, (row, item_id) in enumerate(zip(items.itertuples(index=False), ids,
                                                 strict=True)):
         rec = row._asdict()

@@ -33,9 +33,10 @@ def _alive(pid: int) -> bool:
 def in_progress(db_path: Path, what: str):
     """Mark ``db_path``'s folder while the ``with`` block runs (a marker that cannot be
     written is skipped: the run matters more than the marker)."""
-    marker = Path(db_path).parent / f"{PREFIX}{os.getpid()}.json"
+    path = Path(db_path).parent / f"{PREFIX}{os.getpid()}.json"
+    marker: Path | None = path
     try:
-        marker.write_text(json.dumps({"pid": os.getpid(), "what": what,
+        path.write_text(json.dumps({"pid": os.getpid(), "what": what,
                                       "db": str(db_path), "started": time.time()}))
     except OSError:
         marker = None

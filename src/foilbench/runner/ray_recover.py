@@ -118,6 +118,25 @@ class Recovering:
     """The :class:`~foilbench.runner.ray_schedule.Scheduler`'s part that hands on the calls
     of lost workers and keeps the pool within the live nodes (see the module docstring)."""
 
+    # state and steps of the Scheduler this part is mixed into (declared for type checking)
+    ray: Any
+    models: list[ModelState]
+    benches: Any
+    closed: set[tuple[str, int]]
+    stats: Any
+    workers: list[Any]
+    inflight: dict[Any, tuple[Any, ModelState, Work | None, float]]
+    lost: list[Any]
+    no_room_since: float | None
+    attempts: dict[Any, int]
+    detection: float
+    per_actor: dict[str, Any]
+    options: Any
+    log: Any
+    _fail: Any
+    _give_up: Any
+    _release: Any
+
     def _retire(self, worker: Any, why: str) -> None:
         """Release a worker that has not started (or is no longer wanted) and put its call
         back in its model's queue; it used no retry."""

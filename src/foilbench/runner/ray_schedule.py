@@ -201,7 +201,7 @@ class Scheduler(Recovering):
             model.workers += 1
             if model.info is None:
                 model.describing = True
-                self._send(worker, None, worker.actor.describe.remote(model.spec))
+                self._send(worker, model, None, worker.actor.describe.remote(model.spec))
                 return
         work = model.queue.popleft()
         bench = self.bench_refs[work.bench]
@@ -214,11 +214,11 @@ class Scheduler(Recovering):
             ref = actor.encode_shard.remote(spec, bench, work.side, work.refs)
         else:
             ref = actor.evaluate.remote(spec, bench, work.embeddings)
-        self._send(worker, work, ref)
+        self._send(worker, model, work, ref)
 
-    def _send(self, worker: Worker, work: Work | None, ref: Any) -> None:
+    def _send(self, worker: Worker, model: ModelState, work: Work | None, ref: Any) -> None:
         worker.busy = True
-        self.inflight[ref] = (worker, worker.model, work, time.perf_counter())
+        self.inflight[ref] = (worker, model, work, time.perf_counter())
 
     # -- results ----------------------------------------------------------------------------
     def _described(self, model: ModelState, reply: dict[str, Any]) -> None:

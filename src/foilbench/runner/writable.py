@@ -98,9 +98,11 @@ def sentences(what: str, kept: str):
         text = str(e)
         code = (errno.ENOSPC if "No space left" in text else
                 errno.EROFS if "Read-only" in text or "Permission denied" in text else None)
-        if code is None:
+        converted = None if code is None else \
+            write_failure(OSError(code, os.strerror(code), what), what, kept)
+        if converted is None:
             raise
-        raise write_failure(OSError(code, os.strerror(code), what), what, kept) from None
+        raise converted from None
 
 
 def write_failure(err: OSError, what: str, kept: str) -> WriteError | None:

@@ -207,8 +207,9 @@ class ResultsStore:
     # --- reading ----------------------------------------------------------------------------
     def has_table(self, name: str) -> bool:
         """Whether ``name`` exists (a read-only store written by an older schema may lack it)."""
-        return self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
-                                [name]).fetchone()[0] > 0
+        row = self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                               [name]).fetchone()
+        return row is not None and row[0] > 0
 
     def load_compass(self, run: str) -> dict[str, Any] | None:
         """The stored COMPASS tables of a run (records keep their column order), or None (not
@@ -227,7 +228,8 @@ class ResultsStore:
         benchmark_name, created, package_version}``, or None."""
         if not self.has_table("blind_reference"):
             return None
-        sql, args = "SELECT * FROM blind_reference WHERE benchmark_checksum = ?", [checksum]
+        sql = "SELECT * FROM blind_reference WHERE benchmark_checksum = ?"
+        args: list[Any] = [checksum]
         if audit_key is not None:
             sql, args = sql + " AND audit_key = ?", [*args, audit_key]
         if n_items is not None:

@@ -70,7 +70,7 @@ class RemoteBackend(Backend):
 
     def __init__(self, role: str, spec: str, info: dict[str, Any], resources: dict[str, float],
                  build: dict[str, Any]) -> None:
-        self.role = role
+        self.role = role  # type: ignore[misc]  # a stand-in takes the role it stands for
         self.spec, self.info, self.resources, self.build = spec, info, resources, build
         for key in PROFILE_FLAGS:
             if key in info:
@@ -110,7 +110,7 @@ def resolve_backends_on_ray(specs: dict[str, str | None], options: RayConstructO
         if role in here:
             continue
         res = stage_resources(spec, options, cluster)
-        build = {"device": worker_device(options.device, res["num_gpus"]),
+        build: dict[str, Any] = {"device": worker_device(options.device, res["num_gpus"]),
                  "dtype": options.dtype}
         if driver_options.get("cache_dir") is not None:
             build["cache_dir"] = Path(driver_options["cache_dir"])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from foilbench.construct.backends.base import Backend
 
 
-def resolve_backends(specs: dict[str, str | None], *, device: str = "auto",
+def resolve_backends(specs: Mapping[str, str | None], *, device: str = "auto",
                      dtype: str = "float32", ledger: Any = None,
                      max_concurrency: int | None = None,
                      cache_dir: str | Path | None = None,
@@ -41,5 +42,5 @@ def resolve_backends(specs: dict[str, str | None], *, device: str = "auto",
 
 def backend_usage(backends: dict[str, Backend]) -> dict[str, dict]:
     """HTTP requests, cache hits and billed spend per role, for backends that count them."""
-    return {role: b.usage() for role, b in sorted(backends.items())
-            if callable(getattr(b, "usage", None))}
+    return {role: usage() for role, b in sorted(backends.items())
+            if callable(usage := getattr(b, "usage", None))}

@@ -90,7 +90,8 @@ def check_fit(name: str, backends: dict[str, Backend]) -> None:
     """Refuse a backend that cannot serve its role, with the fix (before any call is made)."""
     image = backends.get("image")
     pipe = getattr(image, "pipeline", None)
-    if pipe is not None and "Inpaint" in str(getattr(pipe, "class_name", "")):
+    if image is not None and pipe is not None and \
+            "Inpaint" in str(getattr(pipe, "class_name", "")):
         raise ConstructError(
             f"--image {_spec(image)} is an inpainting pipeline ({pipe.class_name}): it repaints "
             "a masked region of a given image and cannot draw one from a prompt; give a "

@@ -58,6 +58,10 @@ METHODS = {"text": "complete", "image": "generate", "edit": "edit", "detector": 
 class ConstructError(FoilbenchError):
     """A construction run cannot start or go on as asked (missing backend, bad input)."""
 
+    #: set by the runner when a run fails part way: the survival table and the drop causes
+    survival: list[dict] | None = None
+    drop_causes: list[dict] | None = None
+
 
 @dataclass(frozen=True)
 class CallResult:
