@@ -49,6 +49,13 @@ def home() -> Path:
     return env_path(HOME_ENV) or Path.home() / ".cache" / "foilbench"
 
 
+def use_home(folder: str | Path) -> None:
+    """Point ``$FOILBENCH_HOME`` at ``folder`` for this process and the processes it starts
+    (Ray workers inherit it): the one writer of a path variable, as this module is the one
+    reader (used when the configured home cannot be written)."""
+    os.environ[HOME_ENV] = str(folder)
+
+
 def _under_home(old: str) -> Path:
     """The folder an old variable names: its value (with a deprecation warning), else its
     place under :func:`home`."""

@@ -22,7 +22,7 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from foilbench.paths import HOME_ENV, home
+from foilbench.paths import HOME_ENV, home, use_home
 from foilbench.runner.log import Log
 from foilbench.runner.settings import RunnerError
 
@@ -63,7 +63,7 @@ def usable_home(log: Log) -> None:
         return
     temp = tempfile.mkdtemp(prefix="foilbench-home-")
     atexit.register(shutil.rmtree, temp, ignore_errors=True)
-    os.environ[HOME_ENV] = temp
+    use_home(temp)
     log("warning", f"{HOME_ENV} {where} cannot be written ({err.strerror or err}): running "
                    f"without the cache (nothing is kept between runs; set {HOME_ENV} to a "
                    f"writable folder to cache embeddings again)")
