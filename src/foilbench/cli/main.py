@@ -118,6 +118,12 @@ def exit_now(code: int, message: object = None) -> None:
 
 
 def _main() -> None:
+    # Idle OpenMP threads sleep instead of spinning (libgomp reads this once, when torch
+    # loads, which no command has done yet): next to a busy process on a small machine,
+    # spinning threads made scoring several times slower (foilbench.runner.threads).
+    import os
+
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     # Python hides DeprecationWarnings outside __main__; a user who sets an old variable
     # (foilbench.paths) should read that it is going away.
     warnings.filterwarnings("default", category=DeprecationWarning, module=r"foilbench\.")

@@ -12,6 +12,10 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
   clusters only when the column is complete), so one null switches the whole run to Wilson
   (auto) or to resampling items (bootstrap): both treat items of one scene as independent and
   give narrower intervals than the scenes justify.
+- ``cluster_note``: the overall intervals rest on few scenes (fewer than
+  :data:`~foilbench.stats.few_clusters.MIN_BOOTSTRAP_CLUSTERS`) or on one, so ``auto`` used the
+  few-cluster Wilson interval (:mod:`foilbench.stats.few_clusters`) and the intervals are wide;
+  also how many breakdown rows did so.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from foilbench.data.format import Benchmark
 from foilbench.models.text_limits import describe, text_report
 from foilbench.stats.breakdown import CLUSTER_COLUMN
+from foilbench.stats.few_clusters import MIN_BOOTSTRAP_CLUSTERS
 
 
 def interval_note(bench: Benchmark, ci_method: str) -> str | None:
@@ -39,13 +44,38 @@ def interval_note(bench: Benchmark, ci_method: str) -> str | None:
             f"{CLUSTER_COLUMN}, or pass --ci-method wilson to choose this on purpose.")
 
 
-def cell_notes(adapter: Any, bench: Benchmark, ci_method: str) -> dict[str, Any]:
-    """``{"text": report or None, "interval_note": str or None}`` for one cell."""
+def cluster_note(metrics: Any) -> str | None:
+    """Why the intervals are wide: the overall rows rest on few scenes (or one), or None.
+
+    ``metrics`` is a metric table (:func:`foilbench.stats.breakdown.metric_table`)."""
+    if metrics is None or len(metrics) == 0 or "ci_method" not in metrics:
+        return None
+    labels = metrics["ci_method"].astype(str)
+    few = labels.str.startswith("cluster-wilson") | labels.str.contains("1 scene", regex=False)
+    overall = metrics[(metrics["group_by"] == "") & few]
+    if overall.empty:
+        parts = int(few.sum())
+        if not parts:
+            return None
+        return (f"{parts} of {len(metrics)} breakdown rows hold fewer than "
+                f"{MIN_BOOTSTRAP_CLUSTERS} scenes: their intervals are the few-cluster Wilson "
+                f"interval (named in each row's ci_method), wide on purpose.")
+    label = str(overall.iloc[0]["ci_method"])
+    return (f"few scenes: the intervals are {label}, not the scene-clustered bootstrap, which "
+            f"needs about {MIN_BOOTSTRAP_CLUSTERS} scenes to cover 95%; they are wide because "
+            f"few scenes say little about the next scene. Add scenes for tighter intervals.")
+
+
+def cell_notes(adapter: Any, bench: Benchmark, ci_method: str,
+               metrics: Any = None) -> dict[str, Any]:
+    """``{"text": ..., "interval_note": ..., "cluster_note": ...}`` (None: nothing to say)."""
     return {"text": text_report(adapter, bench.unique_texts()),
-            "interval_note": interval_note(bench, ci_method)}
+            "interval_note": interval_note(bench, ci_method),
+            "cluster_note": cluster_note(metrics) if ci_method == "auto" else None}
 
 
 def note_lines(stats: dict[str, Any]) -> list[str]:
     """The console lines of a cell's stored notes (empty when there is nothing to say); the
     report's provenance section prints the same (report/sections.py)."""
-    return [line for line in (describe(stats.get("text")), stats.get("interval_note")) if line]
+    return [line for line in (describe(stats.get("text")), stats.get("interval_note"),
+                              stats.get("cluster_note")) if line]
