@@ -140,3 +140,11 @@ def _main() -> None:
         sys.exit(2)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except Exception as e:  # an extra's module missing wherever it was imported: one line
+        from foilbench.extras import as_missing_extra
+
+        missing = as_missing_extra(e)
+        if missing is None:
+            raise
+        click.echo(f"error: {missing}", err=True)
+        sys.exit(2)
