@@ -83,3 +83,24 @@ def test_the_wait_policy_is_set_only_before_torch_and_only_when_unset(monkeypatc
 def test_threads_setting_is_checked():
     with pytest.raises(RunnerError, match="threads must be an integer >= 0"):
         RunSettings(threads=-1)
+
+
+def test_run_help_names_foilbench_home_not_the_deprecated_variable():
+    from click.testing import CliRunner
+
+    from foilbench.cli.main import cli
+
+    text = " ".join(CliRunner().invoke(cli, ["run", "--help"]).output.split())
+    assert "$FOILBENCH_HOME/embeddings" in text and "FOILBENCH_CACHE" not in text
+    assert "--threads" in text
+
+
+def test_readme_setups_use_two_venvs_and_ci_runs_the_test_command_verbatim():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
+    blocks = [b.split("```", 1)[0].strip() for b in readme.split("```bash\n")[1:3]]
+    assert "python3 -m venv .venv && . .venv/bin/activate" in blocks[0]
+    assert "python3 -m venv .venv-test && . .venv-test/bin/activate" in blocks[1]
+    assert blocks[1] in ci.splitlines()

@@ -42,7 +42,7 @@ class RunProgress:
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=desc, unit="cell", file=sys.stderr,
-                             bar_format="{desc}: {n_fmt}/{total_fmt} cells [{elapsed}] "
+                             bar_format="{desc}: {n_fmt}/{total_fmt} cells [{elapsed}]"
                                         "{postfix}", leave=False, dynamic_ncols=True)
 
     def stage(self, label: str, total: int) -> _Stage | Any:

@@ -56,9 +56,12 @@ class SweepOutcome:
     def computed(self) -> int:
         return len(self.cells) - self.reused
 
-    def markdown(self) -> str:
+    def markdown(self, interval: str = "stored") -> str:
+        """The matrix as Markdown. ``"stored"`` (default): each cell's interval as ``run``,
+        ``show``, the report and summary.json give it; ``"wald"``: CompoSET Table 8's Wald
+        interval (what ``matrix.md`` and ``matrix.tex`` hold, labelled so)."""
         return matrix.to_markdown(self.cells.drop(columns=["reused"]), self.models,
-                                  self.benchmarks)
+                                  self.benchmarks, interval=interval)
 
 
 def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
