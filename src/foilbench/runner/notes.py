@@ -14,8 +14,8 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
   give narrower intervals than the scenes justify.
 - ``cluster_note``: the overall intervals rest on few scenes (fewer than
   :data:`~foilbench.stats.few_clusters.MIN_BOOTSTRAP_CLUSTERS`) or on one, so ``auto`` used the
-  few-cluster Wilson interval (:mod:`foilbench.stats.few_clusters`) and the intervals are wide;
-  also how many breakdown rows did so.
+  few-cluster Wilson interval (:mod:`foilbench.stats.few_clusters`) and the intervals are wide
+  (printed); ``few_scene_rows``: how many rows, breakdowns included, did so (stored only).
 """
 
 from __future__ import annotations
@@ -54,24 +54,31 @@ def cluster_note(metrics: Any) -> str | None:
     few = labels.str.startswith("cluster-wilson") | labels.str.contains("1 scene", regex=False)
     overall = metrics[(metrics["group_by"] == "") & few]
     if overall.empty:
-        parts = int(few.sum())
-        if not parts:
-            return None
-        return (f"{parts} of {len(metrics)} breakdown rows hold fewer than "
-                f"{MIN_BOOTSTRAP_CLUSTERS} scenes: their intervals are the few-cluster Wilson "
-                f"interval (named in each row's ci_method), wide on purpose.")
+        return None
     label = str(overall.iloc[0]["ci_method"])
     return (f"few scenes: the intervals are {label}, not the scene-clustered bootstrap, which "
             f"needs about {MIN_BOOTSTRAP_CLUSTERS} scenes to cover 95%; they are wide because "
             f"few scenes say little about the next scene. Add scenes for tighter intervals.")
 
 
+def few_scene_rows(metrics: Any) -> int:
+    """How many rows (breakdowns included) used an interval for few scenes; stored, not
+    printed: each row's ci_method already says so where it is shown."""
+    if metrics is None or len(metrics) == 0 or "ci_method" not in metrics:
+        return 0
+    labels = metrics["ci_method"].astype(str)
+    return int((labels.str.startswith("cluster-wilson")
+                | labels.str.contains("1 scene", regex=False)).sum())
+
+
 def cell_notes(adapter: Any, bench: Benchmark, ci_method: str,
                metrics: Any = None) -> dict[str, Any]:
-    """``{"text": ..., "interval_note": ..., "cluster_note": ...}`` (None: nothing to say)."""
+    """``{"text", "interval_note", "cluster_note", "few_scene_rows"}`` (None: nothing to
+    say)."""
     return {"text": text_report(adapter, bench.unique_texts()),
             "interval_note": interval_note(bench, ci_method),
-            "cluster_note": cluster_note(metrics) if ci_method == "auto" else None}
+            "cluster_note": cluster_note(metrics) if ci_method == "auto" else None,
+            "few_scene_rows": few_scene_rows(metrics)}
 
 
 def note_lines(stats: dict[str, Any]) -> list[str]:
