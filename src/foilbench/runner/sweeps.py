@@ -22,7 +22,7 @@ from foilbench.analysis import matrix
 from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
-from foilbench.runner.log import Log, to_logging
+from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import note_lines
 from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
@@ -173,8 +173,9 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
                                            options=ray_options, batch_id=sweep_id, log=log,
                                            failures=failures, revision=git_revision())
     store.write_sweep(sweep_id, cells)
-    for bench in benches:  # stored once per benchmark checksum, for the report
-        try_blind_reference(bench, store, log)
+    with contained_warnings(log):
+        for bench in benches:  # stored once per benchmark checksum, for the report
+            try_blind_reference(bench, store, log)
     names = [b.name for b in benches]
     paths = write_outputs(cells.drop(columns=["reused"]), out_dir / f"sweep-{sweep_id}",
                           model_specs, names)
