@@ -32,9 +32,18 @@ def test_card_scores_match_the_shipped_weights(part, tmp_path):
     defaults = next(p.defaults for p in PARTS if p.name == part)
     [bench] = build(tmp_path, seed=0, progress=False, **defaults)
     card = json.loads(scores_path().read_text())
+    from foilbench.evaluation import evaluate_run
+
     for variant in VARIANTS:
-        got = score_model(load_variant(variant, device="cpu"), [bench])[part]
+        adapter = load_variant(variant, device="cpu")
+        got = score_model(adapter, [bench])[part]
         want = card[model_name(variant)][part]
+        # and what `foilbench run` stores and prints for the same cell (same B, seed, rule)
+        run = evaluate_run(adapter, bench, progress=False).metrics
+        row = run[(run["metric"] == "r1") & (run["group_by"] == "")].iloc[0]
+        assert (row["value"], row["ci_low"], row["ci_high"], row["ci_method"]) == (
+            pytest.approx(want["r1"]["value"]), pytest.approx(want["r1"]["ci_low"]),
+            pytest.approx(want["r1"]["ci_high"]), want["r1"]["ci_method"])
         for metric, row in want.items():
             for key in ("value", "k", "n", "ci_low", "ci_high", "ci_method"):
                 assert got[metric][key] == pytest.approx(row[key]) if key != "ci_method" \
