@@ -78,3 +78,13 @@ def test_analyze_autocomp_wiring(monkeypatch, tmp_path):
     gap = data["swap_vs_confusion"][0]
     assert gap["swap"] == 0.0 and gap["confusion"] == 1.0 and gap["delta"] == -1.0
     assert data["confusion_taxonomy"][0]["n_wrong"] == 0  # every confusion item was right
+
+
+@pytest.mark.parametrize("command", ["breakdown", "asymmetry"])
+def test_a_by_column_that_names_nothing_is_refused(store_with_runs, command):
+    db, ids = store_with_runs
+    res = CliRunner().invoke(cli, ["analyze", command, *ids, "--db", str(db), "--by",
+                                   "nosuchcolumn", "--n-boot", "200"])
+    assert res.exit_code == 2
+    assert "--by nosuchcolumn: no such column in these runs; columns:" in res.output
+    assert "edit_type" in res.output  # the columns it could have named

@@ -58,13 +58,19 @@ def test_blind_rejects_pair_benchmarks(tmp_path):
 
 
 def test_refine_writes_kept_ids(tmp_path):
-    bench = choice_folder(tmp_path / "bench")
+    # lengths mirrored: half the negatives longer, half shorter, so cells have partners
+    rows = []
+    for i in range(40):
+        short, long = f"a dog {i} on a mat", f"a big brown dog {i} on a red mat"
+        rows.append({"item_id": f"add/{i}", "image": f"img{i}.jpg", "edit_type": "add",
+                     "captions": [short, long] if i % 2 else [long, short]})
+    bench = write_folder(tmp_path / "bench", "choice", pd.DataFrame(rows))
     out = tmp_path / "kept.json"
     res = CliRunner().invoke(cli, ["audit", "refine", str(bench), "--scorer", "length",
-                                   "ngram", "--folds", "3", "--out", str(out)])
+                                   "ngram", "--folds", "3", "--grid", "4", "--out", str(out)])
     assert res.exit_code == 0, res.output
     kept = json.loads(out.read_text())
-    assert all(k.startswith(("add/", "swap/")) for k in kept)
+    assert kept and all(k.startswith(("add/", "swap/")) for k in kept)
     assert "length_before" in res.output
 
 
@@ -82,3 +88,18 @@ def test_controls_wires_the_control_audit(tmp_path):
     assert summary["n_items"] == 12 and "pixels" not in summary
     assert summary["text_by_tier"]["short"]["token_levenshtein"] == 1.0
     assert "token_levenshtein" in res.output
+
+
+def test_refine_that_keeps_nothing_says_why_and_fails(tmp_path):
+    """Every negative is longer: the length scorer prefers every positive, no cell has a
+    reflected partner, so nothing survives; the command says why and what to change."""
+    rows = [{"item_id": f"add/{i}", "image": f"img{i}.jpg", "edit_type": "add",
+             "captions": [f"a dog {i} on a mat", f"a big brown dog {i} on a red mat"]}
+            for i in range(15)]
+    bench = write_folder(tmp_path / "bench", "choice", pd.DataFrame(rows))
+    res = CliRunner().invoke(cli, ["audit", "refine", str(bench), "--scorer", "length",
+                                   "ngram", "--folds", "3"])
+    assert res.exit_code != 0
+    said = " ".join(res.output.split())
+    assert "the refinement kept 0 of 15 items" in said and "--grid 10" in said
+    assert "audit blind" in said

@@ -122,9 +122,12 @@ def test_summarise_methods_and_fallback():
     assert summarise(out, method="wald")["ci_high"] == pytest.approx(wald_ci(3, 4)[1])
     assert summarise(out, method="auto")["ci_method"] == "wilson"  # no clusters
     one_scene = summarise(out, clusters=np.array(["s"] * 4), method="auto")
-    assert one_scene["ci_method"] == "wilson"  # a single cluster cannot be resampled
+    # a single cluster cannot be resampled, and the row says the items are not independent
+    assert one_scene["ci_method"] == "wilson (1 scene: items not independent)"
     two = summarise(out, clusters=np.array(["s", "s", "t", "t"]), method="auto", n_boot=200)
-    assert two["ci_method"] == "bootstrap:scene_id"
+    assert two["ci_method"] == "cluster-wilson:scene_id (2 scenes < 30)"  # tests/test_few_clusters
+    many = summarise(np.tile(out, 10), clusters=np.repeat(np.arange(40), 1), n_boot=200)
+    assert many["ci_method"] == "bootstrap:scene_id"
     with pytest.raises(ValueError, match="unknown ci method"):
         summarise(out, method="exact")
 
@@ -144,7 +147,7 @@ def test_metric_table_breakdown_by_any_column():
     assert (overall["value"], overall["k"], overall["n"], overall["ties"]) == \
         pytest.approx((3.5 / 6, 3.5, 6, 2))
     assert overall["chance"] == pytest.approx(1 / 6)
-    assert overall["ci_method"] == "bootstrap:scene_id"
+    assert overall["ci_method"] == "cluster-wilson:scene_id (3 scenes < 30)"
     short = res[(res["group_by"] == "tier") & (res["group_value"] == "short")].iloc[0]
     assert (short["value"], short["n"], short["ties"]) == pytest.approx((2 / 3, 3, 1))
     red = res[(res["group_by"] == "colour") & (res["group_value"] == "red")].iloc[0]

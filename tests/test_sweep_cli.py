@@ -69,3 +69,15 @@ def test_sweep_matrix_over_a_loader_benchmark_and_a_builtin(tmp_path, monkeypatc
         ["tiny-builtin", "group", 12], ["sugarcrepe", "r1", 7]]
     assert "| tiny-random |" in result.output and "sugarcrepe (r1)" in result.output
     assert any((tmp_path / "cache").rglob("*.safetensors"))
+
+
+def test_sweep_prints_the_interval_run_prints(tmp_path):
+    """The console matrix carries the stored interval (the run's method), matrix.md Table 8's
+    Wald interval, each labelled."""
+    args = ["--model", "tiny-random", "--benchmark", "tiny-builtin", "--out", str(tmp_path),
+            "--n-boot", "200", "--quiet"]
+    res = CliRunner().invoke(sweep, args)
+    assert res.exit_code == 0, res.output
+    assert "95% interval as stored with the run" in res.output
+    [md] = tmp_path.glob("sweep-*/matrix.md")
+    assert "Wald interval (CompoSET Table 8)" in md.read_text()

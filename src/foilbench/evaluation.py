@@ -47,10 +47,11 @@ class RunRecord:
 
 def evaluate_run(adapter: Any, bench: Benchmark, *, cache: Any = None, batch_size: int = 64,
                  n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED,
-                 ci_method: str = "auto", by: list[str] | None = None, progress: bool = True,
+                 ci_method: str = "auto", by: list[str] | None = None, progress: Any = True,
                  revision: str | None = None) -> Evaluation:
     """Evaluate ``adapter`` on ``bench`` and compute metrics with CIs; writes nothing (the
-    embedding cache, when given, is the only side effect)."""
+    embedding cache, when given, is the only side effect). ``progress``: a bool (a bar per
+    stage) or a display the stages report to (:mod:`foilbench.scoring.progress`)."""
     result = evaluate(adapter, bench, cache=cache, batch_size=batch_size, progress=progress)
     metrics = metric_table(long_outcomes(result), by=by, candidates=METADATA_COLUMNS,
                            method=ci_method, n_boot=n_boot, seed=seed)

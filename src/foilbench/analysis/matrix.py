@@ -51,8 +51,8 @@ def check_cells(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 INTERVALS = {"wald": "95% Wald interval (CompoSET Table 8)",
-             "stored": "95% interval as stored with the run (scene-clustered bootstrap where "
-                       "items have scenes)"}
+             "stored": "95% interval as stored with the run (its ci_method, as run and show "
+                       "print it: the scene-clustered bootstrap from 30 scenes on)"}
 
 
 def wald_bounds(value: float, n: float) -> tuple[float, float]:

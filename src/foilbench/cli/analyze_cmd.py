@@ -59,6 +59,16 @@ def write_json(path: str | None, tables: dict[str, Any]) -> None:
     click.echo(f"wrote {path}", err=True)
 
 
+def refuse_unknown_columns(df, columns, option: str) -> None:
+    """A column the user named that the runs do not hold is an error naming the ones they do
+    (an option that names nothing must not print a table as if it did)."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        have = sorted(c for c in df.columns if not c.startswith("chance_"))
+        raise click.UsageError(f"{option} {', '.join(missing)}: no such column in these runs; "
+                               f"columns: {', '.join(have)}")
+
+
 @click.group()
 def analyze() -> None:
     """Analyses of stored runs: pass one or more RUN ids (or unique prefixes).
@@ -86,6 +96,9 @@ def breakdown(runs, db_path, json_path, n_boot, metric, by) -> None:
     from foilbench.analysis.contrasts import modify_swap_contrasts
 
     df = load_runs(runs, db_path)
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("by") != click.core.ParameterSource.DEFAULT:
+        refuse_unknown_columns(df, by, "--by")
     metric = metric or default_metric(df)
     tables = {"breakdown": run_breakdown(df, metric, by, n_boot=n_boot)}
     emit(f"{metric} by {', '.join(by)}", tables["breakdown"])
@@ -182,7 +195,10 @@ def asymmetry(runs, db_path, json_path, n_boot, by) -> None:
     interval and the discordant counts."""
     from foilbench.analysis.asymmetry import direction_asymmetry
 
-    table = direction_asymmetry(load_runs(runs, db_path), n_boot=n_boot, by=by)
+    df = load_runs(runs, db_path)
+    if by is not None:
+        refuse_unknown_columns(df, [by], "--by")
+    table = direction_asymmetry(df, n_boot=n_boot, by=by)
     emit("I2T - T2I", table)
     write_json(json_path, {"asymmetry": table})
 

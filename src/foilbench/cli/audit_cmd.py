@@ -200,6 +200,15 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, zero_bin: bool, fol
         if out_path:
             write_json(out_path, kept_ids, indent=None)
             click.echo(f"wrote {out_path}", err=True)
+        if not kept_ids:
+            coarser = f" or a coarser grid (--grid {max(2, k // 10)})" if k > 4 else ""
+            raise click.ClickException(
+                f"[{bench.name}] the refinement kept 0 of {len(bench)} items: an item is kept "
+                f"only when the cell mirrored through the origin of the {k} x {k} grid (the "
+                f"scorers preferring the negative as much) holds items too, and no cell's "
+                f"mirror does. The blind scorers prefer the positives nearly everywhere (`foilbench "
+                f"audit blind` shows by how much), or the grid is too fine for this many items: "
+                f"try other --scorer pairs{coarser}, or more items.")
 
 
 @audit.command(short_help="CompoSET dataset controls: pixel, caption and similarity checks.")

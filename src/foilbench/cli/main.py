@@ -126,6 +126,12 @@ UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM
 
 
 def _main() -> None:
+    # Idle OpenMP threads sleep instead of spinning (libgomp reads this once, when torch
+    # loads, which no command has done yet): next to a busy process on a small machine,
+    # spinning threads made scoring several times slower (foilbench.runner.threads).
+    import os
+
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     # Python hides DeprecationWarnings outside __main__; a user who sets an old variable
     # (foilbench.paths) should read that it is going away.
     warnings.filterwarnings("default", category=DeprecationWarning, module=r"foilbench\.")
@@ -149,3 +155,11 @@ def _main() -> None:
         sys.exit(2)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except Exception as e:  # an extra's module missing wherever it was imported: one line
+        from foilbench.extras import as_missing_extra
+
+        missing = as_missing_extra(e)
+        if missing is None:
+            raise
+        click.echo(f"error: {missing}", err=True)
+        sys.exit(2)

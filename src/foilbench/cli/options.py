@@ -18,7 +18,7 @@ from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
 from foilbench.stats.breakdown import CI_METHODS
 
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
-                   "allow_partial", "cache_dir", "no_cache", "quiet")
+                   "allow_partial", "cache_dir", "no_cache", "quiet", "threads")
 
 
 def evaluation_options(*, specs_required: bool,
@@ -65,10 +65,13 @@ def evaluation_options(*, specs_required: bool,
                           "benchmark; the run is marked partial (dagger) everywhere."),
         click.option("--cache", "cache_dir", default=None, type=click.Path(file_okay=False),
                      help="Embedding cache folder, shared by all benchmarks (default "
-                          "$FOILBENCH_CACHE or ~/.cache/foilbench/embeddings)."),
+                          "$FOILBENCH_HOME/embeddings, ~/.cache/foilbench/embeddings)."),
         click.option("--no-cache", is_flag=True,
                      help="Do not read or write the embedding cache."),
-        click.option("--quiet", is_flag=True, help="No progress bars."),
+        click.option("--quiet", is_flag=True, help="No progress bar."),
+        click.option("--threads", default=0, show_default=True, type=click.IntRange(min=0),
+                     help="torch threads; 0 = the CPUs this process may use minus the load "
+                          "of other processes (OMP_NUM_THREADS, when set, is used instead)."),
     ]
 
     def decorate(command: Callable) -> Callable:
@@ -85,7 +88,8 @@ def settings_from(params: dict[str, Any]) -> RunSettings:
     return RunSettings(device=p["device"], dtype=p["dtype"], batch_size=p["batch_size"],
                        n_boot=p["n_boot"], seed=p["seed"], ci_method=p["ci_method"],
                        allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
-                       use_cache=not p["no_cache"], progress=not p["quiet"])
+                       use_cache=not p["no_cache"], progress=not p["quiet"],
+                       threads=p["threads"])
 
 
 RAY_OPTIONS = ("ray_address", "ray_retries", "ray_cpus", "ray_gpus", "ray_max_workers",

@@ -20,6 +20,8 @@ def console_log(console: Console) -> Log:
     """The runner's ``log`` for the CLI: messages on ``console``, warnings and failed cells
     marked in colour."""
     def log(level: str, message: str) -> None:
+        if level == "debug":
+            return
         console.print(_PREFIX.get(level, "") + escape(message))
 
     return log

@@ -25,7 +25,9 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     """Models x benchmarks in one matrix, like CompoSET Table 8 (resumable).
 
     Each cell is the benchmark's primary metric (Group for 2x2 benchmarks, T2I R@1 for
-    image-foil-only, I2T R@1 for text-foil-only ones) with its 95% interval. Run it again with
+    image-foil-only, I2T R@1 for text-foil-only ones) with its 95% interval, the one `run`
+    and `show` print; matrix.md and matrix.tex hold CompoSET Table 8's Wald intervals
+    (labelled), matrix.csv both. Run it again with
     more models or benchmarks: finished (model, benchmark, settings) runs are reused, so only
     the new cells are computed. With --ray the cells run on Ray workers, one model load per
     worker (docs/scale-out.md); the stored results are the same.
@@ -41,7 +43,7 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     ray = ray_from(options)
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
                         log=console_log(err), ray=ray)
-    click.echo(outcome.markdown())
+    click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "
               f"{', '.join(map(str, outcome.paths))}")

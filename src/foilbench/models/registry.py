@@ -50,13 +50,18 @@ def model_schemes() -> Registry:
 
 
 def resolve_model(spec: str, device: str = "auto", dtype: str = "float32"):
-    """Build the adapter for ``spec``; unknown specs raise with close matches."""
+    """Build the adapter for ``spec``; unknown specs raise with close matches, and a scheme
+    whose extra is not installed raises :class:`foilbench.extras.MissingExtraError` naming it
+    (``pip install 'foilbench[openclip]'``) before anything is imported."""
     names = model_names()
     if spec in names:
         return names.get(spec)(device=device, dtype=dtype)
     scheme, sep, rest = spec.partition(":")
     schemes = model_schemes()
     if sep and scheme in schemes:
+        from foilbench.extras import require
+
+        require(*schemes.entry(scheme).requires, what=f"model {spec!r}")
         return schemes.get(scheme)(rest, device=device, dtype=dtype)
     if sep and scheme not in names:
         close = unknown_message("model scheme", f"{scheme}:", [f"{n}:..." for n in schemes.names()])

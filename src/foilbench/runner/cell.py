@@ -9,6 +9,7 @@ report reads them instead of recomputing.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ import pandas as pd
 from foilbench.analysis.compass import compass_tables, markdown_table
 from foilbench.data.format import Benchmark
 from foilbench.evaluation import Evaluation, RunRecord, evaluate_run, run_config_hash, store_run
+from foilbench.runner.log import Log, contained_warnings
 from foilbench.runner.notes import cell_notes
 from foilbench.runner.settings import RunSettings
 from foilbench.runner.setup import ensure_checksum
@@ -48,17 +50,23 @@ class CellRecord(RunRecord):
 
 
 def evaluate_cell(adapter: Any, bench: Benchmark, settings: RunSettings | None = None, *,
-                  cache: Any = None, revision: str | None = None) -> CellResult:
+                  cache: Any = None, revision: str | None = None, progress: Any = None,
+                  log: Log | None = None) -> CellResult:
     """Evaluate ``adapter`` on ``bench`` with ``settings``; touches no results store (the
-    embedding cache, when given, is the only side effect)."""
+    embedding cache, when given, is the only side effect). ``progress``: a display the engine
+    reports its stages to (:class:`foilbench.runner.progress.RunProgress`; default: its own
+    bars when ``settings.progress``). With ``log``, Python warnings raised meanwhile go there
+    (:func:`~foilbench.runner.log.contained_warnings`) instead of the console."""
     settings = settings or RunSettings()
-    evaluation = evaluate_run(adapter, bench, cache=cache, batch_size=settings.batch_size,
-                              progress=settings.progress, revision=revision,
-                              **settings.scoring())
-    notes = cell_notes(adapter, bench, settings.ci_method)  # stored with the run's stats
-    evaluation.result.stats.update(notes)
-    evaluation.provenance.update(notes)
-    return CellResult(evaluation, compass_summary(evaluation.result))
+    with contained_warnings(log) if log is not None else contextlib.nullcontext():
+        evaluation = evaluate_run(adapter, bench, cache=cache, batch_size=settings.batch_size,
+                                  progress=settings.progress if progress is None else progress,
+                                  revision=revision, **settings.scoring())
+        notes = cell_notes(adapter, bench, settings.ci_method, evaluation.metrics)
+        evaluation.result.stats.update(notes)  # stored with the run's stats
+        evaluation.provenance.update(notes)
+        compass = compass_summary(evaluation.result)
+    return CellResult(evaluation, compass)
 
 
 def write_cell(store: Any, cell: CellResult, *, batch_id: str | None = None) -> CellRecord:

@@ -15,6 +15,10 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
 - ``data_note``: what validates but makes numbers meaningless (a non-finite ``unit_chance``,
   items whose two captions or two images are identical: every such item is a tie), from
   :func:`foilbench.data.validate.suspicious`; ``inspect`` lists the same as problems.
+- ``cluster_note``: the overall intervals rest on few scenes (fewer than
+  :data:`~foilbench.stats.few_clusters.MIN_BOOTSTRAP_CLUSTERS`) or on one, so ``auto`` used the
+  few-cluster Wilson interval (:mod:`foilbench.stats.few_clusters`) and the intervals are wide
+  (printed); ``few_scene_rows``: how many rows, breakdowns included, did so (stored only).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from foilbench.data.format import Benchmark
 from foilbench.data.validate import suspicious
 from foilbench.models.text_limits import describe, text_report
 from foilbench.stats.breakdown import CLUSTER_COLUMN
+from foilbench.stats.few_clusters import MIN_BOOTSTRAP_CLUSTERS
 
 
 def interval_note(bench: Benchmark, ci_method: str) -> str | None:
@@ -58,16 +63,46 @@ def data_note(bench: Benchmark) -> str | None:
             f"inspect` on the benchmark for details)")
 
 
-def cell_notes(adapter: Any, bench: Benchmark, ci_method: str) -> dict[str, Any]:
-    """``{"text": report or None, "interval_note": str or None, "data_note": str or None}``
-    for one cell."""
+def cluster_note(metrics: Any) -> str | None:
+    """Why the intervals are wide: the overall rows rest on few scenes (or one), or None.
+
+    ``metrics`` is a metric table (:func:`foilbench.stats.breakdown.metric_table`)."""
+    if metrics is None or len(metrics) == 0 or "ci_method" not in metrics:
+        return None
+    labels = metrics["ci_method"].astype(str)
+    few = labels.str.startswith("cluster-wilson") | labels.str.contains("1 scene", regex=False)
+    overall = metrics[(metrics["group_by"] == "") & few]
+    if overall.empty:
+        return None
+    label = str(overall.iloc[0]["ci_method"])
+    return (f"few scenes: the intervals are {label}, not the scene-clustered bootstrap, which "
+            f"needs about {MIN_BOOTSTRAP_CLUSTERS} scenes to cover 95%; they are wide because "
+            f"few scenes say little about the next scene. Add scenes for tighter intervals.")
+
+
+def few_scene_rows(metrics: Any) -> int:
+    """How many rows (breakdowns included) used an interval for few scenes; stored, not
+    printed: each row's ci_method already says so where it is shown."""
+    if metrics is None or len(metrics) == 0 or "ci_method" not in metrics:
+        return 0
+    labels = metrics["ci_method"].astype(str)
+    return int((labels.str.startswith("cluster-wilson")
+                | labels.str.contains("1 scene", regex=False)).sum())
+
+
+def cell_notes(adapter: Any, bench: Benchmark, ci_method: str,
+               metrics: Any = None) -> dict[str, Any]:
+    """``{"text", "interval_note", "data_note", "cluster_note", "few_scene_rows"}`` for one
+    cell (None: nothing to say)."""
     return {"text": text_report(adapter, bench.unique_texts()),
             "interval_note": interval_note(bench, ci_method),
-            "data_note": data_note(bench)}
+            "data_note": data_note(bench),
+            "cluster_note": cluster_note(metrics) if ci_method == "auto" else None,
+            "few_scene_rows": few_scene_rows(metrics)}
 
 
 def note_lines(stats: dict[str, Any]) -> list[str]:
     """The console lines of a cell's stored notes (empty when there is nothing to say); the
     report's provenance section prints the same (report/sections.py)."""
     return [line for line in (describe(stats.get("text")), stats.get("interval_note"),
-                              stats.get("data_note")) if line]
+                              stats.get("data_note"), stats.get("cluster_note")) if line]

@@ -22,8 +22,9 @@ from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
 from foilbench.runner.in_progress import in_progress
-from foilbench.runner.log import Log, to_logging
+from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import note_lines
+from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import benchmark_reference
 from foilbench.runner.settings import (
@@ -35,6 +36,7 @@ from foilbench.runner.settings import (
 )
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
 from foilbench.runner.summary import build_summary
+from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import (
     WriteError,
     check_out,
@@ -90,6 +92,7 @@ def run(models: str | Iterable[str] | None = None,
         model_specs = list(EMBEDDED_DEFAULTS)
         log("info", f"default models: the embedded {', '.join(model_specs)}")
     if ray_options is None:
+        configure_threads(settings.threads, log)
         loaded = load_models(model_specs, settings)
     else:  # loaded on the workers; only the specs are checked here
         from foilbench.runner.ray_runs import check_model_specs
@@ -133,14 +136,23 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                                      options=ray_options, batch_id=batch_id, log=log,
                                      revision=revision)
         loaded = []
-    for spec, adapter in loaded:
-        for bench in benches:
-            log("info", f"evaluating {spec} on {bench.name} ({len(bench)} items)")
-            cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision)
-            for line in note_lines(cell.result.stats):
-                log("warning", f"{spec} on {bench.name}: {line}")
-            records.append(write_cell(store, cell, batch_id=batch_id))
-    reference = {b.name: benchmark_reference(b, records, store, log) for b in benches}
+    progress = RunProgress(len(loaded) * len(benches), enabled=settings.progress,
+                           desc="foilbench run")
+    shown = progress.wrap(log)
+    try:
+        for spec, adapter in loaded:
+            for bench in benches:
+                progress.begin(f"{spec} on {bench.name} ({len(bench)} items)", shown)
+                cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision,
+                                     progress=progress, log=shown)
+                for line in note_lines(cell.result.stats):
+                    shown("warning", f"{spec} on {bench.name}: {line}")
+                records.append(write_cell(store, cell, batch_id=batch_id))
+                progress.cell_done()
+    finally:
+        progress.close()
+    with contained_warnings(log):
+        reference = {b.name: benchmark_reference(b, records, store, log) for b in benches}
     provenance = collect_provenance(seed=settings.seed, n_boot=settings.n_boot,
                                     ci_method=settings.ci_method, revision=revision)
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
@@ -151,5 +163,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     if report:
         from foilbench.report import write_report
 
-        outcome.report_path = write_report(db_path, outcome.run_ids, batch_dir / "report.html")
+        with contained_warnings(log):
+            outcome.report_path = write_report(db_path, outcome.run_ids,
+                                               batch_dir / "report.html")
     return outcome

@@ -46,6 +46,7 @@ class RunSettings:
     cache_dir: str | Path | None = None
     use_cache: bool = True
     progress: bool = True
+    threads: int = 0  # torch threads; 0 = chosen from the usable CPUs and load (runner.threads)
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
@@ -57,6 +58,9 @@ class RunSettings:
             raise RunnerError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
         if not isinstance(self.n_boot, int) or self.n_boot < MIN_N_BOOT:
             raise RunnerError(f"n_boot must be an integer >= {MIN_N_BOOT}, got {self.n_boot!r}")
+        if not isinstance(self.threads, int) or self.threads < 0:
+            raise RunnerError(f"threads must be an integer >= 0 (0 = choose), got "
+                              f"{self.threads!r}")
         if not isinstance(self.seed, int):
             raise RunnerError(f"seed must be an integer, got {self.seed!r}")
 

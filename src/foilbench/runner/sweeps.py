@@ -23,12 +23,14 @@ from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
 from foilbench.runner.in_progress import in_progress
-from foilbench.runner.log import Log, to_logging
+from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import note_lines
+from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import check_out, sentences, usable_home, write_text
 from foilbench.store.db import new_batch_id
 from foilbench.store.shared import SharedStore
@@ -56,14 +58,31 @@ class SweepOutcome:
     def computed(self) -> int:
         return len(self.cells) - self.reused
 
-    def markdown(self) -> str:
+    def markdown(self, interval: str = "stored") -> str:
+        """The matrix as Markdown. ``"stored"`` (default): each cell's interval as ``run``,
+        ``show``, the report and summary.json give it; ``"wald"``: CompoSET Table 8's Wald
+        interval (what ``matrix.md`` and ``matrix.tex`` hold, labelled so)."""
         return matrix.to_markdown(self.cells.drop(columns=["reused"]), self.models,
-                                  self.benchmarks)
+                                  self.benchmarks, interval=interval)
 
 
 def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
                 settings: RunSettings, batch_id: str, log: Log,
                 failures: list[str]) -> pd.DataFrame:
+    """See :func:`_sweep_cells`; one progress display for all cells."""
+    progress = RunProgress(len(loaded) * len(benches), enabled=settings.progress,
+                           desc="foilbench sweep")
+    try:
+        return _sweep_cells(loaded, benches, store, cache=cache, settings=settings,
+                            batch_id=batch_id, log=progress.wrap(log), failures=failures,
+                            progress=progress)
+    finally:
+        progress.close()
+
+
+def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
+                 settings: RunSettings, batch_id: str, log: Log,
+                 failures: list[str], progress: RunProgress) -> pd.DataFrame:
     """Evaluate or reuse every (model, benchmark); one matrix row per pair.
 
     A pair whose evaluation raises a :class:`FoilbenchError` is named in ``failures`` and left
@@ -79,10 +98,10 @@ def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cac
                 log("info", f"skip {spec} x {bench.name}: finished run {run_id}")
                 metrics = store.load_metrics(run_id)
             else:
-                log("info", f"evaluating {spec} on {bench.name} ({len(bench)} items)")
+                progress.begin(f"{spec} on {bench.name} ({len(bench)} items)", log)
                 try:
                     cell = evaluate_cell(adapter, bench, settings, cache=cache,
-                                         revision=revision)
+                                         revision=revision, progress=progress, log=log)
                 except FoilbenchError as e:  # one failed cell must not lose the others
                     log("error", f"{spec} x {bench.name}: {e}")
                     failures.append(f"{spec} x {bench.name}")
@@ -91,6 +110,7 @@ def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cac
                     log("warning", f"{spec} on {bench.name}: {line}")
                 record = write_cell(store, cell, batch_id=batch_id)
                 run_id, metrics = record.run_id, record.metrics
+            progress.cell_done()
             rows.append({"model": spec, "benchmark": bench.name,
                          **matrix.cell_from_metrics(metrics, bench.manifest.primary_metric),
                          "partial": bool(bench.manifest.partial), "run_id": run_id,
@@ -138,6 +158,8 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
 
         check_model_specs(model_specs)
     benches = load_benchmarks(bench_specs, settings, log)
+    if ray_options is None:
+        configure_threads(settings.threads, log)
     loaded = load_models(model_specs, settings) if ray_options is None else []
     out_dir = Path(out)
     db_path = Path(db) if db else out_dir / DB_FILE
@@ -167,8 +189,9 @@ def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedSto
                                            options=ray_options, batch_id=sweep_id, log=log,
                                            failures=failures, revision=git_revision())
     store.write_sweep(sweep_id, cells)
-    for bench in benches:  # stored once per benchmark checksum, for the report
-        try_blind_reference(bench, store, log)
+    with contained_warnings(log):
+        for bench in benches:  # stored once per benchmark checksum, for the report
+            try_blind_reference(bench, store, log)
     names = [b.name for b in benches]
     paths = write_outputs(cells.drop(columns=["reused"]), out_dir / f"sweep-{sweep_id}",
                           model_specs, names)

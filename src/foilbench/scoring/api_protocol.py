@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
-from tqdm import tqdm
 
 from foilbench.data.format import Benchmark
 from foilbench.errors import FoilbenchError, ModelError
 from foilbench.kinds import Ask, CaptionAsk
 from foilbench.models.base import ApiChoiceModel, family_of
 from foilbench.scoring.encode import open_rgb
+from foilbench.scoring.progress import stage
 from foilbench.scoring.result import EvalResult
 
 
@@ -131,11 +131,14 @@ def evaluate(adapter, benchmark: Benchmark, progress: bool = True) -> EvalResult
     images: dict[str, Image.Image] = {}
     tally = _Tally()
     scores: list[np.ndarray] = []
-    rows = tqdm(items.itertuples(index=False), total=len(items), disable=not progress,
-                desc=f"{adapter.info.spec} on {benchmark.name}", unit="item")
-    for row in rows:
-        scores.append(np.array([_answer(adapter, tally, benchmark, ask, images)
-                                for ask in kind.api_asks(row)]))
+    bar = stage(progress, f"{adapter.info.spec} on {benchmark.name}", len(items), unit="item")
+    try:
+        for row in items.itertuples(index=False):
+            scores.append(np.array([_answer(adapter, tally, benchmark, ask, images)
+                                    for ask in kind.api_asks(row)]))
+            bar.update(1)
+    finally:
+        bar.close()
     correct = np.vstack(scores) if scores else np.zeros((0, kind.api_ask_count))
     outcomes, chance = kind.api_outcomes(correct)
     ties = {m: np.zeros(len(scores), dtype=bool) for m in outcomes}

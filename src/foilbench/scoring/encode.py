@@ -23,7 +23,6 @@ other threads ran, CPU time does not.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections import deque
@@ -34,11 +33,11 @@ from typing import Any, Protocol
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
-from tqdm import tqdm
 
 from foilbench.errors import BenchmarkError, ModelError
 from foilbench.hashing import sha256_file, sha256_text
 from foilbench.models.base import to_rgb
+from foilbench.scoring.progress import stage
 
 PREFETCH_BATCHES = 2  # batches decoded ahead of the one being encoded
 MAX_WORKERS = 4
@@ -113,7 +112,7 @@ def encode_unique(
     batch_size: int,
     timer: Timer,
     label: str,
-    progress: bool,
+    progress: Any,
     order: Sequence[float] | None = None,
     load_one: Callable[[int], Any] | None = None,
     workers: int = 0,
@@ -141,8 +140,7 @@ def encode_unique(
     if order is not None and len(todo) > batch_size:
         todo.sort(key=order.__getitem__)
     batches = [todo[s : s + batch_size] for s in range(0, len(todo), batch_size)]
-    bar = tqdm(total=len(todo), desc=label, unit="in", file=sys.stderr,
-               disable=not progress or not todo, leave=False)
+    bar = stage(progress, label, len(todo))
     if load_one is not None and workers > 0 and len(todo) > 1:
         loaded = _prefetched(batches, load_one, workers, timer)
     else:

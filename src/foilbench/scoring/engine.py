@@ -45,7 +45,7 @@ SCORE_CHUNK = 65_536  # slots scored per pair_scores call (bounds memory on huge
 
 
 def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
-             batch_size: int = 64, progress: bool = True) -> EvalResult:
+             batch_size: int = 64, progress: Any = True) -> EvalResult:
     """Score every item of ``benchmark`` with ``adapter`` and derive per-item outcomes.
 
     ``cache`` is any object with ``get_many``/``put_many`` (and, for pairwise models,

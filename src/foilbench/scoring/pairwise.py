@@ -7,13 +7,12 @@ captions. Scores are cached per (model fingerprint, image hash, text hash) when 
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
-from tqdm import tqdm
 
 from foilbench.errors import ModelError
+from foilbench.scoring.progress import stage
 
 
 def score_unique_pairs(adapter, bench, layout, image_hashes, text_hashes, *, cache, batch_size,
@@ -39,8 +38,7 @@ def score_unique_pairs(adapter, bench, layout, image_hashes, text_hashes, *, cac
     ref_of = dict(zip(image_hashes, bench.unique_images(), strict=True))
     text_of = dict(zip(text_hashes, bench.unique_texts(), strict=True))
     groups = list(by_image.items())
-    bar = tqdm(total=len(todo), desc=f"{adapter.info.spec}: pairs", unit="pair",
-               file=sys.stderr, disable=not progress or not todo, leave=False)
+    bar = stage(progress, f"{adapter.info.spec}: pairs", len(todo), unit="pair")
     try:
         for start in range(0, len(groups), batch_size):
             batch = groups[start : start + batch_size]

@@ -9,12 +9,20 @@ For each metric and group:
     ties  = number of items whose outcome was decided by an exact tie (scored as failure)
 
 Interval methods (``ci_method``):
-    ``"auto"``       scene-clustered percentile bootstrap when a cluster column (``scene_id``)
-                     exists and the group holds at least 2 clusters, else Wilson
+    ``"auto"``       per group, what its clusters can support (CompoSET App. C):
+                     - at least :data:`MIN_BOOTSTRAP_CLUSTERS` (30) scenes and 0 < value < 1:
+                       the scene-clustered percentile bootstrap (``bootstrap:scene_id``);
+                     - 2 to 29 scenes: Wilson on the design-effect sample size with the
+                       t(G-1) quantile (``cluster-wilson:scene_id (G scenes < 30)``,
+                       :mod:`foilbench.stats.few_clusters`); few scenes make the bootstrap
+                       too narrow;
+                     - 30+ scenes with the value at 0 or 1: Wilson over items
+                       (``wilson (estimate at 0%)``): every resample would equal the value;
+                     - no cluster column: Wilson (``wilson``); one scene: Wilson, labelled
+                       ``wilson (1 scene: items not independent)``.
     ``"bootstrap"``  percentile bootstrap, clustered when a cluster column exists, else over items
     ``"wilson"``     Wilson score interval;  ``"wald"``  Wald interval clamped to [0, 1]
-A group with fewer than 2 clusters cannot be cluster-resampled (every resample is the group
-itself) and falls back to Wilson; the row's ``ci_method`` says which method produced it.
+The row's ``ci_method`` names the method and, in parentheses, why ``auto`` chose it.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, cluster_bootstrap_ci
+from foilbench.stats.few_clusters import MIN_BOOTSTRAP_CLUSTERS, cluster_wilson_ci
 from foilbench.stats.intervals import wald_ci, wilson_ci
 
 CI_METHODS = ("auto", "bootstrap", "wilson", "wald")
@@ -61,24 +70,50 @@ def summarise(outcomes: np.ndarray, *, chance: np.ndarray | None = None,
     k = float(values.sum())
     z = z_for(level)
     n_clusters = len(pd.unique(np.asarray(clusters))) if clusters is not None else 0
-    use = method
-    if method == "auto":
-        use = "bootstrap" if n_clusters >= 2 else "wilson"
-    elif method == "bootstrap" and clusters is not None and n_clusters < 2:
-        use = "wilson"
+    use, why = auto_method(n_clusters, k, n) if method == "auto" else (method, "")
+    if method == "bootstrap" and clusters is not None and n_clusters < 2:
+        use, why = "wilson", "1 scene: items not independent"
     if use == "bootstrap":
         lo, hi = cluster_bootstrap_ci(values, clusters, n_boot=n_boot, seed=seed, level=level)
         label = f"bootstrap:{cluster_name}" if clusters is not None else "bootstrap:item"
+    elif use == "cluster-wilson":
+        lo, hi = cluster_wilson_ci(values, clusters, level=level)
+        label = f"cluster-wilson:{cluster_name}"
     elif use == "wilson":
         (lo, hi), label = wilson_ci(k, n, z), "wilson"
     else:
         (lo, hi), label = wald_ci(k, n, z), "wald"
+    if why:
+        label += f" ({why})"
     return {
         "value": k / n, "k": k, "n": n, "ci_low": float(lo), "ci_high": float(hi),
         "ci_method": label,
         "chance": float(np.mean(chance)) if chance is not None else float("nan"),
         "ties": int(np.sum(ties)) if ties is not None else 0,
     }
+
+
+def auto_method(n_clusters: int, k: float, n: int) -> tuple[str, str]:
+    """(method, why) that ``ci_method="auto"`` uses for a group (see the module docstring).
+
+    >>> auto_method(80, 30, 100)
+    ('bootstrap', '')
+    >>> auto_method(5, 30, 100)
+    ('cluster-wilson', '5 scenes < 30')
+    >>> auto_method(80, 100, 100)
+    ('wilson', 'estimate at 100%')
+    >>> auto_method(0, 3, 10), auto_method(1, 3, 10)
+    (('wilson', ''), ('wilson', '1 scene: items not independent'))
+    """
+    if n_clusters == 0:
+        return "wilson", ""
+    if n_clusters == 1:
+        return "wilson", "1 scene: items not independent"
+    if n_clusters < MIN_BOOTSTRAP_CLUSTERS:
+        return "cluster-wilson", f"{n_clusters} scenes < {MIN_BOOTSTRAP_CLUSTERS}"
+    if k <= 0 or k >= n:
+        return "wilson", f"estimate at {0 if k <= 0 else 100}%"
+    return "bootstrap", ""
 
 
 def default_breakdown_columns(table: pd.DataFrame, candidates: Sequence[str],

@@ -3,8 +3,8 @@
 For each embedded model the engine (:func:`foilbench.scoring.engine.evaluate`, strict ``>``,
 the numbers ``foilbench run`` reports) scores every part of the suite; this module only slices
 the outcomes and attaches intervals (:func:`foilbench.stats.breakdown.summarise`: percentile
-bootstrap clustered by ``scene_id``, as ``foilbench run``; Wilson where a group has fewer than
-two scenes) and chance:
+bootstrap clustered by ``scene_id`` with B = 10,000, as ``foilbench run``; the few-scene and
+0%/100% intervals where ``ci_method="auto"`` chooses them) and chance:
 
 - world-pairs: I2T, T2I, Group (CompoSET Eq. 1-3) over all tiers, and Group per edit type at
   the short tier (CompoSET Table 9 pools the tiers; the issue's targets are per type at short);
@@ -23,11 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
+from foilbench.stats.bootstrap import DEFAULT_N_BOOT
 from foilbench.stats.breakdown import summarise
 
 BEGIN = "<!-- scores:begin (written by `foilbench train --card`; edits here are lost) -->"
 END = "<!-- scores:end -->"
-N_BOOT = 2000
+# the B `foilbench run` uses, so the card's (and the README's) intervals are the ones a fresh
+# run prints, digit for digit
+N_BOOT = DEFAULT_N_BOOT
 HEADLINE = (("world-pairs", "i2t", "pairs I2T"), ("world-pairs", "t2i", "pairs T2I"),
             ("world-pairs", "group", "pairs Group"), ("world-pairs/short", "group",
                                                       "Group, short tier"),
@@ -97,7 +100,9 @@ def card_tables(scores: dict[str, dict], suite_label: str) -> str:
     models = list(scores)
     first = scores[models[0]]
     lines = [f"Suite `{suite_label}`. Percent, 95% interval [low, high] by percentile "
-             f"bootstrap over scenes (B = {N_BOOT}, seed 42), strict `>` (ties fail).", ""]
+             f"bootstrap over scenes (B = {N_BOOT}, seed 42; Wilson where a value is 0% or "
+             f"100%, the few-scene Wilson below 30 scenes: `foilbench run`'s rule), strict "
+             f"`>` (ties fail).", ""]
     head = [label for _, _, label in HEADLINE]
     lines += ["| model | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
     lines.append("| chance | " + " | ".join(_chance(_get(first, p, m))
