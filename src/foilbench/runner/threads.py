@@ -97,8 +97,8 @@ def configure_threads(requested: int = 0,
 
     if requested and requested > 0:
         n, why = int(requested), "as requested"
-    elif env_threads() is not None:
-        n, why = int(env_threads()), "OMP_NUM_THREADS"
+    elif (from_env := env_threads()) is not None:
+        n, why = from_env, "OMP_NUM_THREADS"
     else:
         cpus, load = usable_cpus(), machine_load()
         n = choose_threads(cpus, load)

@@ -47,14 +47,14 @@ class _Tally:
         self.unparseable = 0
         self.consistent = 0  # choices whose two orders picked the same underlying option
         self.both_parsed = 0
-        self.correct_by_order = [0, 0]
+        self.correct_by_order = [0.0, 0.0]
 
     def choice(self, answers: tuple[int | None, int | None], correct_pos: tuple[int, int]
                ) -> float:
         """Two asks of one choice; ``correct_pos[o]`` is where the right option sat in order o.
         Returns the averaged correctness."""
-        underlying = []
-        right = []
+        underlying: list[bool | None] = []
+        right: list[float] = []
         for order, (ans, pos) in enumerate(zip(answers, correct_pos, strict=True)):
             self.asks += 1
             if ans is None:

@@ -88,6 +88,6 @@ def paired_delta_ci(values_a: np.ndarray, values_b: np.ndarray,
     diffs = cluster_bootstrap_means(a - b, clusters, n_boot, seed)
     alpha = 1 - level
     lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
-    p = min(1.0, 2 * min(np.mean(diffs <= 0), np.mean(diffs >= 0)))
+    p = min(1.0, 2 * min(float(np.mean(diffs <= 0)), float(np.mean(diffs >= 0))))
     return {"delta": float(a.mean() - b.mean()), "ci_low": float(lo), "ci_high": float(hi),
             "p_value": float(p), "n": int(len(a))}

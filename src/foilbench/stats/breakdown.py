@@ -77,6 +77,8 @@ def summarise(outcomes: np.ndarray, *, chance: np.ndarray | None = None,
         lo, hi = cluster_bootstrap_ci(values, clusters, n_boot=n_boot, seed=seed, level=level)
         label = f"bootstrap:{cluster_name}" if clusters is not None else "bootstrap:item"
     elif use == "cluster-wilson":
+        if clusters is None:
+            raise ValueError("the cluster-Wilson interval needs cluster labels")
         lo, hi = cluster_wilson_ci(values, clusters, level=level)
         label = f"cluster-wilson:{cluster_name}"
     elif use == "wilson":
@@ -158,7 +160,7 @@ def metric_table(table: pd.DataFrame, *, by: Sequence[str] | None = None,
                          f"(have: {', '.join(map(str, table.columns))})")
     has_clusters = cluster_col is not None and cluster_col in table.columns \
         and table[cluster_col].notna().all()
-    columns = default_breakdown_columns(table, candidates) if by is None else list(by)
+    columns = default_breakdown_columns(table, candidates or []) if by is None else list(by)
     rows = []
     for metric, part in table.groupby("metric", sort=False):
         groups = [("", "", part)]
