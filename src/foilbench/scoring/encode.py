@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -171,7 +171,7 @@ def encode_unique(
 
 
 def _in_turn(batches: list[list[int]], load: Callable[[list[int]], list[Any]],
-             timer: Timer) -> Iterator[tuple[list[int], list[Any]]]:
+             timer: Timer) -> Generator[tuple[list[int], list[Any]], None, None]:
     for batch in batches:
         t0, c0 = time.perf_counter(), time.thread_time()
         inputs = load(batch)
@@ -181,7 +181,7 @@ def _in_turn(batches: list[list[int]], load: Callable[[list[int]], list[Any]],
 
 
 def _prefetched(batches: list[list[int]], load_one: Callable[[int], Any], workers: int,
-                timer: Timer) -> Iterator[tuple[list[int], list[Any]]]:
+                timer: Timer) -> Generator[tuple[list[int], list[Any]], None, None]:
     """Batches with their inputs, loaded on ``workers`` threads up to
     :data:`PREFETCH_BATCHES` batches ahead; a failed load raises here, in batch order."""
     from concurrent.futures import ThreadPoolExecutor
