@@ -91,14 +91,20 @@ def test_flags_resume_verification_and_rate_by_hand():
     assert table.loc["(other)", "flagged"] + table.loc["(spatial)", "flagged"] == 2
 
 
-def test_spend_carries_across_resumes():
-    from foilbench.construct.backends.api_common import SpendBudget
+def test_spend_carries_across_resumes(tmp_path):
+    """The audit folder's ledger holds what an earlier run billed: a resumed audit starts from
+    it (state["spent_usd"] records it) and its cap counts it."""
+    from foilbench.construct.engine.ledger import SpendLedger
+    from foilbench.models.api.spend import SpendCapError
 
+    first = SpendLedger(tmp_path, 5.0)
+    first.settle(first.reserve(2.0, "an earlier flag"), 1.25)
     bench, state = _state(3)
-    state["spent_usd"] = 1.25
-    budget = SpendBudget(5.0)
-    d.flag_all(state, bench, FakeVQA(), lambda s: None, budget)
-    assert budget.spent == 1.25 and state["spent_usd"] == 1.25
+    resumed = SpendLedger(tmp_path, 5.0)
+    d.flag_all(state, bench, FakeVQA(), lambda s: None, resumed)
+    assert state["spent_usd"] == pytest.approx(1.25)
+    with pytest.raises(SpendCapError, match="--max-spend"):
+        resumed.reserve(3.80, "a request that would pass the cap with the earlier spend")
 
 
 def test_cli_verifies_and_reports(tmp_path):

@@ -131,20 +131,20 @@ def drift_rate(pairs: list[dict], z: float = 1.96) -> dict:
             "ci_low": lo, "ci_high": hi, "labels": dict(sorted(labels.items()))}
 
 
-def flag_all(state: dict, bench, backend, save, budget=None, log=lambda msg: None) -> int:
+def flag_all(state: dict, bench, backend, save, ledger=None, log=lambda msg: None) -> int:
     """Flag every unflagged pair of ``state`` (in sample order), calling ``save(state)`` after
-    each so a rerun resumes; ``budget`` (a SpendBudget) starts from ``state["spent_usd"]`` and
-    its spend is carried back, so the cap holds across resumes. Returns the calls made."""
-    if budget is not None:
-        budget.spent = max(budget.spent, float(state.get("spent_usd", 0.0)))
+    each so a rerun resumes. ``ledger`` (the audit folder's
+    :class:`~foilbench.construct.engine.ledger.SpendLedger`, which the API backend reserves and
+    settles every request in) holds the cap across resumes by itself; its committed spend is
+    copied into ``state["spent_usd"]`` for the record. Returns the calls made."""
     made = 0
     todo = [p for p in state["pairs"] if "flag" not in p]
     for k, pair in enumerate(todo, 1):
         try:
             pair.update(flag_pair(backend, bench, pair))
         finally:
-            if budget is not None:
-                state["spent_usd"] = budget.spent
+            if ledger is not None:
+                state["spent_usd"] = ledger.total
             save(state)
         made += 1
         if k % 25 == 0 or k == len(todo):

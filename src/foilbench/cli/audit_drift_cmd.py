@@ -89,13 +89,14 @@ def drift(benchmark, out_dir, vqa, n_pairs, tier, seed, max_spend, device, verif
 
 def _flag(state, bench, vqa, out_dir, max_spend, device) -> None:
     from foilbench.audit import drift as d
-    from foilbench.construct.backends.api_common import SpendBudget
     from foilbench.construct.backends.registry import resolve_backend
+    from foilbench.construct.engine.ledger import SpendLedger
     from foilbench.review import drift_audit as ra
 
-    budget = SpendBudget(max_spend) if vqa.startswith("api:") else None
-    options = {"budget": budget, "cache_dir": str(Path(out_dir) / ".replies")} if budget \
+    # the audit folder's spend ledger: one cap over every resume and process (issue 24)
+    ledger = SpendLedger(out_dir, max_spend) if vqa.startswith("api:") else None
+    options = {"ledger": ledger, "cache_dir": Path(out_dir) / ".replies"} if ledger \
         else {"device": device}
     backend = resolve_backend("vqa", vqa, **options)
-    d.flag_all(state, bench, backend, lambda s: ra.save_state(out_dir, s), budget,
+    d.flag_all(state, bench, backend, lambda s: ra.save_state(out_dir, s), ledger,
                log=lambda m: click.echo(m, err=True))

@@ -5,8 +5,9 @@ The audit lives in one folder: ``drift_audit.json`` (written atomically after ev
 every decision, so a crash or Ctrl-C loses at most the call in flight and a rerun resumes)
 holding the benchmark's name and checksum, the sample parameters, and per pair its item id,
 edit type, VLM flag and, for flagged pairs, the reviewer's label (``drift`` or a benign class:
-:data:`foilbench.audit.drift.LABELS`), a note and when. ``spent_usd`` carries the API spend
-across resumes so a cap holds over all of them.
+:data:`foilbench.audit.drift.LABELS`), a note and when. ``spent_usd`` records the API spend
+committed so far; the cap itself is held by the folder's spend ledger
+(:mod:`foilbench.construct.engine.ledger`), across resumes and processes.
 
 Decisions come from :func:`decide` (the CLI's ``--decide ITEM=LABEL`` and its interactive
 ``--verify`` prompt, which shows the pair's image paths and its drift heatmap numbers from
