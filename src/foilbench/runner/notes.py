@@ -59,11 +59,13 @@ def data_note(bench: Benchmark) -> str | None:
 
 
 def cell_notes(adapter: Any, bench: Benchmark, ci_method: str) -> dict[str, Any]:
-    """``{"text": report or None, "interval_note": str or None, "data_note": str or None}``
-    for one cell."""
+    """``{"text": report or None, "interval_note": str or None, "data_note": str or None,
+    "subset": the G.4 subset record or None}`` for one cell."""
+    from foilbench.provenance import subset_record
+
     return {"text": text_report(adapter, bench.unique_texts()),
             "interval_note": interval_note(bench, ci_method),
-            "data_note": data_note(bench)}
+            "data_note": data_note(bench), "subset": subset_record(bench.manifest.extras)}
 
 
 def note_lines(stats: dict[str, Any]) -> list[str]:
