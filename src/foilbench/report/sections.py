@@ -139,7 +139,8 @@ def margins(runs) -> str:
                    "(CompoSET App. G.3). A pair decision compares both images, so a wrong "
                    "decision can have a positive margin; foilbench's decision margins (the "
                    "smaller comparison, > 0 exactly when correct) are in "
-                   "`foilbench analyze margins`.")
+                   "`foilbench analyze margins`. Unit: one point per item row (caption tiers "
+                   "pooled).")
 
 
 def pixel_change(runs) -> str:
@@ -157,7 +158,8 @@ def pixel_change(runs) -> str:
                                        "fraction affected", vline=None), "pixel ECDF")
     return section("Pixel change between base and foil", img, "pixels",
                    "Resize to 512x512, Gaussian blur sigma 1, channel-max difference above "
-                   "10/255 (CompoSET section 4).")
+                   "10/255 (CompoSET section 4). Unit: one point per foil image (an "
+                   "instance's tiers share it).")
 
 
 def swap_confusion(runs) -> str:
