@@ -1,8 +1,12 @@
 """Draw docs/report.png (the top of the report: the headline) and docs/report_full.png (the
 whole page) from a results database, in headless Chromium at 1400 px wide, after checking the
 page for cut titles and raw frames (tests/_report_checks.py); refuses to save if it finds any.
+With --sections ID,ID,... it draws only those sections, one under the other, to --name
+(docs/report_analyses.png: the analysis sections of issue 26).
 
     PYTHONPATH=src:tests python docs/report_screenshots.py foilbench-runs/foilbench.duckdb
+    PYTHONPATH=src:tests python docs/report_screenshots.py DB \
+        --sections units,robustness,relations,compass --name report_analyses.png
 """
 
 from __future__ import annotations
@@ -42,11 +46,49 @@ def shoot(db: str, out_dir: str = "docs") -> tuple[Path, Path]:
     return paths
 
 
+def shoot_sections(db: str, ids: list[str], out_path: str) -> Path:
+    """The report sections ``ids`` (element ids), each drawn alone, stacked top to bottom."""
+    from PIL import Image
+
+    from _browser import browser_page
+    from _report_checks import page_problems
+    from foilbench.report import write_report
+
+    with tempfile.TemporaryDirectory() as tmp:
+        html = write_report(db, [], Path(tmp) / "report.html")
+        with browser_page(width=WIDTH) as (page, errors):
+            page.goto(html.resolve().as_uri())
+            problems = page_problems(page) + errors
+            if problems:
+                sys.exit("report has problems:\n" + "\n".join(problems))
+            missing = [i for i in ids if page.locator(f"#{i}").count() == 0]
+            if missing:
+                sys.exit(f"the report has no section {', '.join(missing)}")
+            shots = [Image.open(io.BytesIO(page.locator(f"#{i}").screenshot())).convert("RGB")
+                     for i in ids]
+    width = max(s.width for s in shots)
+    sheet = Image.new("RGB", (width, sum(s.height + 12 for s in shots)), (246, 247, 249))
+    y = 0
+    for s in shots:
+        sheet.paste(s, (0, y))
+        y += s.height + 12
+    out = Path(out_path)
+    sheet.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(out, optimize=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("db")
     parser.add_argument("--out-dir", default="docs")
+    parser.add_argument("--sections", default="", help="comma-separated section ids")
+    parser.add_argument("--name", default="report_analyses.png")
     args = parser.parse_args()
+    if args.sections:
+        path = shoot_sections(args.db, args.sections.split(","),
+                              str(Path(args.out_dir) / args.name))
+        print(path, path.stat().st_size, "bytes")
+        return
     for path in shoot(args.db, args.out_dir):
         print(path, path.stat().st_size, "bytes")
 

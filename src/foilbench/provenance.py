@@ -71,3 +71,31 @@ def collect_provenance(*, seed: int, n_boot: int, ci_method: str,
         "config": config,
         "config_hash": config_hash(config),
     }
+
+
+def subset_record(extras: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The G.4 subset a benchmark was drawn as (``manifest.extras["subset"]``, written by
+    :func:`foilbench.data.subset.stratified_subset`), for the run's provenance: sample size,
+    strata, seed, parent name/checksum/size and the allocation per stratum. The item ids stay
+    in the benchmark (its checksum covers them); None for a full benchmark."""
+    record = (extras or {}).get("subset")
+    if not record:
+        return None
+    return {"n": int(record["n"]), "by": list(record.get("by") or []),
+            "seed": int(record["seed"]), "parent_name": record.get("parent_name"),
+            "parent_checksum": record.get("parent_checksum"),
+            "parent_items": record.get("parent_items"),
+            "allocation": list(record.get("allocation") or []),
+            "n_item_ids": len(record.get("item_ids") or [])}
+
+
+def describe_subset(record: dict[str, Any] | None) -> str | None:
+    """One line for ``foilbench show`` and the report: what part of which benchmark ran."""
+    if not record:
+        return None
+    by = "stratified by " + ", ".join(record["by"]) if record["by"] else "simple random sample"
+    strata = len(record["allocation"])
+    return (f"subset of {record['n']} of {record['parent_items']} items of "
+            f"{record['parent_name']} ({record['parent_checksum']}), {by}"
+            + (f" ({strata} strata, proportional allocation)" if record["by"] else "")
+            + f", sample_seed {record['seed']} (CompoSET App. G.4)")

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from foilbench.cli.run_output import ci_text, pct
+from foilbench.provenance import describe_subset
 from foilbench.runner.in_progress import active
 from foilbench.runner.notes import note_lines
 from foilbench.stats.breakdown import metric_table
@@ -83,6 +84,7 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
     prov.add_row("captions truncated", f"{text['n_truncated']} of {text['n_texts']} (limit "
                  f"{text['max_tokens']} tokens)" if text else "not measured")
     prov.add_row("unknown tokens", str(text["n_unknown"]) if text else "not measured")
+    prov.add_row("subset", describe_subset(stats.get("subset")) or "no (the full benchmark)")
     console.print(prov)
     for line in note_lines(stats):
         console.print(f"note: {line}", markup=False, highlight=False)

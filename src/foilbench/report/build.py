@@ -50,6 +50,9 @@ def _load_run(store: ResultsStore, run_id: str) -> RunData:
 
 def render_report(runs: list[RunData]) -> str:
     from foilbench.report.headline import headline_parts
+    from foilbench.report.relations_view import relations_section
+    from foilbench.report.robustness_view import robustness_section
+    from foilbench.report.units_view import units_section
 
     computed = headline_parts(runs)  # paired bootstraps, shared by headline and differences
     parts = [
@@ -57,9 +60,12 @@ def render_report(runs: list[RunData]) -> str:
         sections.edit_type_bars(runs),
         sections.differences(computed),
         sections.edit_tier_heatmap(runs),
+        units_section(runs),
         sections.margins(runs),
+        robustness_section(runs),
         sections.pixel_change(runs),
         sections.swap_confusion(runs),
+        relations_section(runs),
         sections.compass(runs),
         sections.blind_audit(runs),
         sections.examples(runs),

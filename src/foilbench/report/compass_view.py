@@ -85,3 +85,36 @@ def table3_html(per_model: dict[str, dict]) -> str:
             body.append("<tr>" + "".join(row) + "</tr>")
     return ('<table class="paper" id="compass-table3"><thead>' + top + sub + "</thead><tbody>"
             + "".join(body) + "</tbody></table>")
+
+
+READING = ("Reading (COMPASS §5.1-5.2, as foilbench.analysis.compass_gap states): composed "
+           "R@1 is the paper's equation, 1[s(I,c) > s(I,c~_i) for all i], strict >. Our copy of "
+           "the paper prints no equation for decomposed R@1 or Delta, so we read §5.1 (\"success "
+           "requires the model to retrieve every decomposed primitive against its respective "
+           "negative independently\"): a caption's decomposed outcome is 1 only when every "
+           "primitive beats its own negative, and Delta = decomposed - composed (Table 2's "
+           "caption), per complexity N, then the unweighted mean over complexities ('all').")
+
+
+def decomposed_html(per_model: dict[str, dict]) -> str:
+    """Composed and decomposed R@1 beside Delta per (level, model): the stored ``gap`` rows
+    with N = 'all' (means over complexities, as Table 2 aggregates)."""
+    body = []
+    for model, tables in per_model.items():
+        for rec in tables.get("gap") or []:
+            if str(rec.get("N")) != "all":
+                continue
+            cells = [esc(rec["level"]), esc(model), str(int(rec.get("n_complexities", 0))),
+                     str(int(rec.get("n_captions", 0)))]
+            for key in ("composed", "decomposed", "gap"):
+                v = rec.get(key)
+                cells.append("-" if v is None or v != v else f"{100 * float(v):.1f}")
+            num = ' class="num"'
+            body.append("<tr>" + "".join(f"<td{num if k > 1 else ''}>{c}</td>"
+                                         for k, c in enumerate(cells)) + "</tr>")
+    if not body:
+        return ""
+    head = ("<tr><th>Type</th><th>Model</th><th>complexities</th><th>captions</th>"
+            "<th>composed R@1 %</th><th>decomposed R@1 %</th><th>Delta pp</th></tr>")
+    return ('<table class="paper" id="compass-decomposed"><thead>' + head + "</thead><tbody>"
+            + "".join(body) + "</tbody></table>")

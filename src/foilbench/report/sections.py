@@ -25,6 +25,7 @@ def headline(runs, parts) -> str:
     benchmark's chance (figure), one generated sentence per benchmark, then every metric."""
     from foilbench.report.figures_ci import headline_plot
     from foilbench.report.headline import primary_metric
+    from foilbench.report.units_view import unit_of
 
     prim, sentences, _ = parts
     fig = ""
@@ -35,17 +36,17 @@ def headline(runs, parts) -> str:
             + "</ul>") if sentences else ""
     rows = []
     for r in runs:
-        primary = primary_metric(r)
+        primary, unit = primary_metric(r), unit_of(r)
         for _, m in _overall(r).iterrows():
             star = " *" if m["metric"] == primary else ""
             rows.append([r.run["model_spec"], r.run["benchmark_name"] + (
                 " (partial)" if r.run.get("partial") else ""), m["metric"] + star,
                 Raw(f'<span data-v="{m["value"]:.6f}">{fmt_pct(m["value"])}</span>'),
                 f"[{fmt_pct(m['ci_low'])}, {fmt_pct(m['ci_high'])}]", fmt_pct(m["chance"]),
-                int(m["ties"]), int(m["n"]), m["ci_method"]])
+                int(m["ties"]), int(m["n"]), unit, m["ci_method"]])
     body = table(["model", "benchmark", "metric", "%", "95% CI", "chance %", "ties", "n",
-                  "CI method"], rows,
-                 numeric=[False, False, False, True, False, True, True, True, False],
+                  "unit of n", "CI method"], rows,
+                 numeric=[False, False, False, True, False, True, True, True, False, False],
                  table_id="headline")
     note = ("Each benchmark is read against its own chance level, never against another "
             "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'.")
@@ -79,7 +80,8 @@ def edit_type_bars(runs) -> str:
         return ""
     return section("Per edit type, with intervals and chance", "".join(imgs), "edit-types",
                    "Bars: percent correct; whiskers: 95% interval; red tick on each bar: that "
-                   "edit type's chance level.")
+                   "edit type's chance level. Unit of n: every item row of the edit type "
+                   "(caption tiers pooled, n = tiers x instances; see 'Unit of n').")
 
 
 def differences(parts) -> str:
@@ -97,7 +99,7 @@ def differences(parts) -> str:
                    "Difference of the primary metric on the items both runs scored; the "
                    "interval resamples scenes (or items) jointly for both models (paired "
                    "bootstrap); p is its two-sided bootstrap p-value. Green/red: the interval "
-                   "excludes 0.")
+                   "excludes 0. Unit of n: item rows (caption tiers pooled).")
 
 
 def edit_tier_heatmap(runs) -> str:
@@ -112,7 +114,9 @@ def edit_tier_heatmap(runs) -> str:
         imgs.append(figure_img(figures.heatmap(grid, f"Group % — {r.label}"), "heatmap"))
     if not imgs:
         return ""
-    return section("Group accuracy by edit type and tier", "".join(imgs), "heatmap")
+    return section("Group accuracy by edit type and tier", "".join(imgs), "heatmap",
+                   "Unit of n: per tier (each cell: the instances of one edit type in one "
+                   "tier).")
 
 
 def margins(runs) -> str:
@@ -135,7 +139,8 @@ def margins(runs) -> str:
                    "(CompoSET App. G.3). A pair decision compares both images, so a wrong "
                    "decision can have a positive margin; foilbench's decision margins (the "
                    "smaller comparison, > 0 exactly when correct) are in "
-                   "`foilbench analyze margins`.")
+                   "`foilbench analyze margins`. Unit: one point per item row (caption tiers "
+                   "pooled).")
 
 
 def pixel_change(runs) -> str:
@@ -153,7 +158,8 @@ def pixel_change(runs) -> str:
                                        "fraction affected", vline=None), "pixel ECDF")
     return section("Pixel change between base and foil", img, "pixels",
                    "Resize to 512x512, Gaussian blur sigma 1, channel-max difference above "
-                   "10/255 (CompoSET section 4).")
+                   "10/255 (CompoSET section 4). Unit: one point per foil image (an "
+                   "instance's tiers share it).")
 
 
 def swap_confusion(runs) -> str:
@@ -165,7 +171,7 @@ def swap_confusion(runs) -> str:
 def compass(runs) -> str:
     """COMPASS Table 2 and Table 3 in the paper's layout, from the tables the runner stored
     with each run (nothing is recomputed)."""
-    from foilbench.report.compass_view import table2_html, table3_html
+    from foilbench.report.compass_view import READING, decomposed_html, table2_html, table3_html
     from foilbench.report.headline import by_benchmark, model_labels
 
     labels = model_labels(runs)
@@ -189,6 +195,10 @@ def compass(runs) -> str:
                        "points, mean ± standard deviation across complexities (COMPASS Table "
                        "2); shaded: composed easier than decomposed. Hover a cell for the "
                        "complexities and captions behind it.</p>")
+        decomposed = decomposed_html(stored)
+        if decomposed:
+            parts.append(f"<h3>Composed and decomposed R@1 — {name}</h3>" + decomposed
+                         + f"<p class='note'>{esc(READING)}</p>")
         parts.append(f"<h3>Table 3: skill load — {name}</h3>" + table3_html(stored))
         note = next((c.get("skill_load_note") for c in stored.values()
                      if c.get("skill_load_note")), "")
@@ -273,17 +283,32 @@ def provenance(runs) -> str:
     cols = ["run_id", "created", "model_spec", "model_fingerprint", "benchmark_name",
             "benchmark_version", "benchmark_checksum", "package_version", "git_revision", "seed",
             "n_boot", "tie_policy", "ci_method"]
-    rows = [[_plain(r.run.get(c)) for c in cols] + _text_cells(r.run) for r in runs]
+    rows = [[_plain(r.run.get(c)) for c in cols] + _text_cells(r.run) + [_subset_cell(r.run)]
+            for r in runs]
     notes = [f"<p class='note'><b>{esc(r.label)}</b>: {esc(line)}</p>"
              for r in runs for line in _notes(r.run.get("eval_stats") or {}) if line]
     return section("Provenance", '<div class="scroll">'
-                   + table([*cols, "captions truncated", "unknown tokens"], rows, cls="prov")
+                   + table([*cols, "captions truncated", "unknown tokens", "subset"], rows,
+                           cls="prov")
                    + "</div>" + "".join(notes), "provenance")
 
 
 def _notes(stats: dict) -> list[str | None]:
-    """What the runner printed about the run: truncation/unknown tokens, interval fallback."""
-    return [describe(stats.get("text")), stats.get("interval_note")]
+    """What the runner printed about the run: truncation/unknown tokens, interval fallback,
+    and the G.4 subset the run scored (CompoSET App. G.4)."""
+    from foilbench.provenance import describe_subset
+
+    return [describe(stats.get("text")), stats.get("interval_note"),
+            describe_subset(stats.get("subset"))]
+
+
+def _subset_cell(run: dict) -> str:
+    """``N of M (by COL+COL, seed S)`` when the run scored a G.4 subset, else 'full'."""
+    sub = (run.get("eval_stats") or {}).get("subset")
+    if not sub:
+        return "full"
+    by = f"by {'+'.join(sub['by'])}, " if sub["by"] else ""
+    return f"{sub['n']} of {sub['parent_items']} ({by}seed {sub['seed']})"
 
 
 def _text_cells(run: dict) -> list[str]:

@@ -92,13 +92,16 @@ def few_scene_rows(metrics: Any) -> int:
 
 def cell_notes(adapter: Any, bench: Benchmark, ci_method: str,
                metrics: Any = None) -> dict[str, Any]:
-    """``{"text", "interval_note", "data_note", "cluster_note", "few_scene_rows"}`` for one
-    cell (None: nothing to say)."""
+    """``{"text", "interval_note", "data_note", "cluster_note", "few_scene_rows", "subset"}``
+    for one cell (None: nothing to say; ``subset`` is the G.4 subset record)."""
+    from foilbench.provenance import subset_record
+
     return {"text": text_report(adapter, bench.unique_texts()),
             "interval_note": interval_note(bench, ci_method),
             "data_note": data_note(bench),
             "cluster_note": cluster_note(metrics) if ci_method == "auto" else None,
-            "few_scene_rows": few_scene_rows(metrics)}
+            "few_scene_rows": few_scene_rows(metrics),
+            "subset": subset_record(bench.manifest.extras)}
 
 
 def note_lines(stats: dict[str, Any]) -> list[str]:

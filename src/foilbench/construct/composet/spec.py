@@ -10,6 +10,27 @@ from pathlib import Path
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.stages import Context
 
+#: Largest share of changed pixels outside the edit region a foil may have
+#: (:func:`foilbench.construct.validators.image_checks.pixel_drift`); above it the foil is
+#: dropped before human QC. Where it comes from: CompoSET gives no pixel threshold. Its App. C
+#: drift audit is a judge plus a person, not a pixel count: "we sampled N=300 short-tier
+#: (base, foil) pairs and asked Gemini 2.5 Flash to flag any change beyond the labeled
+#: compositional edit. We manually verified every flag. Only 2/300 instances retained genuine
+#: multi-edit drift after verification: 0.67% [...] The remaining flagged cases were either
+#: disocclusion (newly visible background where an object was removed) or below-threshold
+#: lighting and blur differences." (0.67% is a rate of *pairs*, not of pixels.) The only pixel
+#: numbers it reports are whole-pair footprints (§4, App. F.1: "fraction of pixels with
+#: channel-max difference above 10/255 after sigma=1.0 Gaussian blur", mean 0.083;
+#: "modify_color and modify_pattern have the smallest fraction-affected (~3-5%)"). Our 0.01 is
+#: foilbench's choice, set from those: an unintended change outside the edit covering 1% of
+#: the rest of the image is a fifth to a third of the smallest edit types' whole footprint, so
+#: a second edit the size of a real one is caught, while blur and resampling noise at the
+#: mask's rim (the mask is grown by 4 sigma first) and the "below-threshold lighting and blur
+#: differences" the paper discounts stay under it. The paper's own setting, no automatic pixel
+#: gate (the audit and review decide), is ``max_drift=1.0`` (``--max-drift 1``); the App. C
+#: audit itself is ``foilbench audit drift``.
+MAX_DRIFT = 0.01
+
 DEFAULT_SETTINGS = (
     ("photo studio with a plain white backdrop", "indoor"),
     ("living room", "indoor"),
@@ -27,7 +48,7 @@ class ComposetConfig:
     scenes_csv: Path | None = None
     subjects: tuple[int, int] = (3, 6)
     framing: str = "eye-level, whole scene in view"
-    max_drift: float = 0.01
+    max_drift: float = MAX_DRIFT  # see MAX_DRIFT: where 0.01 comes from
     detector_threshold: float = 0.3
     #: long-tier counter: "auto" (CLIP BPE if open_clip is installed, else a stated bound),
     #: "bpe" or "bound" (:func:`foilbench.world.token_budget.long_tier_counter`)
