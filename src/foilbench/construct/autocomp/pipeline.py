@@ -132,10 +132,16 @@ def sample_concepts(config: AutocompConfig, vocab: dict) -> list[Concept]:
     return out
 
 
-def plan(config: AutocompConfig) -> dict[str, int]:
+def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
+    """Per concept ``contextual_tries`` caption calls; per concept and track one image, one
+    detector call and at most one question per object (``max(ns)``)."""
     n = len(config.tasks) * len(config.ns) * config.n_concepts
-    return {"text": n * config.contextual_tries, "image": 2 * n, "detector": 2 * n,
-            "vqa": 2 * n * max(config.ns)}
+    out = {"captions + semantic preservation": {"text": n * config.contextual_tries}}
+    for track in TRACKS:
+        out[f"text-to-image [{track}]"] = {"image": n}
+        out[f"object presence and count [{track}]"] = {"detector": n}
+        out[f"attribute/relation check [{track}]"] = {"vqa": n * max(config.ns)}
+    return out
 
 
 def _concept_dict(c: Concept) -> dict:
