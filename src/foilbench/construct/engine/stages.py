@@ -273,7 +273,7 @@ class Context:
                 continue
             self.cache.put(key, value, meta={"stage": stage, "role": role,
                                              "backend": backend.fingerprint,
-                                             "usd": float(backend.cost_per_call_usd)})
+                                             "bound_usd": float(backend.cost_per_call_usd)})
             with self._stats_lock:
                 stats["called"] += 1
             return CallResult(value, key, False)
