@@ -61,5 +61,9 @@ class AutocompAnswers:
             image.info[SCENE_KEY] = self.scenes[self._key(image)]
             question = prompt.split("\n", 1)[0]
             return self.vqa.answer(image, question, re.findall(r"^- (.+)$", prompt, re.M))
-        concept = prompt.rsplit("Concept:", 1)[1].strip()
-        return json.dumps({"caption": f"In a bright room, {concept}."})
+        # the paper's A.2 prompt ends "Objects and colors: ..." (plain-text reply), the JSON
+        # variant "Concept: ..."
+        concept = re.findall(r"^(?:Concept|Objects and (?:colors|relations)):\s*(.+)$", prompt,
+                             re.M)[-1].strip()
+        caption = f"In a bright room, {concept}."
+        return json.dumps({"caption": caption}) if "JSON" in system else caption
