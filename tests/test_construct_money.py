@@ -241,6 +241,9 @@ def test_dry_run_bound_per_stage_sums_to_the_total_and_bounds_each_stage(strict,
         if n:  # every stage that called a backend is planned, with at least as many calls
             assert n <= planned.get(stage, 0), (stage, n, planned)
     assert sum(made.values()) > 0
+    print(f"dry-run bound ${est.total_usd:.4f} over {len(est.rows)} stage rows, billed "
+          f"${strict.billed_usd:.4f}; calls made/planned per stage: "
+          + ", ".join(f"{k} {made[k]}/{planned.get(k, 0)}" for k in made if made[k]))
 
 
 def test_four_capped_resumes_never_bill_past_the_cap(strict, tmp_path):
