@@ -32,7 +32,8 @@ def composet_image(prompt: str, src: Image.Image | None, seed: int) -> Image.Ima
 
 
 class AutocompAnswers:
-    """Text: ``{"caption": "In a bright room, <concept>."}``. VQA: the true answer, read from
+    """Text: "In a bright room, <concept>." (plain text, or ``{"caption": ...}`` for the JSON
+    prompt). VQA: the true answer, read from
     the world scene the image was rendered from (``record`` wraps the world renderer's tagging
     so that each rendered image's pixels name their scene; the API request carries only
     pixels), so the API validator agrees with the world."""
@@ -61,9 +62,9 @@ class AutocompAnswers:
             image.info[SCENE_KEY] = self.scenes[self._key(image)]
             question = prompt.split("\n", 1)[0]
             return self.vqa.answer(image, question, re.findall(r"^- (.+)$", prompt, re.M))
-        # the paper's A.2 prompt ends "Objects and colors: ..." (plain-text reply), the JSON
-        # variant "Concept: ..."
-        concept = re.findall(r"^(?:Concept|Objects and (?:colors|relations)):\s*(.+)$", prompt,
-                             re.M)[-1].strip()
-        caption = f"In a bright room, {concept}."
-        return json.dumps({"caption": caption}) if "JSON" in system else caption
+        if "Concept:" in prompt:  # the JSON variant (--contextual-prompt json)
+            concept = prompt.rsplit("Concept:", 1)[1].strip()
+            return json.dumps({"caption": f"In a bright room, {concept}."})
+        # App. A.2's prompt as printed: the last "Objects and ...:" line, a plain-text reply
+        concept = re.findall(r"^Objects and [a-z]+: (.+)$", prompt, re.M)[-1].strip()
+        return f"In a bright room, {concept}."
