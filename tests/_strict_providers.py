@@ -5,7 +5,8 @@ thread), written from the providers' public API references:
   ``anthropic-version: 2023-06-01``, JSON; ``max_tokens`` required; ``thinking`` =
   ``{type: enabled, budget_tokens >= 1024, < max_tokens}`` and no ``temperature`` with it;
   reply ``content`` blocks (``thinking`` then ``text``), ``stop_reason`` (end_turn,
-  max_tokens, refusal), ``usage.output_tokens`` counting thinking.
+  max_tokens, refusal), ``usage.output_tokens`` counting thinking; Claude 4.5 models refuse
+  ``temperature`` and ``top_p`` together.
 - OpenAI Chat Completions (developers.openai.com/api/reference/chat): Bearer token, JSON;
   reasoning models (o-series, gpt-5) refuse ``temperature`` / ``top_p`` and ``max_tokens``,
   take ``reasoning_effort``; reply ``finish_reason`` (stop, length, content_filter),
@@ -53,6 +54,9 @@ OPENAI_CHAT_FIELDS = {"model", "messages", "max_completion_tokens", "max_tokens"
                       "presence_penalty"}
 GEMINI_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
                  "toolConfig", "cachedContent"}
+#: Claude 4.5-generation models answer 400 to temperature and top_p together
+CLAUDE_ONE_SAMPLER = ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1",
+                      "claude-opus-4-5")
 GEMINI_CONFIG = {"temperature", "topP", "topK", "maxOutputTokens", "seed", "stopSequences",
                  "responseModalities", "imageConfig", "thinkingConfig", "candidateCount",
                  "responseMimeType", "responseSchema", "presencePenalty", "frequencyPenalty"}
@@ -179,6 +183,9 @@ class StrictProviders(StrictImages):
         thinking = body.get("thinking")
         if "temperature" in body and not 0 <= body["temperature"] <= 1:
             raise Rejected(400, "anthropic: temperature must be in [0, 1]")
+        if body["model"].startswith(CLAUDE_ONE_SAMPLER) and {"temperature", "top_p"} <= set(body):
+            raise Rejected(400, "anthropic: temperature and top_p cannot both be specified for "
+                                "this model. Please use only one.")
         adaptive = body["model"].startswith(("claude-sonnet-5", "claude-opus-5", "claude-haiku-5",
                                              "claude-fable"))
         if adaptive and (thinking is not None or {"temperature", "top_p", "top_k"} & set(body)):
@@ -242,6 +249,8 @@ class StrictProviders(StrictImages):
             raise Rejected(400, f"openai: reasoning_effort is not supported with {model}")
         if "temperature" in body and not 0 <= body["temperature"] <= 2:
             raise Rejected(400, "openai: temperature must be in [0, 2]")
+        if "top_p" in body and not 0 <= body["top_p"] <= 1:
+            raise Rejected(400, "openai: top_p must be in [0, 1]")
         limit = body.get("max_completion_tokens", body.get("max_tokens", 4096))
         system, prompt, images = "", "", []
         for msg in body["messages"]:
@@ -286,6 +295,8 @@ class StrictProviders(StrictImages):
         _only("gemini", body, GEMINI_FIELDS)
         config = body.get("generationConfig", {})
         _only("gemini.generationConfig", config, GEMINI_CONFIG)
+        if "topP" in config and not 0 <= config["topP"] <= 1:
+            raise Rejected(400, "gemini: topP must be in [0, 1]")
         tc = config.get("thinkingConfig", {})
         _only("gemini.thinkingConfig", tc, {"thinkingBudget", "thinkingLevel",
                                             "includeThoughts"})

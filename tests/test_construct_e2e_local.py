@@ -71,7 +71,7 @@ def test_all_tiny_models_every_drop_counted_with_its_reason(tmp_path, tiny):
                          ("vqa", "hf-vlm-vqa")):
         assert prov["backends"][role]["fingerprint"].startswith(f"{scheme}-sha256:")
         assert prov["backends"][role]["fingerprint"] in res.output
-    assert prov["prompts"] == ["autocomp.contextual@2"]  # App. A.2 as printed (issue 25)
+    assert prov["prompts"] == ["autocomp.contextual@3"]  # App. A.2 as printed (issue 25)
     assert prov["calls"]["captions + semantic preservation"]["called"] == 6
 
 

@@ -180,6 +180,30 @@ def test_estimate_is_calls_times_price():
     assert "at most" in est.lines()[0]
 
 
+def test_estimate_per_stage_prices_each_stage_and_sums_to_the_total():
+    est = estimate({"spec": {"text": 4}, "render": {"image": 2, "text": 0},
+                    "verbosity": {"text": 6}}, {"text": Echo(cost=0.25), "image": Echo(cost=1.0)})
+    assert est.stage_usd == pytest.approx({"spec": 1.0, "render": 2.0, "verbosity": 1.5})
+    assert est.calls == {"text": 10, "image": 2} and est.total_usd == pytest.approx(4.5)
+    table = est.lines()
+    assert table[0].split()[:2] == ["stage", "role"] and "$1.5000" in table[3]
+
+
+def test_composet_plan_per_stage_by_hand():
+    from foilbench.construct.composet.pipeline import ComposetConfig, plan
+    from foilbench.construct.engine.budget import per_role
+
+    # 2 scenes x 3 foils: text 2 spec + 2 QC + 2 instances + 2 foils + 2 self-check + 6
+    # verbosity = 16; detector 2 base + 6 edit regions + 12 verify = 20
+    p = plan(ComposetConfig(n_scenes=2, foils_per_scene=3, caption_qc=True, subjects=(1, 4)))
+    assert per_role(p) == {"text": 16, "image": 2, "vqa": 8, "detector": 20, "edit": 6}
+    assert p["verbosity (step 7)"] == {"text": 6}
+    bias = per_role(plan(ComposetConfig(n_scenes=2, foils_per_scene=3, caption_qc=False,
+                                        bias_variants=True)))
+    # f = 6 foils per scene: 2 spec + 4 instances + 4 foils + 2 self-check + 24 verbosity
+    assert bias["text"] == 36 and bias["edit"] == 12
+
+
 def test_concurrency_is_bounded_by_the_backend(tmp_path):
     backend = Echo(concurrency=3)
     ctx = Context(tmp_path, {"text": backend}, progress=False)

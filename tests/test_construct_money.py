@@ -207,6 +207,45 @@ def test_dry_run_bound_is_above_what_the_run_then_bills(strict, tmp_path):
     assert strict.rejected == []
 
 
+def test_dry_run_bound_per_stage_sums_to_the_total_and_bounds_each_stage(strict, tmp_path,
+                                                                       monkeypatch):
+    from foilbench.construct.engine import runner
+
+    summaries = []
+    real = runner.run_pipeline
+
+    def keep(*a, **kw):
+        summaries.append(real(*a, **kw))
+        return summaries[-1]
+
+    monkeypatch.setattr(runner, "run_pipeline", keep)
+    dry = construct(tmp_path / "o", "--dry-run")
+    assert dry.exit_code == 0 and strict.requests == [], dry.output
+    est = summaries[0].estimate
+    rows = [line.split() for line in dry.output.splitlines() if "$" in line
+            and line.split()[-1].startswith("api:") and "calls" not in line]
+    printed = [float(r[-2].lstrip("$")) for r in rows]
+    assert len(printed) == len([r for r in est.rows if r.usd > 0]) >= 3
+    assert sum(printed) == pytest.approx(est.total_usd, abs=1e-3)
+    assert sum(est.stage_usd.values()) == pytest.approx(est.total_usd)
+    assert {r.stage for r in est.rows} >= {"base spec (step 1)", "foil render (step 6)"}
+    res = construct(tmp_path / "o", "--max-spend", "50")
+    assert res.exit_code == 0, res.output
+    assert 0 < strict.billed_usd <= est.total_usd
+    planned: dict[str, int] = {}
+    for r in est.rows:
+        planned[r.stage] = planned.get(r.stage, 0) + r.calls
+    made = {stage: c.get("called", 0) + c.get("failed", 0) + c.get("retried", 0)
+            for stage, c in summaries[-1].calls.items()}
+    for stage, n in made.items():
+        if n:  # every stage that called a backend is planned, with at least as many calls
+            assert n <= planned.get(stage, 0), (stage, n, planned)
+    assert sum(made.values()) > 0
+    print(f"dry-run bound ${est.total_usd:.4f} over {len(est.rows)} stage rows, billed "
+          f"${strict.billed_usd:.4f}; calls made/planned per stage: "
+          + ", ".join(f"{k} {made[k]}/{planned.get(k, 0)}" for k in made if made[k]))
+
+
 def test_four_capped_resumes_never_bill_past_the_cap(strict, tmp_path):
     out = tmp_path / "o"
     for _ in range(4):

@@ -187,7 +187,8 @@ def test_compass_template_run_reproduces_the_existing_construction(tmp_path):
 def test_dry_run_prints_the_estimate_and_writes_nothing(tmp_path):
     out = tmp_path / "dry"
     result = construct("autocomp", "--out", str(out), "--dry-run", "--concepts", "2")
-    assert "spend bound (at most" in result.output and "total" in result.output
+    assert "spend bound per stage and backend (at most" in result.output
+    assert "text-to-image [contextual]" in result.output and "total" in result.output
     assert not out.exists()
 
 

@@ -31,6 +31,44 @@ def test_one_progress_display_for_the_whole_run(tmp_path, monkeypatch):
     assert made == ["foilbench run"]
 
 
+def test_a_fresh_home_run_builds_the_suite_on_the_same_one_display(tmp_path, monkeypatch):
+    """Issue 29: the one-time embedded suite build shows its parts on the run's display, not
+    as bars of its own (a tiny suite: the parts' sizes cut down, the machinery unchanged)."""
+    from tqdm import std
+
+    from foilbench.construct import suite
+    from foilbench.runner.progress import RunProgress
+
+    made, labels = [], []
+    real_init, real_stage = std.tqdm.__init__, RunProgress.stage
+
+    def counting_init(self, *args, **kwargs):  # every bar, tqdm.auto's included
+        made.append(kwargs.get("desc"))
+        real_init(self, *args, **kwargs)
+
+    def recording_stage(self, label, total):
+        labels.append(label)
+        return real_stage(self, label, total)
+
+    monkeypatch.setattr(std.tqdm, "__init__", counting_init)
+    monkeypatch.setattr(RunProgress, "stage", recording_stage)
+    tiny = {"pairs": {"n_scenes": 2, "foils_per_scene": 2},
+            "autocomp": {"n_concepts": 1, "ns": (2,)}, "autocomp-n1": {"n_concepts": 1},
+            "compass": {"n_scenes": 2}}
+    monkeypatch.setattr(suite, "PARTS", tuple(suite.Part(p.name, p.target, tiny[p.name])
+                                              for p in suite.PARTS))
+    monkeypatch.setattr(suite, "DEFAULT_SIZE", 64)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    assert not suite.cache_dir().exists()  # a fresh home: the run builds the suite
+    runner.run(["tiny-random"], ["synth"], tmp_path / "out", n_boot=100, progress=True,
+               report=False, log=lambda level, msg: None)
+    assert (suite.cache_dir() / suite.SUITE_FILE).is_file()
+    assert made == ["foilbench run"]
+    assert [lab for lab in labels if lab.startswith("suite: ")] == [
+        "suite: world pairs", "suite: auto-comp concepts", "suite: auto-comp N=1 concepts",
+        "suite: compass scenes"]
+
+
 def test_dependency_warnings_go_to_debug_ours_to_warning():
     said = []
     with contained_warnings(lambda level, msg: said.append((level, msg))):

@@ -164,7 +164,8 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     progress = sys.stderr.isatty() if run["progress"] is None else run["progress"]
     kwargs = {"ledger": run["ledger"], "retries": run["retries"], "progress": progress, "ray": ray_options}
     summary = run_pipeline(name, config, backends, out, dry_run=True, **kwargs)
-    click.echo("spend bound (at most, before the cache; each request's worst case):")
+    click.echo("spend bound per stage and backend (at most, before the cache; each "
+               "request's worst case):")
     click.echo("\n".join(summary.estimate.lines()))
     if run["dry_run"]:
         return

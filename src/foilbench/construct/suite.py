@@ -29,6 +29,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from foilbench import __version__
 from foilbench.data.format import Benchmark, load_benchmark, write_benchmark
@@ -93,16 +94,20 @@ def cache_dir(seed: int = DEFAULT_SEED) -> Path:
 
 
 def _note(msg: str) -> None:
-    print(f"foilbench suite: {msg}", file=sys.stderr)
+    from tqdm import tqdm  # a line printed above a run's display, which is then redrawn
+
+    tqdm.write(f"foilbench suite: {msg}", file=sys.stderr)
 
 
 def build_suite(out_dir: str | Path, seed: int = DEFAULT_SEED, size: int = DEFAULT_SIZE,
                 config: dict[str, dict] | None = None, parts: tuple[str, ...] | None = None,
-                progress: bool = True) -> dict:
+                progress: Any = True) -> dict:
     """Write every available part of the suite under ``out_dir`` and a ``suite.json`` index.
 
     ``config`` overrides a part's builder arguments (``{"pairs": {"n_scenes": 4}}``);
-    ``parts`` restricts which parts run. Returns the index written to ``suite.json``.
+    ``parts`` restricts which parts run. ``progress``: a bool (a bar per part) or a progress
+    sink (:mod:`foilbench.scoring.progress`; ``foilbench run`` passes its one display).
+    Returns the index written to ``suite.json``.
     """
     known = {p.name: p for p in PARTS}
     config = config or {}
@@ -144,7 +149,7 @@ def load_suite(path: str | Path, on_invalid: str = "raise",
 
 
 def embedded_suite(on_invalid: str = "raise", check_images: bool = True,
-                   seed: int = DEFAULT_SEED, progress: bool = True) -> list[Benchmark]:
+                   seed: int = DEFAULT_SEED, progress: Any = True) -> list[Benchmark]:
     """The ``synth`` suite: loaded from the cache, built there first if absent.
 
     The build goes to a temporary sibling folder that is renamed into place when complete, so

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from foilbench.data.format import MANIFEST_FILE, Benchmark, load_benchmark
 from foilbench.errors import UnknownNameError
@@ -72,9 +73,10 @@ def loaders() -> Registry:
 
 
 def resolve_benchmarks(spec: str, *, on_invalid: str = "raise", check_images: bool = True,
-                       progress: bool = True) -> list[Benchmark]:
+                       progress: Any = True) -> list[Benchmark]:
     """All benchmarks a spec names (a suite names several). ``progress=False`` silences a
-    suite's build bars (passed to suite loaders that take ``progress``). ``?sample=N&by=...``
+    suite's build bars, a progress sink shows them on the caller's display (passed to suite
+    loaders that take ``progress``). ``?sample=N&by=...``
     takes a seeded stratified subset of each (:mod:`foilbench.data.subset`)."""
     from foilbench.data.subset import split_subset, stratified_subset
 

@@ -4,7 +4,10 @@ of the cell in flight (``foilbench-plain on world-pairs: texts 1,280/6,586``).
 The engine reports each stage to this sink (:mod:`foilbench.scoring.progress`) instead of
 opening a bar of its own, so three models on five benchmarks show one line, not thirty bars.
 Log messages printed through :meth:`RunProgress.wrap` clear the line first and redraw it after,
-so warnings never land inside the bar.
+so warnings never land inside the bar. The display opens before the benchmarks are loaded
+(``total=None``: cells not known yet), so a first run's one-time build of the embedded suite
+(:mod:`foilbench.construct.suite`) shows its parts on it too; :meth:`RunProgress.set_total`
+then gives the number of cells.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ class _Stage:
 class RunProgress:
     """The run's display over ``total`` cells (disabled: every call does nothing)."""
 
-    def __init__(self, total: int, enabled: bool = True, desc: str = "foilbench") -> None:
-        self.enabled = enabled and total > 0
+    def __init__(self, total: int | None, enabled: bool = True, desc: str = "foilbench") -> None:
+        self.enabled = enabled and (total is None or total > 0)
         self._bar = None
         self._last = 0.0
         if self.enabled:
@@ -44,6 +47,17 @@ class RunProgress:
             self._bar = tqdm(total=total, desc=desc, unit="cell", file=sys.stderr,
                              bar_format="{desc}: {n_fmt}/{total_fmt} cells [{elapsed}]"
                                         "{postfix}", leave=False, dynamic_ncols=True)
+
+    def set_total(self, total: int) -> None:
+        """The number of cells, once known (0: nothing to show, the display closes)."""
+        if self._bar is None:
+            return
+        if total <= 0:
+            self.close()
+            self.enabled = False
+            return
+        self._bar.total = total
+        self._bar.refresh()
 
     def stage(self, label: str, total: int) -> _Stage | Any:
         """A handle the engine updates as it encodes ``total`` inputs (the sink protocol)."""

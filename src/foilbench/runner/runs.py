@@ -103,9 +103,19 @@ def run(models: str | Iterable[str] | None = None,
     if not bench_specs:
         bench_specs = [DEFAULT_SUITE]
         log("info", f"default benchmarks: the embedded {DEFAULT_SUITE!r} suite")
-    benches = load_benchmarks(bench_specs, settings, log)
+    # one display from here on: a first run's suite build shows on it, then the cells
+    progress = RunProgress(None, enabled=settings.progress, desc="foilbench run")
+    try:
+        benches = load_benchmarks(bench_specs, settings, progress.wrap(log), progress=progress)
+        return _store_cells(model_specs, loaded, benches, settings, ray_options, Path(out),
+                            report, log, progress)
+    finally:
+        progress.close()
 
-    out_dir = Path(out)
+
+def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
+                 ray_options: Any, out_dir: Path, report: bool, log: Log,
+                 progress: RunProgress) -> RunOutcome:
     batch_id = new_batch_id()
     batch_dir = out_dir / batch_id
     db_path = out_dir / DB_FILE
@@ -114,7 +124,7 @@ def run(models: str | Iterable[str] | None = None,
                 in_progress(db_path, "run"):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
-                              batch_id, batch_dir, db_path, report, log)
+                              batch_id, batch_dir, db_path, report, log, progress)
     except WriteError:
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
@@ -123,8 +133,9 @@ def run(models: str | Iterable[str] | None = None,
 
 def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                ray_options: Any, out_dir: Path, batch_id: str, batch_dir: Path,
-               db_path: Path, report: bool, log: Log) -> RunOutcome:
-    """Every cell evaluated and stored, then summary.json and the report."""
+               db_path: Path, report: bool, log: Log, progress: RunProgress) -> RunOutcome:
+    """Every cell evaluated and stored (on the run's one display), then summary.json and the
+    report."""
     cache = open_cache(settings, log)
     revision = git_revision()
     records: list[CellRecord] = []
@@ -132,12 +143,12 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     if ray_options is not None:
         from foilbench.runner.ray_runs import ray_run_records
 
+        progress.close()  # the Ray path logs its own progress
         records, _ = ray_run_records(model_specs, benches, store, settings=settings,
                                      options=ray_options, batch_id=batch_id, log=log,
                                      revision=revision)
         loaded = []
-    progress = RunProgress(len(loaded) * len(benches), enabled=settings.progress,
-                           desc="foilbench run")
+    progress.set_total(len(loaded) * len(benches))
     shown = progress.wrap(log)
     try:
         for spec, adapter in loaded:

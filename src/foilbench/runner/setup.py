@@ -37,13 +37,17 @@ def load_models(specs: Sequence[str], settings: RunSettings) -> list[tuple[str, 
             for spec in specs]
 
 
-def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log) -> list[Benchmark]:
+def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log,
+                    progress: Any = None) -> list[Benchmark]:
     """Every benchmark the specs name (a suite names several), validated and with a checksum
     (computed when the manifest has none: it keys resume and the stored blind audit); dropped
-    items (with ``allow_partial``) are logged as a warning with their counts and reasons."""
+    items (with ``allow_partial``) are logged as a warning with their counts and reasons.
+    ``progress``: the run's display, where a suite built on first use shows its parts (None:
+    bars of their own when ``settings.progress``)."""
+    shown = settings.progress if progress is None else progress
     benches = [b for spec in specs
                for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid,
-                                           progress=settings.progress)]
+                                           progress=shown)]
     disambiguate(benches, log)
     for bench in benches:
         ensure_checksum(bench)

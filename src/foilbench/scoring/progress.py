@@ -11,7 +11,10 @@ instead of a bar per model, benchmark and stage.
 from __future__ import annotations
 
 import sys
-from typing import Any, Protocol
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 class Stage(Protocol):
@@ -38,3 +41,16 @@ def stage(progress: Any, label: str, total: int, unit: str = "in") -> Stage:
     from tqdm import tqdm
 
     return tqdm(total=total, desc=label, unit=unit, file=sys.stderr, leave=False)
+
+
+def steps(progress: Any, items: Iterable[T], label: str, unit: str = "in") -> Iterator[T]:
+    """``items``, each counted on one :func:`stage` once it is done (the suite builders' loops:
+    inside ``foilbench run`` they show on the run's one display, not as bars of their own)."""
+    items = list(items)
+    handle = stage(progress, label, len(items), unit)
+    try:
+        for item in items:
+            yield item
+            handle.update(1)
+    finally:
+        handle.close()

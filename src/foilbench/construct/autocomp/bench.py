@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -224,13 +225,13 @@ def _item_rows(concept: Concept, cid: str, scene: Scene, images: dict[str, str],
 
 def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: int = 160,
                    ns: tuple[int, ...] = (1, 2, 3), tasks: tuple[str, ...] = tuple(TASKS),
-                   progress: bool = True, realiser: AutoCompRealiser | None = None
+                   progress: Any = True, realiser: AutoCompRealiser | None = None
                    ) -> dict[str, Benchmark]:
     """Render the concepts' images under ``root/images`` and return both benchmarks (rooted
     at ``root``; write each with :func:`foilbench.data.format.write_benchmark`). ``realiser``
     words the captions (default: :class:`~foilbench.construct.autocomp.captions.
     TemplateRealiser`)."""
-    from tqdm.auto import tqdm
+    from foilbench.scoring.progress import steps
 
     for n in ns:
         if not 1 <= n <= MAX_OBJECTS:
@@ -243,7 +244,7 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
     rows: dict[str, list[dict]] = {op: [] for op in OPERATIONS}
     cells = [(task, n) for task in tasks for n in ns]
     counts = []
-    for task, n in tqdm(cells, desc="auto-comp concepts", unit="cell", disable=not progress):
+    for task, n in steps(progress, cells, "suite: auto-comp concepts", "cell"):
         concepts = sample_concepts(seed, task, n, n_concepts)
         before = {op: len(rows[op]) for op in OPERATIONS}
         for concept, rng in concepts:
@@ -279,7 +280,7 @@ def build_autocomp(root: str | Path, seed: int = 0, n_concepts: int = 16, size: 
     return benches
 
 
-def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: Any = True,
           **cfg) -> list[Benchmark]:
     """The suite-part contract (:mod:`foilbench.construct.suite`): render under
     ``out_dir/autocomp-swap`` and return the Swap then the Confusion benchmark, both rooted

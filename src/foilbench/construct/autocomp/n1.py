@@ -32,6 +32,7 @@ construction (the scene holds one object of one colour), so ``true_negatives`` i
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -83,11 +84,11 @@ def recognition_negatives(concept: Concept, negative_set: str) -> list[str]:
 
 
 def build_autocomp_n1(root: str | Path, seed: int = 0, n_concepts: int = 16, size: int = 160,
-                      tasks: tuple[str, ...] = N1_TASKS, progress: bool = True,
+                      tasks: tuple[str, ...] = N1_TASKS, progress: Any = True,
                       realiser: AutoCompRealiser | None = None) -> Benchmark:
     """Render ``n_concepts`` one-object concepts per task in both conditions under
     ``root/images`` and return the ``autocomp-n1`` choice benchmark rooted at ``root``."""
-    from tqdm.auto import tqdm
+    from foilbench.scoring.progress import steps
 
     for task in tasks:
         if task not in N1_TASKS:
@@ -99,7 +100,8 @@ def build_autocomp_n1(root: str | Path, seed: int = 0, n_concepts: int = 16, siz
     root = Path(root)
     (root / "images").mkdir(parents=True, exist_ok=True)
     rows, cells = [], []
-    for task in tqdm(tasks, desc="auto-comp N=1 concepts", unit="task", disable=not progress):
+    for task in steps(progress, tasks, "suite: auto-comp N=1 concepts",
+                      "task"):
         concepts = sample_concepts(seed, task, 1, n_concepts)
         for concept, rng in concepts:
             cid = concept_id(concept)
@@ -144,7 +146,7 @@ def build_autocomp_n1(root: str | Path, seed: int = 0, n_concepts: int = 16, siz
     return make_benchmark(manifest, pd.DataFrame(rows), root)
 
 
-def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: Any = True,
           **cfg) -> list[Benchmark]:
     """The suite-part contract (:mod:`foilbench.construct.suite`): render under
     ``out_dir/autocomp-n1``; ``cfg`` takes ``n_concepts`` and ``tasks``."""

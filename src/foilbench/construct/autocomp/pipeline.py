@@ -21,9 +21,11 @@ Relative Size, it contains N-1 binary relations that chain the objects in sequen
 - "Paired Comparison Set ... the intersection of these two sets based on their source
   concepts": column ``paired``. Survival per stage and track is the Table 3 analogue.
 
-Settings of App. A.6: "nucleus sampling with temperature=0.7 and top_p=0.9 ... max_new_tokens
-was set to 150" (temperature is the prompt's, max_new_tokens the request's; top_p is not yet
-carried by foilbench's text requests, so backends sample with their own); "box_threshold=0.4
+Settings of App. A.6: "We used nucleus sampling with temperature=0.7 and top_p=0.9. For all
+tasks, max_new_tokens was set to 150" (temperature is the prompt's, top_p and max_new_tokens
+the Contextual request's: ``hf-lm:`` samples with them, OpenAI chat models and Gemini get
+``top_p``, Anthropic and OpenAI reasoning models refuse it and sample at their default,
+:func:`foilbench.models.api.wire.sends_top_p`); "box_threshold=0.4
 and text_threshold=0.3" (a detector backend whose text threshold differs is refused unless
 ``text_threshold`` is set to accept it). The Contextual prompt is App. A.2's system prompt as
 printed, plain-text reply (``contextual_prompt="paper"``; relational tasks use the same prompt
@@ -93,6 +95,7 @@ class AutocompConfig:
 
 
 MAX_NEW_TOKENS = 150  # App. A.6: "For all tasks, max_new_tokens was set to 150"
+TOP_P = 0.9  # App. A.6: "We used nucleus sampling with temperature=0.7 and top_p=0.9"
 CONTEXTUAL_PROMPTS = ("paper", "json")
 
 
@@ -132,10 +135,16 @@ def sample_concepts(config: AutocompConfig, vocab: dict) -> list[Concept]:
     return out
 
 
-def plan(config: AutocompConfig) -> dict[str, int]:
+def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
+    """Per concept ``contextual_tries`` caption calls; per concept and track one image, one
+    detector call and at most one question per object (``max(ns)``)."""
     n = len(config.tasks) * len(config.ns) * config.n_concepts
-    return {"text": n * config.contextual_tries, "image": 2 * n, "detector": 2 * n,
-            "vqa": 2 * n * max(config.ns)}
+    out = {"captions + semantic preservation": {"text": n * config.contextual_tries}}
+    for track in TRACKS:
+        out[f"text-to-image [{track}]"] = {"image": n}
+        out[f"object presence and count [{track}]"] = {"detector": n}
+        out[f"attribute/relation check [{track}]"] = {"vqa": n * max(config.ns)}
+    return out
 
 
 def _concept_dict(c: Concept) -> dict:
@@ -157,7 +166,7 @@ def stage_captions(ctx: Context, cands: list[Candidate], config: AutocompConfig)
                 contextual_prompt_name(config, c.data["concept"]),
                 {"kind": "autocomp.contextual", "concept": _concept_dict(c.data["concept"]),
                  "reply": "json" if config.contextual_prompt == "json" else "text"},
-                seed=c.data["seed"] + attempt, max_tokens=MAX_NEW_TOKENS,
+                seed=c.data["seed"] + attempt, max_tokens=MAX_NEW_TOKENS, top_p=TOP_P,
                 concept=caption(c.data["concept"])),)) for c in pending]
             results = ctx.call_many(st, "text", jobs)
             still = []

@@ -12,6 +12,8 @@ and the request carry.
 
 Options ``effort=`` and ``thinking=N`` (:mod:`.api_tokens`): OpenAI reasoning models (o-series,
 gpt-5) get no temperature, so a sampled request to them is sampled at the provider's default.
+A request's ``top_p`` is sent to OpenAI chat models and Gemini, not to OpenAI reasoning models
+or Anthropic (:func:`foilbench.models.api.wire.sends_top_p`), and keys the cache only when sent.
 Replies are cached in ``$FOILBENCH_CACHE_DIR/construct_text_responses.jsonl`` keyed by
 (base URL, provider, model, effort, thinking, system, prompt, temperature, max_tokens, seed,
 image bytes): a repeated
@@ -34,7 +36,7 @@ from foilbench.construct.backends.api_common import (
 from foilbench.construct.backends.api_tokens import TOKEN_OPTIONS, TokenPricedAPI
 from foilbench.construct.backends.base import TextBackend, TextRequest
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.wire import PROVIDERS
+from foilbench.models.api.wire import PROVIDERS, sends_top_p
 from foilbench.models.fingerprint import make_fingerprint
 
 log = logging.getLogger(__name__)
@@ -95,11 +97,14 @@ class APITextBackend(TokenPricedAPI, TextBackend):
         temperature = self.effective_temperature(request.temperature)
         pngs = [png_bytes(im, k) for k, im in enumerate(request.images)]
         base = PROVIDERS[self.provider].base_url()
+        # top_p enters the key only when it is sent, so earlier keys (and paid replies) hold
+        top_p = request.top_p if sends_top_p(self.provider, self.model) else None
         key = content_key(WIRE_VERSION, base, self.provider, self.model, self.effort,
                           self.thinking, request.system, request.prompt, temperature,
-                          request.max_tokens, request.seed, *([pngs] if pngs else []))
+                          request.max_tokens, request.seed, *([pngs] if pngs else []),
+                          *([{"top_p": top_p}] if top_p is not None else []))
         parts = [*(("image", png) for png in pngs), ("text", request.prompt)]
         sizes = [im.size for im in request.images]
         return self._reply(key, "text", parts, sizes, request.max_tokens,
                            system=request.system, temperature=temperature,
-                           seed=request.seed).text
+                           seed=request.seed, top_p=top_p).text

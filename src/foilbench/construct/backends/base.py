@@ -28,6 +28,8 @@ from foilbench.errors import ModelError
 from foilbench.hashing import sha256_bytes, sha256_text
 
 ROLES = ("text", "image", "edit", "detector", "vqa")
+#: field metadata: the field enters ``call_key`` only when its value is not None
+KEY_WHEN_SET = "key_when_set"
 
 
 class Backend(ABC):
@@ -69,6 +71,10 @@ class TextRequest:
     #: image). Not part of ``==``/hash; ``call_key`` hashes them by their pixels. Send them
     #: only to a backend whose ``accepts_images`` is true.
     images: tuple[Image.Image, ...] = field(default=(), compare=False)
+    #: Nucleus sampling mass (Auto-Comp App. A.6: "top_p 0.9"); None: the backend's default.
+    #: Enters ``call_key`` only when set, so every request made before the field existed
+    #: keeps its key (and its cached, possibly paid, reply).
+    top_p: float | None = field(default=None, metadata={KEY_WHEN_SET: True})
 
 
 @dataclass(frozen=True)
@@ -175,7 +181,8 @@ def _canonical(value: Any) -> Any:
         return {"array_sha256": sha256_bytes(arr.tobytes()),
                 "shape": list(arr.shape), "dtype": str(arr.dtype)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not (f.metadata.get(KEY_WHEN_SET) and getattr(value, f.name) is None)}
     if isinstance(value, dict):
         return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, (list, tuple)):
@@ -187,7 +194,8 @@ def _canonical(value: Any) -> Any:
 
 def call_key(backend: Backend, method: str, *args: Any) -> str:
     """Content hash of one call: backend fingerprint, method and every argument (images and
-    masks by their bytes, dataclasses field by field, including fields excluded from ``==``)."""
+    masks by their bytes, dataclasses field by field, including fields excluded from ``==``;
+    a field marked :data:`KEY_WHEN_SET` only when it is set)."""
     payload = {"backend": backend.fingerprint, "method": method,
                "args": [_canonical(a) for a in args]}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=repr)

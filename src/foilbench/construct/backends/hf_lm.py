@@ -5,7 +5,8 @@ The prompt: when the tokenizer has a chat template, ``apply_chat_template`` over
 system turn gets the system text prepended to the user turn); otherwise the plain text
 ``system + "\\n\\n" + prompt``. Decoding: temperature 0 is greedy; temperature > 0 samples
 from ``softmax(logits / temperature)`` over the full vocabulary (``top_k=0``, ``top_p=1``,
-so a model's generation_config defaults do not change the distribution silently), seeded by
+so a model's generation_config defaults do not change the distribution silently), or over its
+nucleus when the request sets ``top_p`` (Auto-Comp App. A.6: top_p 0.9), seeded by
 the request's seed in a forked RNG (the caller's global torch RNG is untouched). The reply is
 the decoded new tokens, special tokens dropped, stripped.
 
@@ -125,7 +126,8 @@ class HFTextLM(TextBackend):
         sample = request.temperature > 0
         kwargs: dict[str, Any] = {"max_new_tokens": max_new, "do_sample": sample}
         if sample:
-            kwargs.update(temperature=float(request.temperature), top_k=0, top_p=1.0)
+            top_p = 1.0 if request.top_p is None else float(request.top_p)
+            kwargs.update(temperature=float(request.temperature), top_k=0, top_p=top_p)
         else:
             kwargs.update(temperature=None, top_k=None, top_p=None)
         pad = self.tokenizer.pad_token_id

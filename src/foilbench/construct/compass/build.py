@@ -10,10 +10,10 @@ files. ``build_compass_from_vg`` does the same for user scene graphs and images.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from foilbench.construct.compass.captions import compass_rows
 from foilbench.construct.compass.negatives import PrimitivePools
@@ -32,6 +32,7 @@ from foilbench.construct.compass.world_graph import scene_graph_from_world
 from foilbench.data.format import Benchmark, Manifest, make_benchmark, write_benchmark
 from foilbench.errors import FoilbenchError
 from foilbench.kinds import ChoiceKind
+from foilbench.scoring.progress import steps
 
 SCENE_GRAPHS_FILE = "scene_graphs.json"
 SYNTH_NAME = "compass-synth"
@@ -60,7 +61,7 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
                             size: int = 160, per_level: int = 1,
                             n_objects: tuple[int, int] = (3, 8), condition: str = "minimal",
                             realiser: Realiser | None = None,
-                            progress: bool = True) -> Benchmark:
+                            progress: Any = True) -> Benchmark:
     """Render ``n_scenes`` world scenes under ``out_dir`` and return a COMPASS-style benchmark
     rooted there (the caller writes it: :func:`foilbench.data.format.write_benchmark`).
 
@@ -79,8 +80,7 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
     out = Path(out_dir)
     (out / "images").mkdir(parents=True, exist_ok=True)
     graphs: list[tuple[SceneGraph, str]] = []
-    for j in tqdm(range(n_scenes), desc="compass scenes", unit="scene", leave=False,
-                  disable=not progress):
+    for j in steps(progress, range(n_scenes), "suite: compass scenes", "scene"):
         rng = np.random.default_rng([seed, j])
         scene = sample_scene(rng, int(rng.integers(lo, hi + 1)), condition,
                              scene_id_prefix="compass-")
@@ -100,7 +100,7 @@ def build_compass_benchmark(out_dir: str | Path, seed: int = 0, n_scenes: int = 
     return _rows_to_benchmark(rows, SYNTH_NAME, out, "foilbench procedural world", extras)
 
 
-def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: Any = True,
           **cfg) -> list[Benchmark]:
     """The suite-part contract (:mod:`foilbench.construct.suite`): render under
     ``out_dir/compass-synth``; ``cfg`` takes the other arguments of

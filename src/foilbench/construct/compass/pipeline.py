@@ -112,8 +112,9 @@ def _graphs(ctx: Context, config: CompassConfig):
     return pairs, pools, images
 
 
-def plan(config: CompassConfig) -> dict[str, int]:
-    """Per graph and level one positive; per graph up to ~30 distinct words to propose for."""
+def plan(config: CompassConfig) -> dict[str, dict[str, int]]:
+    """Per graph up to ~30 distinct words to propose replacements for; per graph and level
+    one positive per caption."""
     if config.scene_graphs is None:
         n = config.n_scenes
     else:
@@ -121,7 +122,8 @@ def plan(config: CompassConfig) -> dict[str, int]:
 
         n = len(read_scene_graphs(config.scene_graphs))
         n = min(n, config.limit) if config.limit else n
-    return {"text": n * 4 * config.per_level + n * 30}
+    return {"propose same-category replacements": {"text": n * 30},
+            "realise positive (text backend)": {"text": n * 4 * config.per_level}}
 
 
 def composed_specs(cap) -> list[CaptionSpec]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,7 +70,7 @@ def _rows(scene_id: str, k: int, edit: Edit, paths: dict[str, str]) -> list[dict
 
 
 def build_pairs(out_dir, seed: int = 0, n_scenes: int = 80, foils_per_scene: int = 16,
-                size: int = 160, progress: bool = True) -> Benchmark:
+                size: int = 160, progress: Any = True) -> Benchmark:
     """Render the pair benchmark's images and masks under ``out_dir`` and return the
     benchmark rooted there (the caller writes it: :func:`foilbench.data.format.write_benchmark`).
 
@@ -77,7 +78,7 @@ def build_pairs(out_dir, seed: int = 0, n_scenes: int = 80, foils_per_scene: int
     ``foils_per_scene`` visible single edits each, spread over the edit types; one item per
     (foil, tier). Raises :class:`MaskViolation` if any pixel outside an edit mask changed.
     """
-    from tqdm.auto import tqdm
+    from foilbench.scoring.progress import steps
 
     if foils_per_scene < 1 or n_scenes < 1:
         raise ValueError(f"n_scenes and foils_per_scene must be positive, got {n_scenes} and "
@@ -86,7 +87,7 @@ def build_pairs(out_dir, seed: int = 0, n_scenes: int = 80, foils_per_scene: int
     root.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
     plan = plan_benchmark(seed, n_scenes, foils_per_scene)
-    for planned in tqdm(plan, desc="world pairs", unit="scene", disable=not progress):
+    for planned in steps(progress, plan, "suite: world pairs", "scene"):
         scene = planned.scene
         sid = scene.scene_id
         base = render_layers(scene, size)
@@ -126,7 +127,7 @@ def build_pairs(out_dir, seed: int = 0, n_scenes: int = 80, foils_per_scene: int
     return bench
 
 
-def build(out_dir, *, seed: int = 0, size: int = 160, progress: bool = True,
+def build(out_dir, *, seed: int = 0, size: int = 160, progress: Any = True,
           **cfg) -> list[Benchmark]:
     """The suite-part contract (:mod:`foilbench.construct.suite`): render under
     ``out_dir/world-pairs``; ``cfg`` takes ``n_scenes`` and ``foils_per_scene``."""

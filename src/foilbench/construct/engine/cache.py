@@ -9,6 +9,10 @@ Layout, under the pipeline's output folder::
     .construct/calls.jsonl        one JSON record per finished call (append-only)
     .construct/blobs/<key>.png    images (and edit masks) of image-valued results
 
+A record also names its stage, role and backend, and ``bound_usd``: the dry run's bound for
+one call of that backend (``cost_per_call_usd``), an upper bound kept for reference, never
+spend. What a call cost is in the folder's spend ledger (:mod:`.ledger`), billed per request.
+
 Crash safety: an image is written to a temporary file, fsynced and renamed into place *before*
 its record is appended; the record line is flushed and fsynced before the call counts as done.
 A process killed at any instant therefore leaves at worst a torn last line (skipped on load)
@@ -82,7 +86,6 @@ class CallCache:
         self.torn_lines = 0
         #: one line per damaged entry met (torn or undecodable lines, unreadable results)
         self.damaged: list[str] = []
-        self._lost_usd = 0.0  # what damaged records had cost (still spent, so still counted)
         self._newline = False  # a torn last line gets its newline before the next append
         if self.path.is_file():
             data = self.path.read_bytes()
@@ -108,11 +111,6 @@ class CallCache:
     def __len__(self) -> int:
         return len(self._records)
 
-    def spent_usd(self) -> float:
-        """What the stored calls cost, by the price each stated when it was made (damaged
-        entries included: they were paid for)."""
-        return self._lost_usd + sum(_usd(r) for r in self._records.values())
-
     def get(self, key: str) -> Any:
         """The stored result for ``key`` (KeyError when absent; a damaged entry raises)."""
         return self._decode(self._records[key])
@@ -127,8 +125,7 @@ class CallCache:
             return True, self._decode(record)
         except (OSError, ValueError, TypeError, KeyError, SyntaxError, EOFError) as e:
             with self._lock:
-                if self._records.pop(key, None) is not None:
-                    self._lost_usd += _usd(record)
+                self._records.pop(key, None)
             self._damage(f"{key[:16]} ({record.get('stage', '?')}): {type(e).__name__}: "
                          f"{str(e)[:160]}")
             return False, None
@@ -200,10 +197,3 @@ class CallCache:
             return [Detection(label, float(score), tuple(box))
                     for label, score, box in record["value"]]
         raise ValueError(f"{self.path}: unknown record type {kind!r}")
-
-
-def _usd(record: dict) -> float:
-    try:
-        return float(record.get("usd") or 0.0)
-    except (TypeError, ValueError):
-        return 0.0

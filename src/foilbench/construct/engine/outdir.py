@@ -13,6 +13,11 @@ The spend options (``--max-spend``, ``--retries``, concurrency) are not part of 
 raising the cap and rerunning is how a stopped run is resumed. A folder made by an older
 foilbench (a ``.construct/`` call cache but no record) is adopted when its provenance names
 the same pipeline.
+
+The folder's spend ledger (``.construct/spend.jsonl`` and its lock, :mod:`.ledger`) is
+foilbench's own too: a folder that holds nothing else is taken as made by foilbench (its
+committed spend still counts against the cap), but a ledger alone is no call cache, so a
+ledger next to files of the user's own does not make their folder foilbench's.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from foilbench.construct.engine.cache import CACHE_DIR
+from foilbench.construct.engine.ledger import LEDGER, LOCK
 from foilbench.errors import FoilbenchError
 
 RUN_FILE = "run.json"
@@ -51,6 +57,17 @@ def _differences(stored: dict, ident: dict) -> list[str]:
     return out
 
 
+def _cache_parts(out: Path) -> set[str]:
+    """Names in ``out/.construct`` other than the spend ledger's files."""
+    cache = out / CACHE_DIR
+    return {p.name for p in cache.iterdir()} - {LEDGER, LOCK} if cache.is_dir() else set()
+
+
+def _only_ledger(out: Path) -> bool:
+    """``out`` holds nothing but a spend ledger that foilbench wrote."""
+    return [p.name for p in out.iterdir()] == [CACHE_DIR] and not _cache_parts(out)
+
+
 def check_out(out: str | Path, ident: dict, *, claim: bool) -> None:
     """Refuse ``out`` unless it is empty, absent, or made for ``ident``; with ``claim`` write
     the record (creating the folder)."""
@@ -74,9 +91,9 @@ def check_out(out: str | Path, ident: dict, *, claim: bool) -> None:
                 + "; ".join(diff[:6]) + "). To resume it, rerun with its options (see "
                 f"{record}); to build this, give a new or empty --out")
         return
-    if out.is_dir() and any(out.iterdir()):
+    if out.is_dir() and any(out.iterdir()) and not _only_ledger(out):
         prov_file = out / "construction.json"
-        legacy = (out / CACHE_DIR).is_dir()
+        legacy = bool(_cache_parts(out))  # a call cache, not only a ledger
         if legacy and prov_file.is_file():
             try:
                 legacy = json.loads(prov_file.read_text()).get("pipeline") == ident["pipeline"]

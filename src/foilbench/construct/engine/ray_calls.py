@@ -13,6 +13,11 @@ same log a sequential run writes. Retries of a failing call happen on the worker
 engine's policy (``retries`` more attempts with backoff, only for an error marked
 ``retryable = True``, a VQA ``UnanswerableError`` stored as an answer); a worker process
 that dies is replaced by Ray Data and its batch redone.
+
+A spend cap (:class:`~foilbench.errors.SpendCapReached`, from any layer: the folder's ledger,
+an API tracker) is not a failed call: the worker returns it as the call's outcome and makes no
+further call, and the driver, once the calls already in flight have come back (their paid
+results are stored), raises it, so the run stops as the threaded engine stops.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from foilbench.construct.engine.stages import (
     Failure,
     call_backend,
 )
+from foilbench.errors import SpendCapReached
 from foilbench.ray_session import import_ray, slots
 
 
@@ -44,12 +50,16 @@ class Boxed:
 
 def attempt(backend: Any, role: str, method: str, args: tuple, retries: int,
             backoff_s: float) -> dict[str, Any]:
-    """One call with the engine's retry policy; ``{"ok", "value" | "error", "attempts"}``."""
+    """One call with the engine's retry policy; ``{"ok", "value" | "error", "attempts"}``, or
+    ``{"ok": False, "cap": error, ...}`` when a spend cap refused it (never retried)."""
     error = ""
     for n in range(retries + 1):
         try:
             value = call_backend(backend, role, method, args)
             return {"ok": True, "value": value, "attempts": n + 1}
+        except SpendCapReached as e:  # stops the run (the driver raises it), not a drop
+            return {"ok": False, "cap": e, "error": f"{type(e).__name__}: {e}",
+                    "attempts": n + 1}
         except Exception as e:  # any backend failure is retried, then reported
             error = f"{type(e).__name__}: {e}"[:400]
             if n >= retries or not getattr(e, "retryable", False):
@@ -72,13 +82,19 @@ class CallWorker:
                                  f"{self.backend.fingerprint}, the driver's {fingerprint} "
                                  "(different model files on this node?)")
         self.role, self.method, self.retries, self.backoff_s = role, method, retries, backoff_s
+        self.capped: dict[str, Any] | None = None  # once a cap refused a call, no more calls
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
         keys, results = [], []
         for key, args in zip(batch["key"], batch["args"], strict=True):
             keys.append(str(key))
-            results.append(Boxed(attempt(self.backend, self.role, self.method, args.value,
-                                         self.retries, self.backoff_s)))
+            if self.capped is None:
+                out = attempt(self.backend, self.role, self.method, args.value, self.retries,
+                              self.backoff_s)
+                self.capped = out if "cap" in out else None
+            else:
+                out = {**self.capped, "attempts": 0}
+            results.append(Boxed(out))
         return {"key": keys, "result": results}
 
 
@@ -119,17 +135,30 @@ class RayContext(Context):
             fn_constructor_kwargs={"role": role, "spec": backend.spec, "build": backend.build,
                                    "fingerprint": backend.fingerprint, "method": method,
                                    "retries": self.retries, "backoff_s": self.backoff_s})
-        results: dict[str, CallResult | Failure] = {}
         bar = tqdm(total=len(todo), desc=f"{self.pipeline} {stage} (ray)".strip(), unit="call",
                    disable=not self.progress, leave=False)
         try:
-            for row in data.iter_rows():
-                results[row["key"]] = self._record(stage, role, backend, row["key"],
-                                                   row["result"].value, stats)
-                bar.update(1)
+            return self._collect(stage, role, backend, data.iter_rows(), stats, bar.update)
         finally:
             bar.close()
+
+    def _collect(self, stage: str, role: str, backend: Any, rows: Any, stats: Any,
+                 tick: Any = None) -> dict[str, CallResult | Failure]:
+        """Record each returned call; a spend cap met by any call is raised once every call
+        has come back (so the paid replies in flight are stored first)."""
+        results: dict[str, CallResult | Failure] = {}
+        cap: SpendCapReached | None = None
+        for row in rows:
+            out = row["result"].value
+            if "cap" in out:
+                cap = cap or out["cap"]
+            else:
+                results[row["key"]] = self._record(stage, role, backend, row["key"], out, stats)
+            if tick is not None:
+                tick(1)
         self.ray_calls += len(results)
+        if cap is not None:
+            raise cap
         return results
 
     def _record(self, stage: str, role: str, backend: RemoteBackend, key: str,
@@ -144,7 +173,7 @@ class RayContext(Context):
             return Failure(out["error"], key, out["attempts"])
         self.cache.put(key, out["value"], meta={"stage": stage, "role": role,
                                                 "backend": backend.fingerprint,
-                                                "usd": float(backend.cost_per_call_usd)})
+                                                "bound_usd": float(backend.cost_per_call_usd)})
         with self._stats_lock:
             stats["called"] += 1
         return CallResult(out["value"], key, False)

@@ -187,7 +187,8 @@ class Context:
 
     def text_request(self, name: str, task: Any, *, seed: int = 0,
                      temperature: float | None = None, max_tokens: int = 512,
-                     images: tuple = (), **fields: object) -> TextRequest:
+                     images: tuple = (), top_p: float | None = None,
+                     **fields: object) -> TextRequest:
         """A text request from packaged prompt ``name``; ``task`` is the structured input the
         ``template`` backend answers from (language models read only the prompt and
         ``images``, which the caller attaches only for a backend that ``accepts_images``)."""
@@ -195,7 +196,7 @@ class Context:
         return TextRequest(prompt=prompt.render(**fields), system=prompt.system,
                            temperature=prompt.temperature if temperature is None else temperature,
                            max_tokens=max_tokens, seed=seed, prompt_id=prompt.id, task=task,
-                           images=tuple(images))
+                           images=tuple(images), top_p=top_p)
 
     # -- calls ------------------------------------------------------------------------------
     def call_many(self, stage: StageRun | str, role: str,
@@ -273,7 +274,7 @@ class Context:
                 continue
             self.cache.put(key, value, meta={"stage": stage, "role": role,
                                              "backend": backend.fingerprint,
-                                             "usd": float(backend.cost_per_call_usd)})
+                                             "bound_usd": float(backend.cost_per_call_usd)})
             with self._stats_lock:
                 stats["called"] += 1
             return CallResult(value, key, False)

@@ -115,14 +115,17 @@ def read_captions(config: SugarcrepeConfig) -> list[dict]:
     return out[: config.limit] if config.limit else out
 
 
-def plan(config: SugarcrepeConfig) -> dict[str, int]:
-    """At most 3 calls per (caption, replace/add type) and 1 per (caption, swap type); none
-    on a validated set (a folder)."""
+def plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
+    """Per (caption, replace/add type) one call in each of locate, new concept and compose;
+    per (caption, swap type) one swap call; none on a validated set (a folder)."""
     if Path(config.captions).is_dir():
-        return {"text": 0}
+        return {}
     n = len(read_captions(config))
-    per = sum(1 if TYPES[t][0] == "swap" else 3 for t in config.types)
-    return {"text": n * per}
+    three = n * sum(1 for t in config.types if TYPES[t][0] != "swap")
+    return {"locate concept (T=0)": {"text": three}, "new concept (T=1.5)": {"text": three},
+            "compose (T=0)": {"text": three},
+            "swap, one step (T=0)": {"text": n * sum(1 for t in config.types
+                                                     if TYPES[t][0] == "swap")}}
 
 
 def _dropped_call(st, c: Candidate, res) -> bool:

@@ -107,6 +107,24 @@ def anthropic_adaptive(model: str) -> bool:
                              "claude-fable"))
 
 
+def sends_top_p(provider: str, model: str) -> bool:
+    """Whether a request's ``top_p`` is sent. OpenAI chat models take ``top_p`` in [0, 1]
+    (Chat Completions reference) but reasoning models refuse it; Gemini takes
+    ``generationConfig.topP``. Anthropic: never, because Claude 5 models refuse sampling
+    parameters, Claude 4.5 models answer 400 to ``temperature`` and ``top_p`` together
+    ("temperature and top_p cannot both be specified for this model"; we always send
+    ``temperature`` there), and extended thinking limits ``top_p`` to [0.95, 1]: such a request
+    is sampled at the provider's default ``top_p``, and its cache key says so (no ``top_p``).
+
+    >>> [sends_top_p(p, m) for p, m in (("openai", "gpt-4o"), ("openai", "gpt-5-mini"),
+    ...  ("gemini", "gemini-2.5-flash"), ("anthropic", "claude-sonnet-4-5"))]
+    [True, False, True, False]
+    """
+    if provider == "openai":
+        return not openai_reasoning(model)
+    return provider == "gemini"
+
+
 def thinks(provider: str, model: str, thinking_tokens: int | None) -> bool:
     """Whether the request must leave output room for thinking tokens."""
     if provider == "openai":
@@ -141,8 +159,8 @@ def output_budget(provider: str, model: str, answer_tokens: int,
 
 def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_tokens: int,
                   system: str = "", temperature: float = 0.0, seed: int | None = None,
-                  reasoning_effort: str | None = None, thinking_tokens: int | None = None
-                  ) -> tuple[str, dict]:
+                  reasoning_effort: str | None = None, thinking_tokens: int | None = None,
+                  top_p: float | None = None) -> tuple[str, dict]:
     """(path after the base URL, JSON body) for one user turn, after an optional system prompt.
 
     ``max_tokens`` is the answer's budget; thinking models get room on top
@@ -153,7 +171,10 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
     ``temperature`` (the two are incompatible); Claude 5 models get neither (adaptive
     thinking, default sampling) and room to think; Gemini 2.5 gets ``thinkingConfig.
     thinkingBudget``, Gemini 3 ``thinkingConfig.thinkingLevel`` (the effort, default low).
+    ``top_p`` is sent only where :func:`sends_top_p` says so.
     """
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ModelError(f"{provider}:{model}: top_p={top_p!r} must be in (0, 1]")
     allowed, _ = output_budget(provider, model, max_tokens, thinking_tokens)
     if provider == "anthropic":
         content = [{"type": "text", "text": v} if k == "text" else
@@ -185,6 +206,8 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
                 body["reasoning_effort"] = reasoning_effort
         else:
             body["temperature"] = temperature
+        if top_p is not None and sends_top_p(provider, model):
+            body["top_p"] = top_p
         if seed is not None:
             body["seed"] = seed
         return "/v1/chat/completions", body
@@ -198,6 +221,8 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
             config["thinkingConfig"] = {"thinkingLevel": reasoning_effort or "low"}
         if seed is not None:
             config["seed"] = seed
+        if top_p is not None:
+            config["topP"] = top_p
         body = {"contents": [{"role": "user", "parts": gparts}], "generationConfig": config}
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
