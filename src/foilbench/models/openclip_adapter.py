@@ -255,6 +255,24 @@ class OpenClipAdapter(BatchedDualEncoder):
                 return to_normalised_tensor(small, mean, std)
         return self.preprocess(image)
 
+    def image_preparer(self):
+        """The shareable split of :meth:`prepare_image` (:mod:`foilbench.scoring.prepared`):
+        uint8 pixels after resize/crop/convert, keyed by their fingerprint, and the tensor
+        tail; None when the transform does not end in ToTensor + Normalize or a step cannot
+        be fingerprinted."""
+        if self._tail is None:
+            return None
+        from foilbench.scoring.prepared import Preparer, head_fingerprint
+
+        head, mean, std = self._tail
+        if len(mean) not in (1, 3) or len(std) not in (1, 3):
+            return None
+        fp = head_fingerprint(list(self.preprocess.transforms)[:-2])
+        if fp is None:
+            return None
+        return Preparer(fp, lambda image: _rgb_pixels(head(image)),
+                        lambda pixels: to_normalised_tensor(pixels, mean, std))
+
     def prepared_features(self, prepared: list, offset: int):
         import torch
 
@@ -320,6 +338,15 @@ def _downloaded_weights(arch: str, source: dict) -> Path | None:
 
 
 _WIDE_MODES = ("I;16", "I;16B", "I;16L", "I", "F")
+
+
+def _rgb_pixels(small):
+    """uint8 (H, W, 3) of a transformed 8-bit RGB PIL image, else None (not shareable)."""
+    import numpy as np
+
+    if getattr(small, "mode", None) != "RGB":
+        return None
+    return np.asarray(small, dtype=np.uint8)
 
 
 def _named_rgb(image: Image.Image, index: int) -> Image.Image:

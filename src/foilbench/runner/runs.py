@@ -35,6 +35,7 @@ from foilbench.runner.settings import (
     make_settings,
 )
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.scoring.prepared import shared_preparation
 from foilbench.runner.summary import build_summary
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import (
@@ -111,7 +112,7 @@ def run(models: str | Iterable[str] | None = None,
     db_path = out_dir / DB_FILE
     try:
         with sentences(str(out_dir), f"runs already stored are kept in {db_path}"), \
-                in_progress(db_path, "run"):
+                in_progress(db_path, "run"), shared_preparation(loaded, settings, log):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log)

@@ -47,6 +47,7 @@ class RunSettings:
     use_cache: bool = True
     progress: bool = True
     threads: int = 0  # torch threads; 0 = chosen from the usable CPUs and load (runner.threads)
+    share_preparation: bool = True  # images prepared once per preprocessing (scoring/prepared)
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:

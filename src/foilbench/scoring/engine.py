@@ -27,7 +27,7 @@ from foilbench.errors import ModelError
 from foilbench.kinds import ItemKind, kind_of
 from foilbench.models.base import ApiChoiceModel, DualEncoder, family_of
 from foilbench.models.batched import BatchedDualEncoder, forward_batch_size
-from foilbench.scoring import api_protocol, norms
+from foilbench.scoring import api_protocol, norms, prepared
 from foilbench.scoring.encode import (
     Cache,
     Timer,
@@ -126,9 +126,21 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     texts = bench.unique_texts()
 
     batched = isinstance(adapter, BatchedDualEncoder)
+    # inside a run/sweep's sharing block: pixels prepared once per preprocessing, shared
+    # by every model with it (and kept on disk); read here, not on the prefetch threads
+    shared = prepared.current() if batched else None
+    prep = prepared.preparer_of(adapter) if shared is not None else None
+    if prep is not None:
+        shared.register(prep)
+    before = dict(shared.counts) if prep is not None else {}
 
     def load_image(p: int):
-        image = open_rgb(bench.image_path(images[first_img_ref[p]]))
+        path = bench.image_path(images[first_img_ref[p]])
+        if prep is not None:
+            pixels = shared.pixels(prep.fingerprint, uniq_img[p], lambda: open_rgb(path))
+            if pixels is not None:
+                return prep.finish(pixels)
+        image = open_rgb(path)
         return adapter.prepare_image(image, p) if batched else image
 
     def load_images(pos: list[int]):
@@ -161,6 +173,9 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     timer.add("score", time.perf_counter() - t0)
     counts = {"images_encoded": img_enc, "texts_encoded": txt_enc,
               "image_cache_hits": img_hits, "text_cache_hits": txt_hits}
+    if prep is not None:
+        counts.update({f"prepare_{k}": shared.counts[k] - before.get(k, 0)
+                       for k in shared.counts})
     return flat, counts
 
 
