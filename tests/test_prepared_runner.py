@@ -1,0 +1,70 @@
+"""``sweep`` and ``run`` share prepared images across models: identical stored outcomes with
+and without sharing, and a second sweep that adds a model decodes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+
+from foilbench import runner
+from foilbench.store.shared import SharedStore
+from test_prepared_share import TINY_OPENCLIP_CFG
+
+
+def _model_spec(folder, name: str, seed: int) -> str:
+    import open_clip
+    from safetensors.torch import save_file
+
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(TINY_OPENCLIP_CFG))
+    open_clip.add_model_config(path)
+    torch.manual_seed(seed)
+    model = open_clip.create_model(name)
+    weights = folder / f"{name}.safetensors"
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
+    return f"openclip:{path}:{weights}?batch=8"
+
+
+def db_scores(db_path, run_id):
+    return list(SharedStore(db_path).load_item_results(run_id)["scores"])
+
+
+def _cells(outcome):
+    return outcome.cells.set_index(["model", "benchmark"])["value"].to_dict()
+
+
+def test_sweep_shares_preparation_and_a_second_sweep_decodes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    specs = [_model_spec(tmp_path, f"fb-sw-{k}", k) for k in range(3)]
+    opts = {"n_boot": 100, "progress": False}
+    old = runner.sweep(specs[:2], ["tiny-builtin"], tmp_path / "old", share_preparation=False,
+                       use_cache=False, **opts)
+    new = runner.sweep(specs[:2], ["tiny-builtin"], tmp_path / "new", **opts)
+    assert _cells(old) == _cells(new)
+    assert "prepare_decoded" not in SharedStore(old.db_path).get_run(
+        old.cells["run_id"].iloc[1])["eval_stats"]  # the old path: each model decodes
+    db = SharedStore(new.db_path)
+    for a, b in zip(old.cells["run_id"], new.cells["run_id"], strict=True):
+        sa, sb = db_scores(old.db_path, a), db_scores(new.db_path, b)
+        assert all(np.array_equal(x, y) for x, y in zip(sa, sb, strict=True))
+    stats = [db.get_run(r)["eval_stats"] for r in new.cells["run_id"]]
+    assert stats[0]["prepare_decoded"] > 0 and stats[1]["prepare_decoded"] == 0
+    again = runner.sweep(specs, ["tiny-builtin"], tmp_path / "new", **opts)
+    assert again.reused == 2 and again.computed == 1
+    third = db.get_run(again.cells["run_id"].iloc[2])["eval_stats"]
+    assert third["prepare_decoded"] == 0 and third["prepare_disk_hits"] > 0
+
+
+def test_run_with_several_models_decodes_each_image_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    specs = [_model_spec(tmp_path, f"fb-run-{k}", k) for k in range(2)]
+    out = runner.run(specs, ["tiny-builtin"], tmp_path / "out", n_boot=100, progress=False,
+                     report=False, use_cache=False)  # no disk: memory sharing alone
+    stats = [r.result.stats for r in out.records]
+    assert stats[0]["prepare_decoded"] == stats[0]["images_unique"] > 0
+    assert stats[1]["prepare_decoded"] == 0
+    assert stats[1]["prepare_memory_hits"] == stats[1]["images_unique"]
+    assert not (tmp_path / "home").exists() or not list((tmp_path / "home").rglob(
+        "prepared-images"))
