@@ -68,3 +68,26 @@ def test_run_with_several_models_decodes_each_image_once(tmp_path, monkeypatch):
     assert stats[1]["prepare_memory_hits"] == stats[1]["images_unique"]
     assert not (tmp_path / "home").exists() or not list((tmp_path / "home").rglob(
         "prepared-images"))
+
+
+def test_ray_workers_share_prepared_images_through_the_cache_folder(tmp_path, monkeypatch):
+    """Two worker bodies (no Ray needed to call them) on one configured cache folder: the
+    second, evaluating another model, decodes nothing; its scores equal a plain run's."""
+    from foilbench.data.registry import resolve_benchmarks
+    from foilbench.models.registry import resolve_model
+    from foilbench.runner.ray_worker import ModelWorker
+    from foilbench.runner.settings import RunSettings
+    from foilbench.scoring.engine import evaluate
+
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    specs = [_model_spec(tmp_path, f"fb-ray-{k}", k) for k in range(2)]
+    bench = resolve_benchmarks("tiny-builtin", progress=False)[0]
+    settings = RunSettings(cache_dir=str(tmp_path / "shared"), n_boot=100).to_dict()
+    first = ModelWorker(settings).evaluate(specs[0], bench)
+    second = ModelWorker(settings).evaluate(specs[1], bench)
+    assert first["stats"]["prepare_decoded"] > 0
+    assert second["stats"]["prepare_decoded"] == 0
+    assert second["stats"]["prepare_disk_hits"] == second["stats"]["images_unique"]
+    assert list((tmp_path / "shared" / "prepared-images").rglob("*.safetensors"))
+    plain = evaluate(resolve_model(specs[1], device="cpu"), bench, progress=False)
+    assert np.array_equal(second["scores"], np.concatenate(plain.scores))
