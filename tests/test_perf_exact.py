@@ -188,3 +188,21 @@ def test_jpeg_is_decoded_at_full_size_because_draft_changes_the_pixels(tmp_path)
         im.draft("RGB", (80, 60))
         drafted = adapter.preprocess(im.convert("RGB"))
     assert not torch.equal(drafted, open_clip_view)
+
+
+def test_jpeg_through_shared_preparation_and_disk_cache_is_bit_identical(tmp_path):
+    """A sweep's shared path (uint8 pixels, stored on disk, read back, then the model's own
+    tensor tail) gives the very tensor open_clip's transform gives the decoded JPEG."""
+    from foilbench.store.prepared_cache import PreparedImageCache
+
+    adapter = _openclip(tmp_path, "fb-prep-shared-jpeg")
+    rng = np.random.default_rng(2)
+    path = tmp_path / "photo2.jpg"
+    Image.fromarray(rng.integers(0, 256, (90, 130, 3), dtype=np.uint8)).save(path, quality=90)
+    prep = adapter.image_preparer()
+    disk = PreparedImageCache(tmp_path / "prepared")
+    disk.put(prep.fingerprint, "ab" * 32, prep.pixels(open_rgb(path)))
+    stored = disk.get(prep.fingerprint, "ab" * 32, (32, 32, 3))
+    want = adapter.preprocess(Image.open(path).convert("RGB"))
+    assert torch.equal(prep.finish(stored), want)
+    assert torch.equal(prep.finish(stored), adapter.prepare_image(open_rgb(path), 0))
