@@ -35,7 +35,6 @@ from foilbench.runner.settings import (
     make_settings,
 )
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
-from foilbench.scoring.prepared import shared_preparation
 from foilbench.runner.summary import build_summary
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import (
@@ -45,6 +44,7 @@ from foilbench.runner.writable import (
     usable_home,
     write_text,
 )
+from foilbench.scoring.prepared import shared_preparation
 from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
 
