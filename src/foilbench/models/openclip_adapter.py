@@ -234,8 +234,26 @@ class OpenClipAdapter(BatchedDualEncoder):
             "dtype": dtype,
             "score": self._score_kind(),
         }
+        self.dtype_name = dtype
+        self._spec, self._parts = spec, parts
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("openclip", parts),
                                family=self.family, score_kind=self._score_kind(), extras=parts)
+
+    def fingerprint_for(self, dtype: str) -> str:
+        """The fingerprint this model has once :meth:`set_dtype` ``(dtype)`` ran."""
+        return make_fingerprint("openclip", {**self._parts, "dtype": dtype})
+
+    def set_dtype(self, dtype: str) -> None:
+        """Cast the model to ``dtype`` (a :data:`~foilbench.models.device.DTYPES` name); the
+        fingerprint follows, so embeddings of two dtypes never mix in the cache
+        (:mod:`foilbench.scoring.precision`)."""
+        self.torch_dtype = select_dtype(dtype, self.device)
+        self.model = self.model.to(self.torch_dtype)
+        self.dtype_name = dtype
+        self._parts = {**self._parts, "dtype": dtype}
+        self._info = ModelInfo(spec=self._spec, fingerprint=self.fingerprint_for(dtype),
+                               family=self.family, score_kind=self._score_kind(),
+                               extras=self._parts)
 
     def _score_kind(self) -> str:
         return "cosine" if self.score == "cosine" else "logit"
@@ -276,8 +294,10 @@ class OpenClipAdapter(BatchedDualEncoder):
     def prepared_features(self, prepared: list, offset: int):
         import torch
 
-        pixels = torch.stack(prepared).to(self.device, self.torch_dtype)
-        return self.model.encode_image(pixels)
+        pixels = torch.stack(prepared)
+        if str(self.device).startswith("cuda"):  # page-locked: the copy overlaps the GPU
+            pixels = pixels.pin_memory().to(self.device, non_blocking=True)
+        return self.model.encode_image(pixels.to(self.device, self.torch_dtype))
 
     def image_features(self, images: list[Image.Image], offset: int):
         return self.prepared_features(

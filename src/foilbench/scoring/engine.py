@@ -27,7 +27,7 @@ from foilbench.errors import ModelError
 from foilbench.kinds import ItemKind, kind_of
 from foilbench.models.base import ApiChoiceModel, DualEncoder, family_of
 from foilbench.models.batched import BatchedDualEncoder, forward_batch_size
-from foilbench.scoring import api_protocol, norms, prepared
+from foilbench.scoring import api_protocol, gpu, norms, prepared
 from foilbench.scoring.encode import (
     Cache,
     Timer,
@@ -70,7 +70,8 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
     name = adapter.info.spec
     if family is DualEncoder:
         flat, counts = _dual_scores(adapter, benchmark, layout, image_hashes, text_hashes,
-                                    cache=cache, batch_size=forward_batch_size(adapter, batch_size),
+                                    cache=cache, batch_size=gpu.size_to_memory(
+                                        adapter, forward_batch_size(adapter, batch_size)),
                                     timer=timer, progress=progress, name=name)
     else:
         flat, counts = score_unique_pairs(
