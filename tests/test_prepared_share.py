@@ -190,3 +190,42 @@ def test_a_second_sweep_with_a_new_model_decodes_nothing(tmp_path):
     own = evaluate(b, bench, batch_size=4, progress=False)
     for x, y in zip(own.scores, second.scores, strict=True):
         assert np.array_equal(x, y)
+
+
+@pytest.fixture
+def hf_clip(tmp_path):
+    from _models_tiny import clip_tokenizer, save_tiny_hf_dual
+
+    tok = tmp_path / "tok"
+    tok.mkdir()
+    clip_tokenizer(tok)
+    path = save_tiny_hf_dual(tmp_path / "hfclip", "clip", tok)
+    return resolve_model(f"hf:{path}?batch=4", device="cpu")
+
+
+def test_hf_processor_split_is_bit_identical_to_the_batch_call(tmp_path, hf_clip):
+    prep = hf_clip.image_preparer()
+    assert prep is not None and prep.fingerprint.startswith("hf-pixels-")
+    images = [open_rgb_of(tmp_path, im) for im in _modes().values()]
+    batch = hf_clip.image_processor(images=images, return_tensors="pt")["pixel_values"]
+    for k, image in enumerate(images):
+        pixels = prep.pixels(image)
+        assert pixels.dtype == np.uint8 and pixels.shape == (32, 32, 3)
+        assert torch.equal(prep.finish(pixels), batch[k])
+        assert torch.equal(hf_clip.prepare_image(image, k), batch[k])
+    with torch.no_grad():
+        assert np.array_equal(hf_clip.embed_prepared([hf_clip.prepare_image(im, 0)
+                                                      for im in images]),
+                              hf_clip.embed_images(images))
+    oc = openclip_model(tmp_path, "fb-hf-vs-oc")
+    assert oc.image_preparer().fingerprint != prep.fingerprint  # other code, never shared
+
+
+def test_hf_engine_with_sharing_gives_the_same_scores(tmp_path, hf_clip):
+    bench = pair_bench(tmp_path / "bench")
+    own = evaluate(hf_clip, bench, batch_size=4, progress=False)
+    with prepared.sharing(prepared.SharedPreparation.for_adapters([hf_clip])):
+        got = evaluate(hf_clip, bench, batch_size=4, progress=False)
+    assert got.stats["prepare_decoded"] == len(set(bench.unique_images()))
+    for x, y in zip(own.scores, got.scores, strict=True):
+        assert np.array_equal(x, y)
