@@ -229,3 +229,19 @@ def test_hf_engine_with_sharing_gives_the_same_scores(tmp_path, hf_clip):
     assert got.stats["prepare_decoded"] == len(set(bench.unique_images()))
     for x, y in zip(own.scores, got.scores, strict=True):
         assert np.array_equal(x, y)
+
+
+def test_a_pool_thread_sees_the_open_block_and_sharing_none_turns_it_off():
+    from concurrent.futures import ThreadPoolExecutor
+
+    shared = prepared.SharedPreparation()
+    assert prepared.current() is None
+    with prepared.sharing(shared):
+        with ThreadPoolExecutor(1) as pool:  # a fresh thread: no inherited context
+            assert pool.submit(prepared.current).result() is shared
+        with prepared.sharing(None):
+            assert prepared.current() is None  # the old path, asked for explicitly
+        assert prepared.current() is shared
+    assert prepared.current() is None
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(prepared.current).result() is None

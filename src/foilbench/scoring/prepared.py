@@ -40,8 +40,14 @@ import numpy as np
 
 DEFAULT_MEMORY_BYTES = 1024**3
 _PLAIN = (int, float, str, bool, type(None))
-_ACTIVE: contextvars.ContextVar[SharedPreparation | None] = contextvars.ContextVar(
-    "foilbench_shared_preparation", default=None)
+_UNSET = object()
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("foilbench_shared_preparation",
+                                                         default=_UNSET)
+# the open sharing blocks of this process, newest last: what a thread that did not inherit
+# the context (a pool thread evaluating a cell) sees. Sharing is content-addressed (transform
+# fingerprint + image hash), so any open block gives the same pixels.
+_OPEN: list = []
+_OPEN_LOCK = threading.Lock()
 
 
 def _plain(value: Any) -> Any:
@@ -188,15 +194,27 @@ class SharedPreparation:
 def sharing(shared: SharedPreparation | None) -> Iterator[SharedPreparation | None]:
     """Make ``shared`` the preparation the engine uses inside the block (None: none)."""
     token = _ACTIVE.set(shared)
+    if shared is not None:
+        with _OPEN_LOCK:
+            _OPEN.append(shared)
     try:
         yield shared
     finally:
         _ACTIVE.reset(token)
+        if shared is not None:
+            with _OPEN_LOCK:
+                _OPEN.remove(shared)
 
 
 def current() -> SharedPreparation | None:
-    """The :class:`SharedPreparation` of the enclosing :func:`sharing` block, if any."""
-    return _ACTIVE.get()
+    """The :class:`SharedPreparation` of the enclosing :func:`sharing` block (None inside
+    ``sharing(None)``); in a thread that did not inherit the context, the newest block open
+    in this process, if any."""
+    found = _ACTIVE.get()
+    if found is not _UNSET:
+        return found
+    with _OPEN_LOCK:
+        return _OPEN[-1] if _OPEN else None
 
 
 def for_run(adapters: list, settings: Any, notify: Callable[[str], None] | None = None
