@@ -13,7 +13,9 @@ type file). Three sweeps, each a fresh process (``foilbench.runner.sweep``, the 
 
 Per sweep: images decoded, decode/prepare seconds (the prefetch threads' wall and CPU time,
 summed over computed cells), forward seconds, and the whole process's wall and CPU seconds
-(user + system of it and its threads). Ratios are of sweeps run side by side in this one
+(user + system of it and its threads); "rest" is the sweep's CPU outside decode/prepare and
+forward passes (start-up, imports, hashing, texts' tokenising, bootstrap, store, reference
+rows, matrix). Ratios are of sweeps run side by side in this one
 invocation; on a machine shared with others compare CPU beside wall.
 
     PYTHONPATH=src python bench/bench_sweep_prepare.py --scale 0.1
@@ -150,11 +152,14 @@ def main() -> None:
     print(f"SugarCrepe-shaped set at scale {args.scale:g} ({n_images} JPEGs in the image "
           f"folder), {N_MODELS} tiny open_clip models, cores {args.cores}, n_boot {args.n_boot}")
     print("| sweep | cells computed | images decoded | decode+prepare wall s | "
-          "decode+prepare CPU s | forward wall s | sweep wall s | sweep CPU s |")
-    print("|---|---|---|---|---|---|---|---|")
+          "decode+prepare CPU s | forward wall s | forward CPU s | rest CPU s | sweep wall s "
+          "| sweep CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        rest = r["cpu"] - r["prep_cpu"] - r["forward_cpu"]
         print(f"| {r['mode']} | {r['cells']} | {r['decoded']} | {r['prep_wall']:.2f} | "
-              f"{r['prep_cpu']:.2f} | {r['forward']:.2f} | {r['wall']:.1f} | {r['cpu']:.1f} |")
+              f"{r['prep_cpu']:.2f} | {r['forward']:.2f} | {r['forward_cpu']:.2f} | "
+              f"{rest:.1f} | {r['wall']:.1f} | {r['cpu']:.1f} |")
     a, b, c = rows
     print(f"today / shared: whole sweep wall {a['wall'] / b['wall']:.2f}x, CPU "
           f"{a['cpu'] / b['cpu']:.2f}x; decode+prepare CPU {a['prep_cpu'] / b['prep_cpu']:.2f}x")
