@@ -62,8 +62,8 @@ def test_bf16_on_cpu_reports_the_changes_against_a_separate_float32_run(tmp_path
 
 def test_precision_refusals_are_clear(tmp_path):
     adapter = openclip_model(tmp_path, "fb-prec-no", seed=0)
-    with pytest.raises(ModelError, match="float16 on the CPU"):
-        evaluate_in_precision(adapter, "fp16", lambda a: None)
+    with pytest.raises(ModelError, match="float16 on the CPU"):  # before any pass runs
+        evaluate_in_precision(adapter, "fp16", lambda a: pytest.fail("no pass should run"))
     assert adapter.dtype_name == "float32"
     with pytest.raises(ModelError, match="choose one of bf16, fp16"):
         evaluate_in_precision(adapter, "int8", lambda a: None)

@@ -58,6 +58,9 @@ def evaluate_in_precision(adapter: Any, precision: str,
     if getattr(adapter, "dtype_name", "float32") != "float32":
         raise ModelError(f"{adapter.info.spec}: --precision compares with float32, so load "
                          "the model with --dtype float32")
+    from foilbench.models.device import select_dtype
+
+    select_dtype(PRECISIONS[precision], str(getattr(adapter, "device", "cpu")))  # refused early
     reference = evaluate(adapter)
     set_dtype(PRECISIONS[precision])
     try:
