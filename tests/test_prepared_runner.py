@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from foilbench import runner
+from foilbench.scoring.encode import open_rgb
 from foilbench.store.shared import SharedStore
 from test_prepared_share import TINY_OPENCLIP_CFG
 
@@ -91,3 +92,36 @@ def test_ray_workers_share_prepared_images_through_the_cache_folder(tmp_path, mo
     assert list((tmp_path / "shared" / "prepared-images").rglob("*.safetensors"))
     plain = evaluate(resolve_model(specs[1], device="cpu"), bench, progress=False)
     assert np.array_equal(second["scores"], np.concatenate(plain.scores))
+
+
+def test_ray_image_shards_share_prepared_images_too(tmp_path, monkeypatch):
+    from foilbench.data.registry import resolve_benchmarks
+    from foilbench.models.registry import resolve_model
+    from foilbench.runner.ray_worker import ModelWorker
+    from foilbench.runner.settings import RunSettings
+
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    specs = [_model_spec(tmp_path, f"fb-shard-{k}", k) for k in range(2)]
+    bench = resolve_benchmarks("tiny-builtin", progress=False)[0]
+    refs = bench.unique_images()
+    settings = RunSettings(cache_dir=str(tmp_path / "shared"), n_boot=100).to_dict()
+    first = ModelWorker(settings)
+    first.encode_shard(specs[0], bench, "image", refs)
+    assert first._prepared.counts["decoded"] > 0
+    second = ModelWorker(settings)
+    got = second.encode_shard(specs[1], bench, "image", refs)
+    assert second._prepared.counts["decoded"] == 0
+    assert second._prepared.counts["disk_hits"] == len(got["hashes"])
+    adapter = resolve_model(specs[1], device="cpu")
+    plain = adapter.embed_images([open_rgb(bench.image_path(refs[hashes_first(got, bench, refs)[h]]))
+                                  for h in got["hashes"]])
+    assert np.array_equal(got["embeddings"], plain)
+
+
+def hashes_first(got, bench, refs):
+    from foilbench.hashing import sha256_file
+
+    first = {}
+    for k, r in enumerate(refs):
+        first.setdefault(sha256_file(bench.image_path(r)), k)
+    return first
