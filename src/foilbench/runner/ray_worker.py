@@ -32,7 +32,7 @@ from foilbench.runner.ray_cache import MemoryCache, RemoteCache, worker_preparat
 from foilbench.runner.ray_payload import to_payload
 from foilbench.runner.settings import RunSettings
 from foilbench.scoring.encode import Timer, encode_unique, hash_images, hash_texts, open_rgb
-from foilbench.scoring.prepared import preparer_of, sharing
+from foilbench.scoring.prepared import Bound, bind, sharing
 from foilbench.store.cache import EmbeddingCache
 
 
@@ -155,21 +155,21 @@ class ModelWorker:
             first.setdefault(h, pos)
         unique = list(first)
 
-        self._prepared = worker_preparation(self.settings, self._prepared, adapter) \
-            if side == "image" else None
-        prep = preparer_of(adapter) if self._prepared is not None else None
-        if prep is not None:  # pixels shared through the configured cache folder
+        bound = None
+        if side == "image":  # pixels shared through the configured cache folder
+            self._prepared = worker_preparation(self.settings, self._prepared, adapter)
+            bound = bind(adapter, self._prepared) if self._prepared is not None else None
+        if bound is not None:
             embed = adapter.embed_prepared
 
-        def load_one(p: int) -> Any:
+        def load_one(shared: Bound, p: int) -> Any:
             path = bench.image_path(refs[first[unique[p]]])
-            pixels = self._prepared.pixels(prep.fingerprint, unique[p], lambda: open_rgb(path))
-            return prep.finish(pixels) if pixels is not None \
-                else adapter.prepare_image(open_rgb(path), p)
+            ready = shared.load(unique[p], lambda: open_rgb(path))
+            return ready if ready is not None else adapter.prepare_image(open_rgb(path), p)
 
         def load(positions: list[int]) -> list[Any]:
-            if prep is not None:
-                return [load_one(p) for p in positions]
+            if bound is not None:
+                return [load_one(bound, p) for p in positions]
             picked = [refs[first[unique[p]]] for p in positions]
             return [open_rgb(bench.image_path(r)) for r in picked] if side == "image" else picked
 

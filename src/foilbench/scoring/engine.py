@@ -129,18 +129,15 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     batched = isinstance(adapter, BatchedDualEncoder)
     # inside a run/sweep's sharing block: pixels prepared once per preprocessing, shared
     # by every model with it (and kept on disk); read here, not on the prefetch threads
-    shared = prepared.current() if batched else None
-    prep = prepared.preparer_of(adapter) if shared is not None else None
-    if prep is not None:
-        shared.register(prep)
-    before = dict(shared.counts) if prep is not None else {}
+    bound = prepared.bind(adapter) if batched else None
+    before = bound.counts() if bound is not None else {}
 
     def load_image(p: int):
         path = bench.image_path(images[first_img_ref[p]])
-        if prep is not None:
-            pixels = shared.pixels(prep.fingerprint, uniq_img[p], lambda: open_rgb(path))
-            if pixels is not None:
-                return prep.finish(pixels)
+        if bound is not None:
+            ready = bound.load(uniq_img[p], lambda: open_rgb(path))
+            if ready is not None:
+                return ready
         image = open_rgb(path)
         return adapter.prepare_image(image, p) if batched else image
 
@@ -174,9 +171,9 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     timer.add("score", time.perf_counter() - t0)
     counts = {"images_encoded": img_enc, "texts_encoded": txt_enc,
               "image_cache_hits": img_hits, "text_cache_hits": txt_hits}
-    if prep is not None:
-        counts.update({f"prepare_{k}": shared.counts[k] - before.get(k, 0)
-                       for k in shared.counts})
+    if bound is not None:
+        after = bound.counts()
+        counts.update({f"prepare_{k}": after[k] - before.get(k, 0) for k in after})
     return flat, counts
 
 

@@ -190,6 +190,35 @@ class SharedPreparation:
                 self._bytes -= old.nbytes
 
 
+@dataclass(frozen=True)
+class Bound:
+    """One model's view of a :class:`SharedPreparation`: its preparer, registered there."""
+
+    shared: SharedPreparation
+    preparer: Preparer
+
+    def load(self, image_hash: str, decode: Callable[[], Any]) -> Any | None:
+        """The model's input tensor for the image, or None (not shareable: prepare it the
+        model's own way)."""
+        pixels = self.shared.pixels(self.preparer.fingerprint, image_hash, decode)
+        return None if pixels is None else self.preparer.finish(pixels)
+
+    def counts(self) -> dict[str, int]:
+        with self.shared._lock:
+            return dict(self.shared.counts)
+
+
+def bind(adapter: Any, shared: SharedPreparation | None = None) -> Bound | None:
+    """``adapter`` bound to ``shared`` (default: :func:`current`), or None when there is no
+    sharing block or the adapter cannot share."""
+    shared = current() if shared is None else shared
+    prep = preparer_of(adapter) if shared is not None else None
+    if shared is None or prep is None:
+        return None
+    shared.register(prep)
+    return Bound(shared, prep)
+
+
 @contextlib.contextmanager
 def sharing(shared: SharedPreparation | None) -> Iterator[SharedPreparation | None]:
     """Make ``shared`` the preparation the engine uses inside the block (None: none)."""

@@ -136,7 +136,7 @@ class PreparedImageCache:
 
     def entries(self) -> list[tuple[float, int, Path]]:
         """(mtime, bytes, path) of every entry."""
-        out = []
+        out: list[tuple[float, int, Path]] = []
         if not self.root.is_dir():
             return out
         for path in self.root.glob("*/*/*.safetensors"):
@@ -168,7 +168,7 @@ class PreparedImageCache:
         self._size = total
         return gone
 
-    def _bad(self, path: Path, why: str) -> None:
+    def _bad(self, path: Path, why: str) -> np.ndarray | None:
         self.notify(f"prepared-image cache entry {path} is {why}; discarded, the image will be "
                     "prepared again")
         try:
