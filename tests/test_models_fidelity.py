@@ -162,3 +162,27 @@ def test_captions_follow_the_template_without_a_forced_space(byte_bpe):
     # the old rule (always " " + caption) tokenises differently after the newline
     assert continuation_ids(tokenize, qwen_prefix, "a cat") != tokenize(" a cat")
     assert answer_token(tokenize, qwen_prefix, "") is None
+
+
+def test_openclip_shared_preparation_equals_the_engines_own_on_odd_files(tiny_clip, tmp_path):
+    """What a sweep shares (pixels once, tail per model) equals the adapter's own
+    ``prepare_image`` on every odd file the engine decodes: palette, RGBA, 16-bit, grey."""
+    import torch
+
+    from foilbench.scoring.encode import open_rgb
+
+    cfg, weights, _, _ = tiny_clip
+    adapter = resolve_model(f"openclip:{cfg}:{weights}", device="cpu")
+    prep = adapter.image_preparer()
+    grey = tiny_images(1)[0].convert("L")
+    files = {"odd": _odd_images(), "wide": [Image.fromarray(
+        np.asarray(grey, dtype=np.uint16) * 257).convert("I;16")], "grey": [grey]}
+    k = 0
+    for images in files.values():
+        for im in images:
+            path = tmp_path / f"odd{k}.png"
+            im.save(path)
+            k += 1
+            decoded = open_rgb(path)
+            assert torch.equal(prep.finish(prep.pixels(decoded)),
+                               adapter.prepare_image(decoded, 0)), path

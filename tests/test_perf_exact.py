@@ -188,3 +188,42 @@ def test_jpeg_is_decoded_at_full_size_because_draft_changes_the_pixels(tmp_path)
         im.draft("RGB", (80, 60))
         drafted = adapter.preprocess(im.convert("RGB"))
     assert not torch.equal(drafted, open_clip_view)
+
+
+def test_jpeg_through_shared_preparation_and_disk_cache_is_bit_identical(tmp_path):
+    """A sweep's shared path (uint8 pixels, stored on disk, read back, then the model's own
+    tensor tail) gives the very tensor open_clip's transform gives the decoded JPEG."""
+    from foilbench.store.prepared_cache import PreparedImageCache
+
+    adapter = _openclip(tmp_path, "fb-prep-shared-jpeg")
+    rng = np.random.default_rng(2)
+    path = tmp_path / "photo2.jpg"
+    Image.fromarray(rng.integers(0, 256, (90, 130, 3), dtype=np.uint8)).save(path, quality=90)
+    prep = adapter.image_preparer()
+    disk = PreparedImageCache(tmp_path / "prepared")
+    disk.put(prep.fingerprint, "ab" * 32, prep.pixels(open_rgb(path)))
+    stored = disk.get(prep.fingerprint, "ab" * 32, (32, 32, 3))
+    want = adapter.preprocess(Image.open(path).convert("RGB"))
+    assert torch.equal(prep.finish(stored), want)
+    assert torch.equal(prep.finish(stored), adapter.prepare_image(open_rgb(path), 0))
+
+
+@pytest.mark.parametrize("stats", [((0.48145466, 0.4578275, 0.40821073),
+                                    (0.26862954, 0.26130258, 0.27577711)),
+                                   ((0.5,), (0.5,)), ((0.1, 0.2, 0.3), (0.9, 0.01, 3.0))])
+def test_normalise_table_equals_the_three_float32_steps_for_every_value(stats):
+    """Every 8-bit value in every channel: the look-up table gives the bits that ToTensor
+    (uint8 -> float32, / 255) then Normalize (- mean, / std) give."""
+    from torchvision.transforms import Normalize, ToTensor
+
+    mean = np.asarray(stats[0], np.float32)
+    std = np.asarray(stats[1], np.float32)
+    arr = np.stack(np.meshgrid(np.arange(256), np.arange(3), indexing="ij"), -1)[..., 0]
+    pixels = np.repeat(arr[:, :, None], 3, axis=2).astype(np.uint8)  # (256, 3, 3)
+    pixels = np.ascontiguousarray(np.stack([np.roll(pixels[..., c], c, axis=0)
+                                            for c in range(3)], -1))
+    want = Normalize(stats[0], stats[1])(ToTensor()(Image.fromarray(pixels)))
+    got = openclip_fast.to_normalised_tensor(pixels, mean, std)
+    assert got.dtype == want.dtype and torch.equal(got, want)
+    assert torch.equal(openclip_fast.to_normalised_tensor(Image.fromarray(pixels), mean, std),
+                       want)

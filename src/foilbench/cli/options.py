@@ -18,7 +18,8 @@ from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
 from foilbench.stats.breakdown import CI_METHODS
 
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
-                   "allow_partial", "cache_dir", "no_cache", "quiet", "threads")
+                   "allow_partial", "cache_dir", "no_cache", "quiet", "threads",
+                   "precision")
 
 
 def evaluation_options(*, specs_required: bool,
@@ -49,6 +50,10 @@ def evaluation_options(*, specs_required: bool,
                      help="auto, cpu, cuda, cuda:N or mps."),
         click.option("--dtype", default="float32", show_default=True,
                      type=click.Choice(DTYPES)),
+        click.option("--precision", default=None, type=click.Choice(("bf16", "fp16")),
+                     help="Run the forward passes in bf16 or fp16 (open_clip models); the "
+                          "run also makes a float32 pass and reports the share of outcomes "
+                          "the precision changed."),
         click.option("--batch-size", default=64, show_default=True,
                      type=click.IntRange(min=1), help="Unique inputs per forward pass."),
         click.option("--n-boot", default=DEFAULT_N_BOOT, show_default=True,
@@ -89,7 +94,8 @@ def settings_from(params: dict[str, Any]) -> RunSettings:
                        n_boot=p["n_boot"], seed=p["seed"], ci_method=p["ci_method"],
                        allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
                        use_cache=not p["no_cache"], progress=not p["quiet"],
-                       threads=p["threads"])
+                       threads=p["threads"],
+                       precision=p["precision"])
 
 
 RAY_OPTIONS = ("ray_address", "ray_retries", "ray_cpus", "ray_gpus", "ray_max_workers",

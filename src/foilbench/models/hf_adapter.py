@@ -101,6 +101,30 @@ class HFDualEncoder(BatchedDualEncoder):
     def info(self) -> ModelInfo:
         return self._info
 
+    def image_preparer(self):
+        """The shareable split of :meth:`prepare_image` (:mod:`foilbench.models.hf_prepare`)."""
+        from foilbench.models.hf_prepare import hf_preparer
+
+        return hf_preparer(self.image_processor)
+
+    def prepare_image(self, image: Image.Image, index: int):
+        """One image through the processor (on a prefetch thread) where the processor treats
+        images one by one; else the image, for the batch call."""
+        from foilbench.models.hf_prepare import one_image, splittable
+
+        if not splittable(self.image_processor):
+            return image
+        return one_image(self.image_processor,
+                         to_rgb(image, name=getattr(image, "filename", "") or f"image #{index}"))
+
+    def prepared_features(self, prepared: list, offset: int):
+        import torch
+
+        if not prepared or not all(isinstance(x, torch.Tensor) for x in prepared):
+            return self.image_features(prepared, offset)
+        pixels = torch.stack(prepared).to(self.device, self.torch_dtype)
+        return _features(self.model.get_image_features(pixel_values=pixels))
+
     def image_features(self, images: list[Image.Image], offset: int):
         chunk = [to_rgb(im, name=getattr(im, "filename", "") or f"image #{offset + k}")
                  for k, im in enumerate(images)]

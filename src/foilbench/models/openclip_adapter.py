@@ -234,8 +234,26 @@ class OpenClipAdapter(BatchedDualEncoder):
             "dtype": dtype,
             "score": self._score_kind(),
         }
+        self.dtype_name = dtype
+        self._spec, self._parts = spec, parts
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("openclip", parts),
                                family=self.family, score_kind=self._score_kind(), extras=parts)
+
+    def fingerprint_for(self, dtype: str) -> str:
+        """The fingerprint this model has once :meth:`set_dtype` ``(dtype)`` ran."""
+        return make_fingerprint("openclip", {**self._parts, "dtype": dtype})
+
+    def set_dtype(self, dtype: str) -> None:
+        """Cast the model to ``dtype`` (a :data:`~foilbench.models.device.DTYPES` name); the
+        fingerprint follows, so embeddings of two dtypes never mix in the cache
+        (:mod:`foilbench.scoring.precision`)."""
+        self.torch_dtype = select_dtype(dtype, self.device)
+        self.model = self.model.to(self.torch_dtype)
+        self.dtype_name = dtype
+        self._parts = {**self._parts, "dtype": dtype}
+        self._info = ModelInfo(spec=self._spec, fingerprint=self.fingerprint_for(dtype),
+                               family=self.family, score_kind=self._score_kind(),
+                               extras=self._parts)
 
     def _score_kind(self) -> str:
         return "cosine" if self.score == "cosine" else "logit"
@@ -255,11 +273,31 @@ class OpenClipAdapter(BatchedDualEncoder):
                 return to_normalised_tensor(small, mean, std)
         return self.preprocess(image)
 
+    def image_preparer(self):
+        """The shareable split of :meth:`prepare_image` (:mod:`foilbench.scoring.prepared`):
+        uint8 pixels after resize/crop/convert, keyed by their fingerprint, and the tensor
+        tail; None when the transform does not end in ToTensor + Normalize or a step cannot
+        be fingerprinted."""
+        if self._tail is None:
+            return None
+        from foilbench.scoring.prepared import Preparer, head_fingerprint
+
+        head, mean, std = self._tail
+        if len(mean) not in (1, 3) or len(std) not in (1, 3):
+            return None
+        fp = head_fingerprint(list(self.preprocess.transforms)[:-2])
+        if fp is None:
+            return None
+        return Preparer(fp, lambda image: _rgb_pixels(head(image)),
+                        lambda pixels: to_normalised_tensor(pixels, mean, std))
+
     def prepared_features(self, prepared: list, offset: int):
         import torch
 
-        pixels = torch.stack(prepared).to(self.device, self.torch_dtype)
-        return self.model.encode_image(pixels)
+        pixels = torch.stack(prepared)
+        if str(self.device).startswith("cuda"):  # page-locked: the copy overlaps the GPU
+            pixels = pixels.pin_memory().to(self.device, non_blocking=True)
+        return self.model.encode_image(pixels.to(self.device, self.torch_dtype))
 
     def image_features(self, images: list[Image.Image], offset: int):
         return self.prepared_features(
@@ -320,6 +358,15 @@ def _downloaded_weights(arch: str, source: dict) -> Path | None:
 
 
 _WIDE_MODES = ("I;16", "I;16B", "I;16L", "I", "F")
+
+
+def _rgb_pixels(small):
+    """uint8 (H, W, 3) of a transformed 8-bit RGB PIL image, else None (not shareable)."""
+    import numpy as np
+
+    if getattr(small, "mode", None) != "RGB":
+        return None
+    return np.asarray(small, dtype=np.uint8)
 
 
 def _named_rgb(image: Image.Image, index: int) -> Image.Image:

@@ -21,6 +21,7 @@ used.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -98,13 +99,33 @@ def tensor_tail(preprocess: Any) -> tuple[Any, np.ndarray, np.ndarray] | None:
 
 
 def to_normalised_tensor(image: Any, mean: np.ndarray, std: np.ndarray) -> Any:
-    """``Normalize(mean, std)(ToTensor()(image))`` for an 8-bit RGB PIL image, with one float
-    copy: the same IEEE float32 operations in the same order, so the same bits. numpy, not
-    torch, so a prefetch thread never starts torch's intra-op thread pool."""
+    """``Normalize(mean, std)(ToTensor()(image))`` for an 8-bit RGB image (PIL or a uint8
+    (H, W, C) array): the same IEEE float32 operations in the same order, so the same bits.
+    An 8-bit channel has 256 values, so the three operations are done once per value
+    (:func:`channel_table`) and each pixel is a table look-up, written straight into a
+    contiguous (C, H, W) array. numpy, not torch, so a prefetch thread never starts torch's
+    intra-op thread pool."""
     import torch
 
-    pixels = np.asarray(image, dtype=np.float32)  # (H, W, C); uint8 -> float32 is exact
-    pixels /= np.float32(255)
-    pixels -= mean
-    pixels /= std
-    return torch.from_numpy(pixels).permute(2, 0, 1)
+    pixels = np.asarray(image, dtype=np.uint8)
+    if pixels.ndim != 3:
+        raise ValueError(f"expected (H, W, C) pixels, got shape {pixels.shape}")
+    table = channel_table(mean.tobytes(), std.tobytes(), pixels.shape[2])
+    out = np.empty((pixels.shape[2], *pixels.shape[:2]), dtype=np.float32)
+    for c in range(pixels.shape[2]):
+        np.take(table[c], pixels[:, :, c], out=out[c])
+    return torch.from_numpy(out)
+
+
+@functools.lru_cache(maxsize=32)
+def channel_table(mean: bytes, std: bytes, channels: int) -> np.ndarray:
+    """(channels, 256) float32: ``(float32(v) / 255 - mean[c]) / std[c]`` for every 8-bit
+    value v, each step rounded to float32 as ToTensor + Normalize round it."""
+    m = np.frombuffer(mean, dtype=np.float32)
+    s = np.frombuffer(std, dtype=np.float32)
+    values = np.broadcast_to(np.arange(256, dtype=np.float32), (channels, 256)).copy()
+    values /= np.float32(255)
+    values -= np.broadcast_to(m.reshape(-1, 1), (channels, 1))
+    values /= np.broadcast_to(s.reshape(-1, 1), (channels, 1))
+    values.setflags(write=False)
+    return values

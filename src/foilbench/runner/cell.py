@@ -58,10 +58,19 @@ def evaluate_cell(adapter: Any, bench: Benchmark, settings: RunSettings | None =
     bars when ``settings.progress``). With ``log``, Python warnings raised meanwhile go there
     (:func:`~foilbench.runner.log.contained_warnings`) instead of the console."""
     settings = settings or RunSettings()
+
+    def run(model: Any) -> Evaluation:
+        return evaluate_run(model, bench, cache=cache, batch_size=settings.batch_size,
+                            progress=settings.progress if progress is None else progress,
+                            revision=revision, **settings.scoring())
+
     with contained_warnings(log) if log is not None else contextlib.nullcontext():
-        evaluation = evaluate_run(adapter, bench, cache=cache, batch_size=settings.batch_size,
-                                  progress=settings.progress if progress is None else progress,
-                                  revision=revision, **settings.scoring())
+        if settings.precision:  # a float32 pass too; changed outcomes go in the stats
+            from foilbench.scoring.precision import evaluate_in_precision
+
+            evaluation, _ = evaluate_in_precision(adapter, settings.precision, run)
+        else:
+            evaluation = run(adapter)
         notes = cell_notes(adapter, bench, settings.ci_method, evaluation.metrics)
         evaluation.result.stats.update(notes)  # stored with the run's stats
         evaluation.provenance.update(notes)
@@ -79,7 +88,12 @@ def finished_run(store: Any, adapter: Any, bench: Benchmark,
                  settings: RunSettings) -> str | None:
     """The stored run of this (model fingerprint, benchmark checksum, scoring settings), if
     one finished before; a resumed sweep reuses it instead of recomputing."""
-    return store.find_run(adapter.info.fingerprint, ensure_checksum(bench),
+    fingerprint = adapter.info.fingerprint
+    if settings.precision:  # the stored run carries the low-precision model's fingerprint
+        from foilbench.scoring.precision import PRECISIONS
+
+        fingerprint = adapter.fingerprint_for(PRECISIONS[settings.precision])
+    return store.find_run(fingerprint, ensure_checksum(bench),
                           run_config_hash(**settings.scoring()))
 
 

@@ -107,5 +107,8 @@ def cell_notes(adapter: Any, bench: Benchmark, ci_method: str,
 def note_lines(stats: dict[str, Any]) -> list[str]:
     """The console lines of a cell's stored notes (empty when there is nothing to say); the
     report's provenance section prints the same (report/sections.py)."""
+    from foilbench.scoring.precision import precision_note
+
     return [line for line in (describe(stats.get("text")), stats.get("interval_note"),
-                              stats.get("data_note"), stats.get("cluster_note")) if line]
+                              stats.get("data_note"), stats.get("cluster_note"),
+                              precision_note(stats)) if line]

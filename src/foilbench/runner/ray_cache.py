@@ -94,3 +94,28 @@ class MemoryCache:
     def put_pair_scores(self, fingerprint: str, pairs: list, scores: np.ndarray) -> None:
         if self.base is not None:
             self.base.put_pair_scores(fingerprint, pairs, scores)
+
+
+WORKER_MEMORY_BYTES = 256 * 1024**2  # prepared images a worker keeps in memory
+
+
+def worker_preparation(settings: Any, held: Any, adapter: Any) -> Any:
+    """The :class:`~foilbench.scoring.prepared.SharedPreparation` a worker evaluates its
+    cells in: ``held`` (the worker's previous one, or None) with ``adapter``'s preparer
+    registered. Its disk layer is the prepared-image cache in the configured cache folder
+    (``<cache_dir>/prepared-images``): with ``shared_cache`` that folder is on storage every
+    node mounts, so each image is decoded once for the whole cluster; entries are written
+    atomically under their content key, so concurrent workers are safe. None when sharing is
+    off or the model cannot share."""
+    from foilbench.scoring import prepared
+
+    if not getattr(settings, "share_preparation", True):
+        return None
+    prep = prepared.preparer_of(adapter)
+    if prep is None:
+        return None
+    if held is None:
+        fresh = prepared.for_run([], settings)
+        held = prepared.SharedPreparation([], fresh.disk, max_memory_bytes=WORKER_MEMORY_BYTES)
+    held.register(prep)
+    return held

@@ -28,10 +28,11 @@ from foilbench.data.format import Benchmark
 from foilbench.models.batched import forward_batch_size
 from foilbench.models.registry import resolve_model
 from foilbench.runner.cell import evaluate_cell
-from foilbench.runner.ray_cache import MemoryCache, RemoteCache
+from foilbench.runner.ray_cache import MemoryCache, RemoteCache, worker_preparation
 from foilbench.runner.ray_payload import to_payload
 from foilbench.runner.settings import RunSettings
 from foilbench.scoring.encode import Timer, encode_unique, hash_images, hash_texts, open_rgb
+from foilbench.scoring.prepared import Bound, bind, sharing
 from foilbench.store.cache import EmbeddingCache
 
 
@@ -70,6 +71,7 @@ class ModelWorker:
         self.spec: str | None = None
         self._adapter: Any = None
         self._cache: Any = None
+        self._prepared: Any = None  # prepared images shared by this worker's cells
 
     def _model(self, spec: str) -> Any:
         """The adapter of ``spec``, loaded when the held model is another (or none)."""
@@ -126,7 +128,10 @@ class ModelWorker:
         cache = self._store_cache()
         if embeddings:
             cache = MemoryCache(adapter.info.fingerprint, embeddings, cache)
-        cell = evaluate_cell(adapter, bench, self.settings, cache=cache, revision=self.revision)
+        self._prepared = worker_preparation(self.settings, self._prepared, adapter)
+        with sharing(self._prepared):
+            cell = evaluate_cell(adapter, bench, self.settings, cache=cache,
+                                 revision=self.revision)
         payload = to_payload(cell)
         payload["worker_seconds"] = time.perf_counter() - t0
         return payload
@@ -150,7 +155,21 @@ class ModelWorker:
             first.setdefault(h, pos)
         unique = list(first)
 
+        bound = None
+        if side == "image":  # pixels shared through the configured cache folder
+            self._prepared = worker_preparation(self.settings, self._prepared, adapter)
+            bound = bind(adapter, self._prepared) if self._prepared is not None else None
+        if bound is not None:
+            embed = adapter.embed_prepared
+
+        def load_one(shared: Bound, p: int) -> Any:
+            path = bench.image_path(refs[first[unique[p]]])
+            ready = shared.load(unique[p], lambda: open_rgb(path))
+            return ready if ready is not None else adapter.prepare_image(open_rgb(path), p)
+
         def load(positions: list[int]) -> list[Any]:
+            if bound is not None:
+                return [load_one(bound, p) for p in positions]
             picked = [refs[first[unique[p]]] for p in positions]
             return [open_rgb(bench.image_path(r)) for r in picked] if side == "image" else picked
 

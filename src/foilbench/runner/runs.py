@@ -44,6 +44,7 @@ from foilbench.runner.writable import (
     usable_home,
     write_text,
 )
+from foilbench.scoring.prepared import shared_preparation
 from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
 
@@ -121,7 +122,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
     db_path = out_dir / DB_FILE
     try:
         with sentences(str(out_dir), f"runs already stored are kept in {db_path}"), \
-                in_progress(db_path, "run"):
+                in_progress(db_path, "run"), shared_preparation(loaded, settings, log):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log, progress)

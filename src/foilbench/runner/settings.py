@@ -47,6 +47,8 @@ class RunSettings:
     use_cache: bool = True
     progress: bool = True
     threads: int = 0  # torch threads; 0 = chosen from the usable CPUs and load (runner.threads)
+    share_preparation: bool = True  # images prepared once per preprocessing (scoring/prepared)
+    precision: str | None = None  # "bf16"/"fp16": also a float32 pass, changed outcomes reported
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
@@ -54,6 +56,9 @@ class RunSettings:
         if self.ci_method not in CI_METHODS:
             raise RunnerError(f"ci_method {self.ci_method!r}: choose one of "
                               f"{', '.join(CI_METHODS)}")
+        if self.precision is not None and self.precision not in ("bf16", "fp16"):
+            raise RunnerError(f"precision {self.precision!r}: choose bf16 or fp16 (or leave "
+                              "it unset for the model's --dtype)")
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise RunnerError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
         if not isinstance(self.n_boot, int) or self.n_boot < MIN_N_BOOT:

@@ -32,6 +32,7 @@ from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSett
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import check_out, sentences, usable_home, write_text
+from foilbench.scoring.prepared import shared_preparation
 from foilbench.store.db import new_batch_id
 from foilbench.store.shared import SharedStore
 
@@ -168,7 +169,8 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     kept = (f"every cell already stored in {db_path} is kept and reused when you run the "
             f"same command again")
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
+    with sentences(str(out_dir), kept), in_progress(db_path, "sweep"), \
+            shared_preparation(loaded, settings, log):
         return _sweep(model_specs, loaded, benches, store, settings, ray_options, out_dir,
                       db_path, sweep_id, log)
 

@@ -27,7 +27,7 @@ from foilbench.errors import ModelError
 from foilbench.kinds import ItemKind, kind_of
 from foilbench.models.base import ApiChoiceModel, DualEncoder, family_of
 from foilbench.models.batched import BatchedDualEncoder, forward_batch_size
-from foilbench.scoring import api_protocol, norms
+from foilbench.scoring import api_protocol, gpu, norms, prepared
 from foilbench.scoring.encode import (
     Cache,
     Timer,
@@ -70,7 +70,8 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
     name = adapter.info.spec
     if family is DualEncoder:
         flat, counts = _dual_scores(adapter, benchmark, layout, image_hashes, text_hashes,
-                                    cache=cache, batch_size=forward_batch_size(adapter, batch_size),
+                                    cache=cache, batch_size=gpu.size_to_memory(
+                                        adapter, forward_batch_size(adapter, batch_size)),
                                     timer=timer, progress=progress, name=name)
     else:
         flat, counts = score_unique_pairs(
@@ -126,9 +127,18 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     texts = bench.unique_texts()
 
     batched = isinstance(adapter, BatchedDualEncoder)
+    # inside a run/sweep's sharing block: pixels prepared once per preprocessing, shared
+    # by every model with it (and kept on disk); read here, not on the prefetch threads
+    bound = prepared.bind(adapter) if batched else None
+    before = bound.counts() if bound is not None else {}
 
     def load_image(p: int):
-        image = open_rgb(bench.image_path(images[first_img_ref[p]]))
+        path = bench.image_path(images[first_img_ref[p]])
+        if bound is not None:
+            ready = bound.load(uniq_img[p], lambda: open_rgb(path))
+            if ready is not None:
+                return ready
+        image = open_rgb(path)
         return adapter.prepare_image(image, p) if batched else image
 
     def load_images(pos: list[int]):
@@ -161,6 +171,9 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     timer.add("score", time.perf_counter() - t0)
     counts = {"images_encoded": img_enc, "texts_encoded": txt_enc,
               "image_cache_hits": img_hits, "text_cache_hits": txt_hits}
+    if bound is not None:
+        after = bound.counts()
+        counts.update({f"prepare_{k}": after[k] - before.get(k, 0) for k in after})
     return flat, counts
 
 
