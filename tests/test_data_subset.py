@@ -36,7 +36,7 @@ def test_stratified_subset_of_tiny_builtin():
     col = "edit_type" if "edit_type" in bench.items.columns else "category"
     sub = resolve_benchmark(f"tiny-builtin?sample=6&by={col}&sample_seed=1")
     assert len(sub) == 6 and sub.name == f"tiny-builtin@sample=6,by={col},seed=1"
-    rec = sub.manifest.extras["subset"]
+    rec = sub.manifest.extras["stratified_subset"]
     sizes = {tuple(a["stratum"]): a["size"] for a in rec["allocation"]}
     assert {tuple(a["stratum"]): a["chosen"] for a in rec["allocation"]} == allocate(sizes, 6)
     assert rec["item_ids"] == list(sub.items["item_id"]) and rec["parent_items"] == len(bench)

@@ -13,7 +13,7 @@ from foilbench.provenance import describe_subset, subset_record
 
 
 def test_subset_record_keeps_parameters_and_allocation_not_ids():
-    extras = {"subset": {"n": 4, "by": ["edit_type"], "seed": 3, "parent_name": "p",
+    extras = {"stratified_subset": {"n": 4, "by": ["edit_type"], "seed": 3, "parent_name": "p",
                          "parent_checksum": "sha256:abc", "parent_items": 12,
                          "allocation": [{"stratum": ["a"], "size": 6, "chosen": 2},
                                         {"stratum": ["b"], "size": 6, "chosen": 2}],
@@ -21,12 +21,20 @@ def test_subset_record_keeps_parameters_and_allocation_not_ids():
     rec = subset_record(extras)
     assert rec == {"n": 4, "by": ["edit_type"], "seed": 3, "parent_name": "p",
                    "parent_checksum": "sha256:abc", "parent_items": 12,
-                   "allocation": extras["subset"]["allocation"], "n_item_ids": 4}
+                   "allocation": extras["stratified_subset"]["allocation"], "n_item_ids": 4}
     assert describe_subset(rec) == (
         "subset of 4 of 12 items of p (sha256:abc), stratified by edit_type (2 strata, "
         "proportional allocation), sample_seed 3 (CompoSET App. G.4)")
     assert subset_record({}) is None and subset_record(None) is None
     assert describe_subset(None) is None
+
+
+def test_a_loaders_own_subset_option_is_not_a_g4_record():
+    """SugarCrepe's loader keeps its own ``subset`` option (``?subset=table8``) in the
+    manifest extras; it must not be read as a G.4 stratified subset."""
+    from foilbench.provenance import subset_record
+
+    assert subset_record({"subset": "table8", "types": ["swap_obj"]}) is None
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +65,7 @@ def test_run_stores_the_subset_and_show_prints_it(stored):
     sub_run = runs["tiny-builtin@sample=6,by=edit_type,seed=1"]
     rec = sub_run["eval_stats"]["subset"]
     bench = resolve_benchmark("tiny-builtin?sample=6&by=edit_type&sample_seed=1")
-    expect = bench.manifest.extras["subset"]
+    expect = bench.manifest.extras["stratified_subset"]
     assert rec["n"] == 6 and rec["by"] == ["edit_type"] and rec["seed"] == 1
     assert rec["parent_items"] == 12 and rec["parent_name"] == "tiny-builtin"
     assert rec["allocation"] == expect["allocation"] and rec["n_item_ids"] == 6

@@ -74,11 +74,11 @@ def collect_provenance(*, seed: int, n_boot: int, ci_method: str,
 
 
 def subset_record(extras: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The G.4 subset a benchmark was drawn as (``manifest.extras["subset"]``, written by
+    """The G.4 subset a benchmark was drawn as (``manifest.extras["stratified_subset"]``, written by
     :func:`foilbench.data.subset.stratified_subset`), for the run's provenance: sample size,
     strata, seed, parent name/checksum/size and the allocation per stratum. The item ids stay
     in the benchmark (its checksum covers them); None for a full benchmark."""
-    record = (extras or {}).get("subset")
+    record = (extras or {}).get("stratified_subset")  # "subset" is some loaders' own option
     if not record:
         return None
     return {"n": int(record["n"]), "by": list(record.get("by") or []),

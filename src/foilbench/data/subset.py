@@ -16,7 +16,8 @@ The paper does not name its strata beyond the tiers or its allocation; foilbench
 
 The subset is recorded where every run sees it: the benchmark's name gains
 ``@sample=N,by=A+B,seed=S`` (so stored runs never mix it with the full benchmark), its
-checksum covers the parent's and the chosen item ids, and ``manifest.extras["subset"]`` holds
+checksum covers the parent's and the chosen item ids, and
+``manifest.extras["stratified_subset"]`` holds
 the parameters, the parent's name and checksum, the allocation per stratum and the item ids.
 """
 
@@ -118,5 +119,5 @@ def stratified_subset(bench, subset: SubsetSpec):
               "item_ids": ids}
     checksum = "sha256:" + sha256_text(f"{parent}|{subset.label()}|{'|'.join(ids)}")
     manifest = replace(bench.manifest, name=f"{bench.name}{subset.label()}", checksum=checksum,
-                       extras={**bench.manifest.extras, "subset": record})
+                       extras={**bench.manifest.extras, "stratified_subset": record})
     return replace(bench, manifest=manifest, items=sub_items)
