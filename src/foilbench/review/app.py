@@ -97,6 +97,20 @@ class _Csrf:
             return JSONResponse({"error": "send JSON"}, status_code=415)
         return None
 
+    async def json_object(self, request: Request) -> dict | Response:
+        """The POST's JSON object once :meth:`check` passes; else the refusal (403 / 415), or a
+        400 for a body that is not a JSON object. Every review app's write goes through it."""
+        refused = self.check(request)
+        if refused is not None:
+            return refused
+        try:
+            body = await request.json()
+        except ValueError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        if not isinstance(body, dict):
+            return JSONResponse({"error": "send a JSON object"}, status_code=400)
+        return body
+
 
 class SecurityHeaders:
     """Pure ASGI middleware: CSP and friends on every response, no caching of the API."""
@@ -198,13 +212,10 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         return Response(png(heatmap_rgba(drift_arr)), media_type="image/png")
 
     async def api_decide(request: Request) -> Response:
-        refused = csrf.check(request)
-        if refused is not None:
-            return refused
+        body = await csrf.json_object(request)
+        if isinstance(body, Response):
+            return body
         try:
-            body = await request.json()
-            if not isinstance(body, dict):
-                raise ReviewError("send a JSON object")
             decision = await run_in_threadpool(
                 session.decide, str(body.get("phase", "")), str(body.get("key", "")),
                 str(body.get("verdict", "")), [str(c) for c in body.get("failed", [])],

@@ -66,13 +66,10 @@ def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starle
         return JSONResponse(session.summary())
 
     async def api_decide(request: Request) -> Response:
-        refused = csrf.check(request)
-        if refused is not None:
-            return refused
+        body = await csrf.json_object(request)
+        if isinstance(body, Response):
+            return body
         try:
-            body = await request.json()
-            if not isinstance(body, dict):
-                raise ReviewError("send a JSON object")
             await run_in_threadpool(session.decide, str(body.get("item", "")),
                                     str(body.get("verdict", "")))
         except (ReviewError, ValueError, TypeError) as e:

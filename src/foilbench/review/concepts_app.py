@@ -62,13 +62,10 @@ def create_concepts_app(checks: ConceptChecks, host: str = "127.0.0.1") -> Starl
         return JSONResponse(state())
 
     async def api_decide(request: Request) -> Response:
-        refused = csrf.check(request)
-        if refused is not None:
-            return refused
+        body = await csrf.json_object(request)
+        if isinstance(body, Response):
+            return body
         try:
-            body = await request.json()
-            if not isinstance(body, dict):
-                raise ReviewError("send a JSON object")
             await run_in_threadpool(checks.decide, str(body.get("key", "")),
                                     str(body.get("verdict", "")))
         except (ReviewError, ValueError) as e:
