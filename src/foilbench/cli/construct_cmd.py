@@ -67,7 +67,7 @@ def common_options(fn):
                        "FOILBENCH_API_CONCURRENCY, or 4). Local models run one call at a time.")
     @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                   help="Where API backends cache replies and images across runs (default: "
-                       "FOILBENCH_CACHE_DIR). The per-run call cache is always OUT/.construct.")
+                       "$FOILBENCH_HOME). The per-run call cache is always OUT/.construct.")
     @click.option("--progress/--no-progress", default=None,
                   help="Progress bar per stage (default: when stderr is a terminal).")
     @click.option("--dry-run", is_flag=True, help="Print the call and spend estimate; do nothing.")
