@@ -69,6 +69,33 @@ def test_a_fresh_home_run_builds_the_suite_on_the_same_one_display(tmp_path, mon
         "suite: compass scenes"]
 
 
+
+def test_a_fresh_home_sweep_builds_the_suite_on_its_one_display(tmp_path, monkeypatch):
+    """The same for ``sweep``: the suite build and every cell on one display."""
+    from tqdm import std
+
+    from foilbench.construct import suite
+
+    made = []
+    real_init = std.tqdm.__init__
+
+    def counting_init(self, *args, **kwargs):
+        made.append(kwargs.get("desc"))
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(std.tqdm, "__init__", counting_init)
+    tiny = {"pairs": {"n_scenes": 2, "foils_per_scene": 2},
+            "autocomp": {"n_concepts": 1, "ns": (2,)}, "autocomp-n1": {"n_concepts": 1},
+            "compass": {"n_scenes": 2}}
+    monkeypatch.setattr(suite, "PARTS", tuple(suite.Part(p.name, p.target, tiny[p.name])
+                                              for p in suite.PARTS))
+    monkeypatch.setattr(suite, "DEFAULT_SIZE", 64)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    runner.sweep(["tiny-random"], ["synth", "tiny-builtin"], tmp_path / "out", n_boot=100,
+                 progress=True, log=lambda level, msg: None)
+    assert (suite.cache_dir() / suite.SUITE_FILE).is_file()
+    assert made == ["foilbench sweep"]
+
 def test_dependency_warnings_go_to_debug_ours_to_warning():
     said = []
     with contained_warnings(lambda level, msg: said.append((level, msg))):

@@ -68,17 +68,21 @@ class SweepOutcome:
 
 
 def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
-                settings: RunSettings, batch_id: str, log: Log,
-                failures: list[str]) -> pd.DataFrame:
-    """See :func:`_sweep_cells`; one progress display for all cells."""
-    progress = RunProgress(len(loaded) * len(benches), enabled=settings.progress,
-                           desc="foilbench sweep")
+                settings: RunSettings, batch_id: str, log: Log, failures: list[str],
+                progress: RunProgress | None = None) -> pd.DataFrame:
+    """See :func:`_sweep_cells`; one progress display for all cells (``progress``: the
+    sweep's display, opened before its benchmarks were loaded; else one of its own)."""
+    own = progress is None
+    display = RunProgress(None, enabled=settings.progress, desc="foilbench sweep") \
+        if progress is None else progress
+    display.set_total(len(loaded) * len(benches))
     try:
         return _sweep_cells(loaded, benches, store, cache=cache, settings=settings,
-                            batch_id=batch_id, log=progress.wrap(log), failures=failures,
-                            progress=progress)
+                            batch_id=batch_id, log=display.wrap(log), failures=failures,
+                            progress=display)
     finally:
-        progress.close()
+        if own:
+            display.close()
 
 
 def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
@@ -158,35 +162,43 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
         from foilbench.runner.ray_runs import check_model_specs
 
         check_model_specs(model_specs)
-    benches = load_benchmarks(bench_specs, settings, log)
-    if ray_options is None:
-        configure_threads(settings.threads, log)
-    loaded = load_models(model_specs, settings) if ray_options is None else []
-    out_dir = Path(out)
-    db_path = Path(db) if db else out_dir / DB_FILE
-    sweep_id = new_batch_id()
-    store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
-    kept = (f"every cell already stored in {db_path} is kept and reused when you run the "
-            f"same command again")
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    with sentences(str(out_dir), kept), in_progress(db_path, "sweep"), \
-            shared_preparation(loaded, settings, log):
-        return _sweep(model_specs, loaded, benches, store, settings, ray_options, out_dir,
-                      db_path, sweep_id, log)
+    # one display from here on: a first sweep's suite build shows on it, then the cells
+    progress = RunProgress(None, enabled=settings.progress, desc="foilbench sweep")
+    try:
+        benches = load_benchmarks(bench_specs, settings, progress.wrap(log), progress=progress)
+        if ray_options is None:
+            configure_threads(settings.threads, log)
+        loaded = load_models(model_specs, settings) if ray_options is None else []
+        out_dir = Path(out)
+        db_path = Path(db) if db else out_dir / DB_FILE
+        sweep_id = new_batch_id()
+        store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
+        kept = (f"every cell already stored in {db_path} is kept and reused when you run the "
+                f"same command again")
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        with sentences(str(out_dir), kept), in_progress(db_path, "sweep"), \
+                shared_preparation(loaded, settings, log):
+            return _sweep(model_specs, loaded, benches, store, settings, ray_options, out_dir,
+                          db_path, sweep_id, log, progress)
+    finally:
+        progress.close()
 
 
 def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedStore,
            settings: RunSettings, ray_options: Any, out_dir: Path, db_path: Path,
-           sweep_id: str, log: Log) -> SweepOutcome:
+           sweep_id: str, log: Log, progress: RunProgress | None = None) -> SweepOutcome:
     """The cells (computed or reused), the stored matrix and its files."""
     failures: list[str] = []
     ray_stats = None
     if ray_options is None:
         cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
-                            settings=settings, batch_id=sweep_id, log=log, failures=failures)
+                            settings=settings, batch_id=sweep_id, log=log, failures=failures,
+                            progress=progress)
     else:
         from foilbench.runner.ray_runs import ray_sweep_cells
 
+        if progress is not None:  # Ray prints its own aggregated progress line
+            progress.close()
         cells, ray_stats = ray_sweep_cells(model_specs, benches, store, settings=settings,
                                            options=ray_options, batch_id=sweep_id, log=log,
                                            failures=failures, revision=git_revision())
