@@ -217,3 +217,21 @@ def test_ngram_lm_never_sees_the_held_out_positives():
     res = blind_audit_captions(caps, np.full(12, "t"), np.arange(12), ["ngram"], folds=3)
     assert res["scorers"]["ngram"]["overall"]["accuracy"] == 0.0
     assert res["flags"]["ties:ngram"] == {"t": 12}
+
+
+def test_a_bounded_scorer_is_not_sign_fitted():
+    """SugarCrepe App. D.3: for a grammar or plausibility model, "If M(p_i) > M(n_i), then the
+    model could identify the correct caption ... without referring to it": a classifier
+    probability that prefers the negative on 7 of 10 items scores 3/10 (a fitted sign would
+    flip it to 7/10)."""
+    feats = np.array([[0.2, 0.9]] * 7 + [[0.8, 0.1]] * 3)
+
+    def bounded(train):
+        return feats
+
+    bounded.bounded = True
+    folds = np.array([0, 1] * 5)
+    correct, tie = crossfit(bounded, np.full(10, "t"), folds)
+    assert correct.sum() == 3 and not tie.any()
+    correct_fitted, _ = crossfit(lambda train: feats, np.full(10, "t"), folds)
+    assert correct_fitted.sum() == 7  # the same numbers, sign-fitted

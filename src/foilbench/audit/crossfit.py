@@ -64,14 +64,23 @@ FeatureFn = Callable[[np.ndarray], np.ndarray]
 def heldout_features(feature_fn: FeatureFn, strata: np.ndarray, folds: np.ndarray
                      ) -> np.ndarray:
     """The (n, K+1) features of each fold computed and oriented (multiplied by the fitted
-    sign) using only the other folds: larger now always means "this scorer says positive"."""
+    sign) using only the other folds: larger now always means "this scorer says positive".
+
+    A scorer whose values are probabilities of being right (``feature_fn.bounded``: a grammar
+    or plausibility classifier) is not sign-fitted: SugarCrepe App. D.3, "If M(p_i) > M(n_i),
+    then the model could identify the correct caption for the i-th image without referring to
+    it", so its direction is given, not learned."""
     strata = np.asarray(strata).astype(str)
+    bounded = bool(getattr(feature_fn, "bounded", False))
     oriented = None
     for fold in np.unique(folds):
         test = folds == fold
         feats = feature_fn(~test)
         if oriented is None:
             oriented = np.full(feats.shape, np.nan)
+        if bounded:
+            oriented[test] = feats[test]
+            continue
         signs = fit_signs(feats[~test], strata[~test])
         sign = np.array([signs.get(s, signs["*"]) for s in strata[test]])
         oriented[test] = feats[test] * sign[:, None]
