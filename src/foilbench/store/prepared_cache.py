@@ -108,6 +108,8 @@ class PreparedImageCache:
         if not self.writable:
             return
         final = self.path(fingerprint, image_hash)
+        if final.exists():  # content-addressed: the same key holds the same pixels
+            return
         tmp = final.with_name(f"{final.stem}-{uuid.uuid4().hex}.tmp")
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
