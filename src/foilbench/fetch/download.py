@@ -33,9 +33,10 @@ def file_hashes(path: Path) -> dict[str, str]:
     return {"sha256": sha256.hexdigest(), "git_sha1": git.hexdigest(), "bytes": size}
 
 
-def check(path: Path, expected: dict) -> str:
+def check(path: Path, expected: dict) -> tuple[str, dict]:
     """Compare ``path`` with the published checksum in ``expected`` (``sha256`` or
-    ``git_sha1``); return how it was verified, or raise naming the file and both values."""
+    ``git_sha1``); return how it was verified and the file's hashes (read once), or raise
+    naming the file and both values."""
     got = file_hashes(path)
     for key, label in (("sha256", "SHA-256"), ("git_sha1", "git blob SHA-1")):
         want = expected.get(key)
@@ -44,11 +45,11 @@ def check(path: Path, expected: dict) -> str:
                 raise FetchError(f"{path.name}: {label} {got[key]} does not match the "
                                  f"published {want}; the download is corrupt or the source "
                                  "changed (it was removed; run fetch again)")
-            return f"{label} published by the source"
+            return f"{label} published by the source", got
     if expected.get("size") is not None and got["bytes"] != int(expected["size"]):
         raise FetchError(f"{path.name}: {got['bytes']} bytes, the source lists "
                          f"{expected['size']}; run fetch again")
-    return "no published checksum (SHA-256 recorded)"
+    return "no published checksum (SHA-256 recorded)", got
 
 
 def _start(url: str, headers: dict[str, str], have: int):
@@ -88,8 +89,8 @@ def download(url: str, dest: Path, expected: dict, *, headers: dict[str, str] | 
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.is_file():
         try:
-            how = check(dest, expected)
-            return {**file_hashes(dest), "verified": how, "resumed_from": None, "kept": True}
+            how, got = check(dest, expected)
+            return {**got, "verified": how, "resumed_from": None, "kept": True}
         except FetchError:
             dest.unlink()
     part = dest.with_name(dest.name + ".part")
@@ -124,9 +125,9 @@ def download(url: str, dest: Path, expected: dict, *, headers: dict[str, str] | 
                     raise FetchError(f"{url}: interrupted after {fh.tell()} of {total} bytes; "
                                      "run fetch again to resume from there")
     try:
-        how = check(part, expected)
+        how, got = check(part, expected)
     except FetchError:
         part.unlink(missing_ok=True)
         raise
     part.replace(dest)
-    return {**file_hashes(dest), "verified": how, "resumed_from": resumed, "kept": False}
+    return {**got, "verified": how, "resumed_from": resumed, "kept": False}
