@@ -27,10 +27,6 @@ def _text(value) -> str:
     return "-" if "nan" in text.lower() else text
 
 
-def _levels(records: list[dict]) -> list[str]:
-    return list(dict.fromkeys(str(r["level"]) for r in records))
-
-
 def table2_html(per_model: dict[str, dict]) -> str:
     """Rows = levels, columns = models (``per_model``: model label -> stored tables)."""
     cells: dict[tuple[str, str], dict] = {}
