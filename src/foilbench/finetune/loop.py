@@ -25,7 +25,6 @@ bfloat16 autocast.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -39,20 +38,7 @@ from foilbench.finetune.evaluate import item_outcomes
 from foilbench.finetune.loss import negclip_loss, sigmoid_loss
 from foilbench.finetune.negatives import draw_negatives
 from foilbench.finetune.towers import Towers
-
-
-def lr_at(step: int, cfg: FinetuneConfig) -> float:
-    """Linear warm-up to ``cfg.lr``, then cosine decay to zero at ``cfg.steps``.
-
-    >>> from foilbench.finetune.config import FinetuneConfig
-    >>> c = FinetuneConfig(lr=1.0, warmup=2, steps=6)
-    >>> [round(lr_at(s, c), 3) for s in range(6)]
-    [0.5, 1.0, 1.0, 0.854, 0.5, 0.146]
-    """
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * 0.5 * (1 + math.cos(math.pi * progress))
+from foilbench.train.schedule import lr_at
 
 
 def _optimizer(model: torch.nn.Module, cfg: FinetuneConfig) -> torch.optim.AdamW:

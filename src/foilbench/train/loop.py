@@ -29,7 +29,6 @@ thread count; same seed, threads and torch build -> identical weights.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, replace
 
@@ -41,6 +40,7 @@ from foilbench.models.embedded_arch import ArchConfig, DualEncoderNet
 from foilbench.models.embedded_preprocess import arrays_to_tensor
 from foilbench.models.word_tokenizer import WordTokenizer, trim_padding
 from foilbench.train.dataset import TrainingData
+from foilbench.train.schedule import lr_at
 
 RECIPES: dict[str, tuple[str, ...]] = {
     "plain": (),
@@ -80,14 +80,6 @@ class TrainConfig:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Linear warm-up, then cosine decay to zero."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 def contrastive_loss(img: torch.Tensor, txt: torch.Tensor, negs: torch.Tensor | None,
