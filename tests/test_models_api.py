@@ -14,6 +14,7 @@ import _api_fake
 from _api_fake import SECRET, reply_body
 from foilbench.errors import ModelError
 from foilbench.models.api import from_spec
+from foilbench.models.api.prices import dearest_token_price
 from foilbench.models.api.prompts import parse_choice
 from foilbench.models.api.spend import SpendCapError, price_for
 from foilbench.models.api.transport import RetryPolicy
@@ -138,8 +139,13 @@ def test_spend_cap_refuses_the_call_that_would_pass_it(fake, monkeypatch):
 
 
 def test_price_table_override(fake, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_API_PRICES", json.dumps({"openai:m-": [1.0, 2.0]}))
+    monkeypatch.setenv("FOILBENCH_API_PRICES", json.dumps({"openai:m-test": [1.0, 2.0]}))
     assert price_for("openai", "m-test") == (1.0, 2.0)
+    assert price_for("openai", "m-test-2025-01-31") == (1.0, 2.0)  # a dated snapshot
+    # another model that merely starts with the name is not priced by it (gpt-5-pro is not
+    # gpt-5): it is reserved at the dearest price we know of
+    assert price_for("openai", "m-test-pro") == dearest_token_price()
+    assert dearest_token_price() >= (150.0, 600.0)
     monkeypatch.setenv("FOILBENCH_API_PRICES", "{not json")
     with pytest.raises(ModelError, match="FOILBENCH_API_PRICES"):
         price_for("openai", "m-test")
@@ -224,3 +230,20 @@ def test_engine_runs_the_pair_protocol_over_http_and_then_from_cache(fake, tmp_p
     again, _ = adapter_for("anthropic")
     assert evaluate(again, bench, progress=False).outcomes["group"].tolist() == [0.0625]
     assert len(fake.requests) == 8 and again.usage()["cache_hits"] == 8
+
+
+def test_a_dearer_variant_is_not_priced_as_its_base_model():
+    """gpt-5-pro and o3-pro cost about ten times gpt-5 and o3: a paid construction run refuses
+    them until priced, and --allow-unpriced reserves them at the known ceiling, never at the
+    base model's list price (which would let a call pass the cap)."""
+    from foilbench.models.api.prices import PriceBook, PriceError
+
+    book = PriceBook()
+    assert book.token_price("openai", "gpt-5") is not None
+    assert book.token_price("openai", "gpt-5-2025-08-07") == book.token_price("openai", "gpt-5")
+    for model in ("gpt-5-pro", "o3-pro"):
+        assert book.token_price("openai", model) is None
+        with pytest.raises(PriceError, match=f"openai:{model} has no list price"):
+            book.require("openai", model)
+        assert PriceBook(allow_unpriced=True).token_price("openai", model) == \
+            dearest_token_price()

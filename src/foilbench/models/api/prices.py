@@ -15,13 +15,16 @@ tokens per 768 px tile (one tile up to 384 px), 1120 for Gemini 3 at its default
 
 Unknown models: ``PriceBook.token_price`` returns None; a paid run is refused unless the user
 gives the price (``--price MODEL=IN/OUT``) or allows unpriced models with an explicit
-``--max-spend``, in which case the dearest listed price stands in (so the cap still holds).
+``--max-spend``, in which case the dearest price we know of stands in (so the cap still holds).
+A listed name prices only itself and its dated or versioned snapshots (:func:`listed_name`):
+``gpt-5-pro`` is not ``gpt-5``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -43,8 +46,29 @@ def price_data() -> dict[str, Any]:
                       .read_text(encoding="utf-8"))
 
 
-def _longest_prefix(table: dict[str, Any], name: str) -> str | None:
-    hits = [k for k in table if not k.startswith("_") and name.startswith(k)]
+#: what may follow a listed name and still be the same model at the same price: a dated
+#: snapshot, a numbered version, ``-latest``, a ``-preview`` (optionally dated). Anything else
+#: (``gpt-5-pro``, ``o3-pro``) is another model, often far dearer, and is unpriced.
+VERSION_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|-latest"
+                            r"|-preview(-\d{2}-\d{2,4})?)?$")
+
+#: what an unpriced model is reserved and billed at under --allow-unpriced when it is dearer
+#: than anything listed: the dearest list price we know of (OpenAI o1-pro, 150 / 600 USD per
+#: million tokens), so the cap holds whatever the model really costs
+UNPRICED_CEILING = (150.0, 600.0)
+
+
+def listed_name(table: dict[str, Any], name: str) -> str | None:
+    """The table key that prices ``name``: the name itself, or the longest listed name that
+    ``name`` extends only by a version suffix (:data:`VERSION_SUFFIX`).
+
+    >>> t = {"openai:gpt-5": 1, "openai:gpt-5-mini": 2, "openai:o3": 3}
+    >>> [listed_name(t, n) for n in ("openai:gpt-5-2025-08-07", "openai:gpt-5-mini",
+    ...                              "openai:gpt-5-pro", "openai:o3-pro")]
+    ['openai:gpt-5', 'openai:gpt-5-mini', None, None]
+    """
+    hits = [k for k in table if not k.startswith("_") and name.startswith(k)
+            and VERSION_SUFFIX.fullmatch(name[len(k):])]
     return max(hits, key=len) if hits else None
 
 
@@ -81,7 +105,7 @@ class PriceBook:
                 i, o = self.overrides[key]
                 return {"in": i, "out": o, "source": "--price", "date": ""}
         table = price_data()["tokens"]
-        hit = _longest_prefix(table, name)
+        hit = listed_name(table, name)
         return table[hit] if hit else None
 
     def token_price(self, provider: str, model: str, input_tokens: int = 0
@@ -99,7 +123,7 @@ class PriceBook:
 
     def image_entry(self, provider: str, model: str) -> dict[str, Any] | None:
         table = price_data()["images"]
-        hit = _longest_prefix(table, f"{provider}:{model}")
+        hit = listed_name(table, f"{provider}:{model}")
         return table[hit] if hit else None
 
     def require(self, provider: str, model: str, image: bool = False) -> None:
@@ -115,8 +139,11 @@ class PriceBook:
 
 
 def dearest_token_price() -> tuple[float, float]:
-    rows = price_data()["tokens"].values()
-    return (max(float(r["in"]) for r in rows), max(float(r["out"]) for r in rows))
+    """What an unpriced model is reserved at: the dearest listed price, and never below
+    :data:`UNPRICED_CEILING` (pro models can cost ten times the dearest listed one)."""
+    rows = [r for k, r in price_data()["tokens"].items() if not k.startswith("_")]
+    return (max([float(r["in"]) for r in rows] + [UNPRICED_CEILING[0]]),
+            max([float(r["out"]) for r in rows] + [UNPRICED_CEILING[1]]))
 
 
 def text_tokens_bound(texts: list[str]) -> int:

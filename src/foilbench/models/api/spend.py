@@ -20,14 +20,10 @@ import os
 from pathlib import Path
 
 from foilbench.errors import ModelError, SpendCapReached
-from foilbench.models.api.prices import dearest_token_price, price_data
+from foilbench.models.api.prices import dearest_token_price, listed_name, price_data
 
 DEFAULT_CAP_USD = 5.0
 IMAGE_TOKENS = 1600  # a generous per-image input estimate (providers bill ~250-1600)
-
-
-def _fallback() -> tuple[float, float]:
-    return dearest_token_price()
 
 
 class SpendCapError(SpendCapReached):
@@ -50,9 +46,8 @@ def price_table() -> dict[str, tuple[float, float]]:
 
 def price_for(provider: str, model: str, table: dict | None = None) -> tuple[float, float]:
     table = price_table() if table is None else table
-    name = f"{provider}:{model}"
-    matches = [k for k in table if name.startswith(k)]
-    return table[max(matches, key=len)] if matches else _fallback()
+    hit = listed_name(table, f"{provider}:{model}")
+    return table[hit] if hit else dearest_token_price()
 
 
 def cap_from_env() -> float:
