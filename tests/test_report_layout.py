@@ -145,6 +145,11 @@ def test_sentence_from_hand_numbers():
                             ci_low=[-0.10, -0.45, -0.02], ci_high=[0.06, -0.25, 0.30])
     assert "A is better than C (+35.0 pp [+25.0, +45.0]); A is not reliably better than B " \
            "(+2.0 pp [-6.0, +10.0])" in sentence(rows, flipped)
+    # on fewer than 30 scenes the scene bootstrap is too narrow: nobody is called better
+    few = deltas.assign(n_clusters=[12] * 3)
+    assert "No model is reliably better than another: A (highest) vs B" in sentence(rows, few)
+    assert "fewer than 30 scenes: too few to call a model better" in sentence(rows, few)
+    assert "is better than" not in sentence(rows, few)
 
 
 def test_blind_rows_have_no_duplicate_overall_and_show_ties():
@@ -211,11 +216,24 @@ def test_paired_difference_by_hand():
     [row] = paired_differences([a, b], "group").to_dict(orient="records")
     assert row["delta"] == pytest.approx(2 / 8)  # A - B = (5 - 3) / 8
     assert row["clustered"] and row["n"] == 8 and row["a"] == "A" and row["b"] == "B"
+    assert row["n_clusters"] == 4
     # per-scene differences are (1+0)/2, (1+0)/2, 0, 0: every resample lies in [0, 0.5]
     assert 0.0 <= row["ci_low"] <= row["delta"] <= row["ci_high"] <= 0.5
     # scored per unit (n differs from the items): no item-level pairing
     c = _fake_run("r3", "C", [1, 1, 1, 1, 0, 0, 1, 0], n_metric=4)
     assert paired_differences([c, b], "group").empty
+    # an item without an outcome in one run is left out of the pair, never a NaN p-value
+    d = _fake_run("r4", "D", [1, 1, 1, 1, 0, 0, 1, np.nan])
+    [row] = paired_differences([d, b], "group").to_dict(orient="records")
+    assert row["n"] == 7 and row["delta"] == pytest.approx(2 / 7)
+    assert 0.0 <= row["p_value"] <= 1.0 and np.isfinite(row["ci_low"])
+
+
+def test_paired_delta_refuses_missing_values():
+    from foilbench.stats.bootstrap import paired_delta_ci
+
+    with pytest.raises(ValueError, match="paired values must be finite"):
+        paired_delta_ci([1.0, 0.0, np.nan], [0.0, 0.0, 1.0], None, n_boot=10)
 
 
 def test_figures_with_long_labels_cut_nothing():

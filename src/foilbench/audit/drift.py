@@ -20,7 +20,7 @@ swap_spatial pairs, against 13 of the other 284)".
   looked at);
 * verification (:mod:`foilbench.review.drift_audit`): a person labels every flag
   ``drift`` (genuine multi-edit drift) or one of the benign classes the paper names;
-* rate (:func:`drift_rate`): confirmed drift / n with the Wilson interval (App. A: "For rates
+* rate (:func:`drift_rate`): confirmed drift / n with the Wilson interval (App. C: "For rates
   near 0 or 1 - in particular, the drift-audit rate [...] - we use the Wilson score
   interval"); refused while a flag is unverified.
 """

@@ -6,7 +6,10 @@ jointly for both models, as CompoSET's clustered intervals are).
 
 "Above chance" means the whole 95% interval lies above the chance level; "below" the whole
 interval below it; otherwise the result is not distinguishable from chance. A model is called
-better than another only when the paired 95% interval of the difference excludes 0.
+better than another only when the paired 95% interval of the difference excludes 0 and, for a
+clustered test, rests on at least 30 scenes (below that the scene bootstrap covers less than
+95%: :mod:`foilbench.stats.few_clusters`). CompoSET has no paired model-vs-model test; this one
+is our choice, built on its scene-clustered bootstrap (App. C).
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from __future__ import annotations
 import math
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
 
 from foilbench.stats.bootstrap import paired_delta_ci
+from foilbench.stats.few_clusters import MIN_BOOTSTRAP_CLUSTERS
 
 
 def primary_metric(run) -> str:
@@ -90,6 +95,10 @@ def paired_differences(runs, metric: str, n_boot: int | None = None) -> pd.DataF
             continue
         va = ia.loc[common, metric].to_numpy(dtype=float)
         vb = ib.loc[common, metric].to_numpy(dtype=float)
+        scored = np.isfinite(va) & np.isfinite(vb)  # items with an outcome in both runs
+        common, va, vb = common[scored], va[scored], vb[scored]
+        if len(common) == 0:
+            continue
         clusters = None
         if "scene_id" in ia.columns and ia.loc[common, "scene_id"].notna().all():
             clusters = ia.loc[common, "scene_id"].astype(str).to_numpy()
@@ -98,7 +107,8 @@ def paired_differences(runs, metric: str, n_boot: int | None = None) -> pd.DataF
         res = paired_delta_ci(va, vb, clusters, n_boot=boot, seed=seed)
         rows.append({"a": labels[a.run["run_id"]], "b": labels[b.run["run_id"]],
                      "benchmark": a.run["benchmark_name"], "metric": metric,
-                     "clustered": clusters is not None, **res})
+                     "clustered": clusters is not None,
+                     "n_clusters": len(set(clusters)) if clusters is not None else 0, **res})
     return pd.DataFrame(rows)
 
 
@@ -147,8 +157,15 @@ def _comparison(rows: pd.DataFrame, deltas: pd.DataFrame) -> str:
         sign = 1.0 if d["a"] == best else -1.0
         lo, hi = sorted((sign * d["ci_low"], sign * d["ci_high"]))
         text = f"{other} ({sign * d['delta'] * 100:+.1f} pp [{lo * 100:+.1f}, {hi * 100:+.1f}])"
-        (beats if lo > 0 else ties).append(text)
+        # with few scenes the clustered bootstrap is too narrow (stats/few_clusters.py): no
+        # model is called better on it
+        scenes = d.get("n_clusters")
+        few = bool(d["clustered"]) and scenes is not None and scenes < MIN_BOOTSTRAP_CLUSTERS
+        (beats if lo > 0 and not few else ties).append(text)
     how = "paired bootstrap over scenes" if deltas["clustered"].all() else "paired bootstrap"
+    if "n_clusters" in deltas and (deltas["clustered"]
+                                   & (deltas["n_clusters"] < MIN_BOOTSTRAP_CLUSTERS)).any():
+        how += f"; fewer than {MIN_BOOTSTRAP_CLUSTERS} scenes: too few to call a model better"
     out = []
     if beats:
         out.append(f"{best} is better than {_names(beats)}")

@@ -85,6 +85,10 @@ def paired_delta_ci(values_a: np.ndarray, values_b: np.ndarray,
     b = np.asarray(values_b, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"paired arrays differ in shape: {a.shape} vs {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("paired values must be finite (drop items without an outcome first): "
+                         f"{int((~np.isfinite(a)).sum())} + {int((~np.isfinite(b)).sum())} are "
+                         "not")
     diffs = cluster_bootstrap_means(a - b, clusters, n_boot, seed)
     alpha = 1 - level
     lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
