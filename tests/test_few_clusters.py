@@ -110,3 +110,15 @@ def test_explicit_methods_are_kept():
     assert summarise(values, clusters=scenes, method="wald")["ci_method"] == "wald"
     with pytest.raises(ValueError, match="at least 2 clusters"):
         cluster_wilson_ci(values, np.array(["a"] * 6))
+
+
+@pytest.mark.parametrize("values, clusters, level, message", [
+    ([1.0, float("nan"), 0.0, 1.0], list("aabb"), 0.95, "outcomes in \\[0, 1\\]"),
+    ([1.0, 0.3, 2.0, 1.0], list("aabb"), 0.95, "outcomes in \\[0, 1\\]"),
+    ([1.0, 0.0, 0.0, 1.0], list("aabb"), 1.5, "level must lie strictly between 0 and 1"),
+    ([1.0, 0.0, 0.0, 1.0], ["a", None, "b", "b"], 0.95, "needs a cluster label"),
+    ([1.0, 0.0, 0.0], list("aabb"), 0.95, "clusters has length 4, values has length 3"),
+])
+def test_cluster_wilson_refuses_bad_input_by_name(values, clusters, level, message):
+    with pytest.raises(ValueError, match=message):
+        cluster_wilson_ci(np.array(values), np.array(clusters, dtype=object), level=level)

@@ -25,6 +25,7 @@ no spread (V = 0), so deff = 1 and the interval is Wilson's over the items with 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from foilbench.stats.intervals import wilson_ci
 
@@ -78,9 +79,16 @@ def cluster_wilson_ci(values: np.ndarray, clusters: np.ndarray,
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1 or len(values) == 0:
         raise ValueError("values must be a non-empty 1-D array")
+    if not (np.isfinite(values).all() and ((values >= 0) & (values <= 1)).all()):
+        raise ValueError("cluster_wilson_ci takes outcomes in [0, 1] (a NaN or a score is not "
+                         "an outcome)")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
     clusters = np.asarray(clusters)
     if len(clusters) != len(values):
         raise ValueError(f"clusters has length {len(clusters)}, values has length {len(values)}")
+    if pd.isna(clusters).any():
+        raise ValueError("every value needs a cluster label (some are null)")
     _, codes = np.unique(clusters.astype(str), return_inverse=True)
     g = int(codes.max()) + 1
     if g < 2:
