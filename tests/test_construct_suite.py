@@ -133,10 +133,13 @@ def test_progress_false_draws_no_bar(tmp_path, capsys):
 # COMPASS K = 4 rule (skill sets with fewer than four valid negatives are dropped);
 # compass-synth again with issue 25's same-category replacements (COMPASS §3.2: cube -> sphere,
 # never cube -> mug; translucent <-> transparent filtered as near-synonyms).
+# All five changed with issue 28's world scale (object unit 0.10 -> 0.20 of the image, objects
+# overlapping under the 60%-visible rule, a wider stage): positions, sizes and so captions and
+# relations of every part change; the items' structure does not.
 GOLDEN_ITEMS = {
-    "world-pairs": "8adcdb48481bf268", "autocomp-swap": "3010d2ee41fdf601",
-    "autocomp-confusion": "a1b431e9541865a6", "autocomp-n1": "91608d2f13cc5afb",
-    "compass-synth": "80bfb84a1907ae84",
+    "world-pairs": "04ad805e3bf83587", "autocomp-swap": "141d90ede0418aed",
+    "autocomp-confusion": "2c7dddb423d19548", "autocomp-n1": "7d6f920309eb2546",
+    "compass-synth": "e466c2c85dadf800",
 }
 
 

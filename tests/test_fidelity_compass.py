@@ -163,7 +163,7 @@ def test_perplexity_benchmark_never_scores_decomposed_items(tmp_path, monkeypatc
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", pad_token="<pad>",
                             unk_token="<unk>").save_pretrained(tmp_path / "lm")
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_positions=64, n_embd=16, n_layer=1,
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_positions=160, n_embd=16, n_layer=1,
                                n_head=2, bos_token_id=1, eos_token_id=1,
                                pad_token_id=0)).save_pretrained(tmp_path / "lm")
     bench = build_compass_benchmark(tmp_path / "c", seed=0, n_scenes=3, size=32)
@@ -181,3 +181,25 @@ def test_perplexity_benchmark_never_scores_decomposed_items(tmp_path, monkeypatc
     levels = set(items[items.role == "composed"]["level"])
     assert {r["level"] for r in out["composed"]} == levels
     assert {r["negative_type"] for r in out["skill"]} <= {"Object", "Attribute", "Relation"}
+
+
+def test_causal_lm_refuses_a_text_longer_than_its_context(tmp_path):
+    """GPT-2 indexes past its position table on a long text (an IndexError traceback): the
+    audit names the text and the limit instead of scoring a truncated caption."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    from foilbench.audit.neural import causal_lm_logprobs
+    from foilbench.errors import ModelError
+
+    vocab = ["<pad>", "<bos>", "<unk>", "a", "cube"]
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", pad_token="<pad>",
+                            unk_token="<unk>").save_pretrained(tmp_path)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_positions=8, n_embd=8, n_layer=1,
+                               n_head=2, bos_token_id=1, eos_token_id=1,
+                               pad_token_id=0)).save_pretrained(tmp_path)
+    assert causal_lm_logprobs(["a cube"] * 2, tmp_path, device="cpu").shape == (2,)
+    with pytest.raises(ModelError, match=r"text 1 is 9 tokens long, over the 8 positions"):
+        causal_lm_logprobs(["a cube", "a cube " * 4], tmp_path, device="cpu")

@@ -26,6 +26,7 @@ from foilbench.world.autocomp import (
     sample_concept_words,
     size_levels,
 )
+from foilbench.world.layout import visibility_ok
 from foilbench.world.render import render_layers
 from foilbench.world.scene import Obj
 from foilbench.world.vocab import RELATIONS, SIZES
@@ -147,7 +148,9 @@ def test_concept_scene_shows_exactly_n_objects_that_realise_it(task, n):
         for condition in ("minimal", "contextual"):
             masks = render_layers(replace(scene, condition=condition), 96).masks
             assert len(masks) == n and all(m.sum() > 10 for m in masks)
-            assert (masks.sum(axis=0) <= 1).all()
+            # apart where they fit; a size chain may overlap, each object mostly in view
+            assert (masks.sum(axis=0) <= 1).all() or (
+                task == "relative_size" and visibility_ok(scene.objects))
         if task in ("color", "shape_color"):
             assert [o.color for o in scene.objects] == list(values)
         else:

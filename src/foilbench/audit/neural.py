@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from foilbench.audit.crossfit import FeatureFn, gather
+from foilbench.errors import ModelError
 from foilbench.models.text_models import causal_lm, minilm
 
 
@@ -54,12 +55,19 @@ def causal_lm_logprobs(texts: list[str], path: str | Path, device: str = "auto",
     tok, model = causal_lm(Path(path), dev)
     bos = [tok.bos_token_id] if tok.bos_token_id is not None else []
     pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
+    limit = _context_length(model)
     out = np.empty(len(texts))
     for start in tqdm(range(0, len(texts), batch_size), desc="causal LM", unit="batch",
                       disable=len(texts) <= batch_size):
         chunk = texts[start : start + batch_size]
         ids = [bos + tok(t, add_special_tokens=False)["input_ids"] for t in chunk]
         width = max(len(x) for x in ids)
+        if limit is not None and width > limit:
+            r = max(range(len(ids)), key=lambda k: len(ids[k]))
+            raise ModelError(
+                f"text {start + r} is {len(ids[r])} tokens long, over the {limit} positions of "
+                f"the language model at {path} ({chunk[r][:60]!r}...); a truncated text would "
+                "be scored on part of its words, so use a model with a longer context")
         x = torch.full((len(ids), width), pad, dtype=torch.long)
         mask = torch.zeros((len(ids), width), dtype=torch.long)
         for r, seq in enumerate(ids):
@@ -74,6 +82,16 @@ def causal_lm_logprobs(texts: list[str], path: str | Path, device: str = "auto",
         out[start : start + len(chunk)] = ((tok_lp * valid).sum(1) /
                                            valid.sum(1).clamp(min=1)).cpu().numpy()
     return out
+
+
+def _context_length(model) -> int | None:
+    """The model's maximum sequence length from its config (GPT-2: ``n_positions``)."""
+    cfg = model.config
+    for name in ("max_position_embeddings", "n_positions", "n_ctx"):
+        value = getattr(cfg, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def causal_lm_scorer(texts: list[str], index: np.ndarray, path: str | Path) -> FeatureFn:

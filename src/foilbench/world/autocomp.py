@@ -33,7 +33,7 @@ from foilbench.world.sample import (
     scene_with_id,
 )
 from foilbench.world.scene import Obj, Scene
-from foilbench.world.shapes import default_state, max_extent
+from foilbench.world.shapes import default_state, get_shape
 from foilbench.world.vocab import (
     COLORS,
     RELATIONS,
@@ -140,12 +140,14 @@ def _plain(category: str, color: str, size: str = "medium") -> Obj:
 
 
 def _steps(prev: Obj, obj: Obj) -> tuple[float, float]:
-    """Smallest moves (object coordinates) that put ``obj``'s reserved box entirely right of
-    / in front of ``prev``'s."""
-    left, right, bottom, top = max_extent()
+    """Smallest moves (object coordinates) that put ``obj``'s footprint box entirely right of /
+    in front of ``prev``'s (concept objects are never reshaped, so their own footprints, not
+    the reserved boxes of any shape, must stay apart)."""
+    _, p_right, p_bottom, _ = get_shape(prev.category, prev.state).extent
+    o_left, _, _, o_top = get_shape(obj.category, obj.state).extent
     up, uo = unit_fraction(prev), unit_fraction(obj)
-    dx = (right * up - left * uo + PLACEMENT_MARGIN) / (STAGE_X[1] - STAGE_X[0])
-    dy = (top * uo - bottom * up + PLACEMENT_MARGIN) / (GROUND_Y[1] - GROUND_Y[0])
+    dx = (p_right * up - o_left * uo + PLACEMENT_MARGIN) / (STAGE_X[1] - STAGE_X[0])
+    dy = (o_top * uo - p_bottom * up + PLACEMENT_MARGIN) / (GROUND_Y[1] - GROUND_Y[0])
     return dx, dy
 
 
@@ -155,7 +157,7 @@ _DIRECTION = {"left of": (1, 0), "right of": (-1, 0), "above": (0, 1), "below": 
 
 
 def _window(prev: Obj, obj: Obj, relation: str | None):
-    """Where ``obj`` may go so that ``prev <relation> obj`` can hold and their reserved boxes
+    """Where ``obj`` may go so that ``prev <relation> obj`` can hold and their footprint boxes
     stay apart: ((x_lo, x_hi), (y_lo, y_hi)) in object coordinates, or ``None`` (anywhere)."""
     if relation not in _DIRECTION:
         return None
@@ -179,9 +181,11 @@ def _first_window(objs: list[Obj], relations: Sequence[str | None]):
 
 
 def _place_chain(rng, objs: list[Obj], relations: Sequence[str | None],
-                 tries: int) -> list[Obj] | None:
-    """Place objects one after another so each relation to the previous object holds."""
-    first = place_object(rng, objs[0], [], tries=tries, within=_first_window(objs, relations))
+                 tries: int, apart: bool = True) -> list[Obj] | None:
+    """Place objects one after another so each relation to the previous object holds; with
+    ``apart`` no two footprints overlap, else the world's occlusion rule applies."""
+    first = place_object(rng, objs[0], [], tries=tries, within=_first_window(objs, relations),
+                         apart=apart)
     if first is None:
         return None
     placed = [first]
@@ -189,7 +193,7 @@ def _place_chain(rng, objs: list[Obj], relations: Sequence[str | None],
         prev = placed[-1]
         accept = None if rel not in RELATIONS else (
             lambda cand, prev=prev, rel=rel: relation_holds(prev, cand, rel))
-        spot = place_object(rng, obj, placed, tries=tries, accept=accept,
+        spot = place_object(rng, obj, placed, tries=tries, accept=accept, apart=apart,
                             within=_window(prev, obj, rel))
         if spot is None:
             return None
@@ -211,7 +215,7 @@ def concept_objects(
                              f"got {len(values)}")
         objs = [_plain(cat, col) for cat, col in zip(objects, values, strict=True)]
         for _ in range(restarts):
-            placed = place_objects(rng, objs)
+            placed = place_objects(rng, objs, apart=True)
             if placed is not None and all(o.size == "medium" for o in placed):
                 return tuple(placed)
         raise RuntimeError(f"could not place {list(objects)} at medium size")
@@ -235,8 +239,10 @@ def concept_objects(
 
 
 def _placed_or_raise(rng, objs, relations, objects, values, restarts) -> tuple[Obj, ...]:
-    for _ in range(restarts):
-        placed = _place_chain(rng, objs, relations, tries=60)
+    """Objects apart if they can be (most concepts); else overlapping, each mostly in view (a
+    large, a small and a large object side by side do not fit the frame at the world's scale)."""
+    for k in range(restarts):
+        placed = _place_chain(rng, objs, relations, tries=60, apart=k < restarts // 2)
         if placed is not None:
             return tuple(placed)
     raise RuntimeError(f"could not realise {list(objects)} with {list(values)} in "

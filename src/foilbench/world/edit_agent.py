@@ -18,6 +18,7 @@ import numpy as np
 from foilbench.world.edit_attribute import modify_with
 from foilbench.world.edit_core import Edit, disambiguate_two, impossible, shuffled
 from foilbench.world.phrases import Action, acted_on, describe, effective_state
+from foilbench.world.sample import edit_fits
 from foilbench.world.scene import Scene
 from foilbench.world.vocab import ACTIONS, AGENTS, check_choice
 
@@ -63,6 +64,8 @@ def swap_role(scene: Scene, rng: np.random.Generator,
         swapped = list(objs)
         swapped[i], swapped[j] = new_a, new_b
         foil = scene.with_objects(swapped)
+        if not edit_fits(foil.objects, (i, j)):  # both agents take new outlines
+            continue
 
         def make(names_a, names_b, a=a, b=b):
             da, db = describe(a, names_a), describe(b, names_b)

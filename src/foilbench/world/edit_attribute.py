@@ -19,6 +19,7 @@ from foilbench.world.edit_core import (
     shuffled,
 )
 from foilbench.world.phrases import Conjunction, describe, effective_state
+from foilbench.world.sample import edit_fits
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.vocab import (
     AGENTS,
@@ -37,6 +38,7 @@ SHAPE_CATEGORIES: tuple[str, ...] = ("cube", "sphere", "cylinder", "cone", "pyra
 OBJECT_CATEGORIES: tuple[str, ...] = tuple(c for c in SCENE_CATEGORIES
                                            if c not in SHAPE_CATEGORIES)  # agents act instead
 POSE_CATEGORIES: tuple[str, ...] = ("bottle",)
+RESHAPING = ("category", "state")  # attributes whose change changes the object's outline
 STATE_CATEGORIES: tuple[str, ...] = tuple(c for c in STATES
                                           if c not in POSE_CATEGORIES and c not in AGENTS)
 
@@ -68,6 +70,8 @@ def modify_with(edit_type: str, category: str, operation: str, attribute: str,
                 changes["state"] = None
             new = obj.with_(**changes)
             foil = scene.with_objects(scene.objects[:i] + (new,) + scene.objects[i + 1:])
+            if attribute in RESHAPING and not edit_fits(foil.objects, (i,)):
+                continue  # the new shape would hide, or be hidden, past the occlusion rule
 
             def make(names, obj=obj, new=new):
                 return describe(obj, names), describe(new, names)

@@ -15,9 +15,8 @@ from itertools import combinations
 import numpy as np
 
 from foilbench.errors import FoilbenchError
-from foilbench.world.layout import boxes_overlap, inside_stage, reserved_box
 from foilbench.world.phrases import Phrase, holds
-from foilbench.world.sample import PLACEMENT_MARGIN, position_range
+from foilbench.world.sample import fits, position_range
 from foilbench.world.scene import Obj, Scene
 
 # Descriptors tried, in this order, to tell an edited object apart from look-alikes.
@@ -119,7 +118,8 @@ def free_spot(rng: np.random.Generator, others: Sequence[Obj], obj: Obj,
               x_range: tuple[float, float] = (0.0, 1.0),
               y_range: tuple[float, float] = (0.0, 1.0)) -> Obj | None:
     """``obj`` moved to a seeded free place inside the ranges, or None if none is found.
-    Placement follows the sampler's rule (:func:`foilbench.world.sample.fits`)."""
+    Placement follows the sampler's rule (:func:`foilbench.world.sample.fits`); the object
+    is taken to be painted after ``others`` at its depth (added objects go last)."""
     stage = position_range(obj)
     if stage is None:
         return None
@@ -129,11 +129,9 @@ def free_spot(rng: np.random.Generator, others: Sequence[Obj], obj: Obj,
         return None
     xs = rng.uniform(*x_range, PLACEMENT_TRIES)
     ys = rng.uniform(*y_range, PLACEMENT_TRIES)
-    taken = [reserved_box(o) for o in others]
     for x, y in zip(xs, ys, strict=True):
         moved = obj.with_(x=round(float(x), 3), y=round(float(y), 3))
-        box = reserved_box(moved)  # the same rule as sample.fits, other boxes computed once
-        if inside_stage(box) and not any(boxes_overlap(box, t, PLACEMENT_MARGIN) for t in taken):
+        if fits(moved, others):
             return moved
     return None
 

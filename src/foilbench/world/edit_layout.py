@@ -18,7 +18,7 @@ from foilbench.world.edit_core import (
     shuffled,
 )
 from foilbench.world.phrases import Relation, describe, with_determiner
-from foilbench.world.sample import fits
+from foilbench.world.sample import edit_fits
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.vocab import COLORS, MAX_OBJECTS, SCENE_CATEGORIES, STATES
 
@@ -191,11 +191,10 @@ def swap_spatial(scene: Scene, rng: np.random.Generator,
             continue
         a, b = objs[i], objs[j]
         new_a, new_b = a.with_(x=b.x, y=b.y), b.with_(x=a.x, y=a.y)
-        rest = [o for k, o in enumerate(objs) if k not in (i, j)]
-        if not (fits(new_a, rest) and fits(new_b, rest)):
-            continue
         swapped = list(objs)
         swapped[i], swapped[j] = new_a, new_b
+        if not edit_fits(swapped, (i, j), moved=True):  # each at the other's depth now
+            continue
         foil = scene.with_objects(swapped)
 
         def make(names_a, names_b, a=a, b=b, new_a=new_a, new_b=new_b):

@@ -1,9 +1,13 @@
-"""Seeded scene sampling with non-overlapping placement, and scene signatures.
+"""Seeded scene sampling with occlusion-aware placement, and scene signatures.
 
 Every object gets a *reserved box*: the room that any category or state at its size would need
-(:func:`foilbench.world.layout.reserved_box`). Reserved boxes are kept disjoint and inside the
-stage, so a single edit (a colour, a category, a state) of one object can never spill into
-another object's footprint, and contextual props never sit over an object.
+(:func:`foilbench.world.layout.reserved_box`). Reserved boxes stay inside the stage, so an edit
+of category or state never leaves the frame. Objects may overlap as in a photograph, under two
+rules (:func:`layout_ok`): objects whose bodies overlap stand at clearly different depths (their
+ground lines at least ``DEPTH_GAP`` apart, so one is in front rather than inside the other), and
+every object keeps ``MIN_VISIBLE`` of its body in view. The renderer draws each object into its
+own footprint back to front, so a single edit of one object still changes pixels only inside
+that object's footprints (where an object in front is opaque, not even there).
 
 The random stream drawn does not depend on ``condition``: the same generator state gives the
 same objects in the Minimal and the Contextual condition.
@@ -22,10 +26,14 @@ from foilbench.world.layout import (
     DECOR_BAND,
     GROUND_Y,
     STAGE_X,
+    anchor_fraction,
+    body_box,
     boxes_overlap,
     inside_stage,
+    object_box,
     reserved_box,
     unit_fraction,
+    visibility_ok,
 )
 from foilbench.world.scene import Obj, Scene
 from foilbench.world.shapes import max_extent
@@ -47,7 +55,8 @@ from foilbench.world.vocab import (
 MATERIAL_P = {"matte": 0.55, "metal": 0.15, "glass": 0.15, "wood": 0.15}
 PATTERN_P = {"plain": 0.55, "striped": 0.15, "dotted": 0.15, "checkered": 0.15}
 TRANSPARENCY_P = {"opaque": 0.7, "translucent": 0.15, "transparent": 0.15}
-PLACEMENT_MARGIN = 0.01  # image fraction between reserved boxes
+PLACEMENT_MARGIN = 0.01  # image fraction between boxes that must stay apart (Auto-Comp chains)
+DEPTH_GAP = 0.04  # image fraction between the ground lines of two objects that overlap
 ROUND_GUARD = 0.003  # image fraction
 N_BACKDROPS = 64  # contextual backdrops are drawn from this many seeds (all cached)
 SIZE_ORDER = tuple(SIZES)  # small -> large
@@ -93,12 +102,54 @@ def position_range(obj: Obj) -> tuple[tuple[float, float], tuple[float, float]] 
     return (x_rng[0] + 1e-3, x_rng[1] - 1e-3), (y_rng[0] + 1e-3, y_rng[1] - 1e-3)
 
 
-def fits(obj: Obj, others: Iterable[Obj], margin: float = PLACEMENT_MARGIN) -> bool:
-    """True when ``obj``'s reserved box is inside the stage and clear of every other's."""
-    box = reserved_box(obj)
-    if not inside_stage(box):
+def _depth_clear(a: Obj, b: Obj) -> bool:
+    """Objects whose bodies overlap must stand at clearly different depths."""
+    if not boxes_overlap(body_box(a), body_box(b)):
+        return True
+    return abs(anchor_fraction(a)[1] - anchor_fraction(b)[1]) >= DEPTH_GAP
+
+
+def fits(obj: Obj, others: Sequence[Obj]) -> bool:
+    """True when ``obj`` (painted after any of ``others`` at its depth) can join ``others``: its
+    reserved box inside the stage, clear depths with the objects it overlaps, and itself and
+    every object it overlaps still ``MIN_VISIBLE`` in view. Checks only what ``obj`` changes,
+    so it assumes ``others`` already satisfy :func:`layout_ok`."""
+    if not inside_stage(reserved_box(obj)):
         return False
-    return not any(boxes_overlap(box, reserved_box(o), margin) for o in others)
+    body = body_box(obj)
+    near = [k for k, o in enumerate(others) if boxes_overlap(body, body_box(o))]
+    if not all(_depth_clear(obj, others[k]) for k in near):
+        return False
+    return visibility_ok([*others, obj], [*near, len(others)])
+
+
+def layout_ok(objects: Sequence[Obj]) -> bool:
+    """The placement rules for a whole scene."""
+    if not all(inside_stage(reserved_box(o)) for o in objects):
+        return False
+    if not all(_depth_clear(objects[i], objects[j]) for i in range(len(objects))
+               for j in range(i + 1, len(objects))):
+        return False
+    return visibility_ok(objects)
+
+
+def edit_fits(objects: Sequence[Obj], changed: Sequence[int], moved: bool = False) -> bool:
+    """The placement rules for what an edit changed: each object in ``changed`` (reshaped, or
+    ``moved``) and every object it overlaps keep ``MIN_VISIBLE`` in view, and overlapping pairs
+    with a changed object stand at clear depths; a moved object's footprint stays on the stage
+    (its own: a foil is not edited again, so it needs no room for other shapes). Objects the
+    edit did not touch are not re-judged, so a hand-made scene is judged by its edit alone."""
+    if moved and not all(inside_stage(object_box(objects[i])) for i in changed):
+        return False
+    near = set(changed)
+    for i in changed:
+        body = body_box(objects[i])
+        for k, o in enumerate(objects):
+            if k != i and boxes_overlap(body, body_box(o)):
+                if not _depth_clear(objects[i], o):
+                    return False
+                near.add(k)
+    return visibility_ok(objects, sorted(near))
 
 
 def place_object(
@@ -108,10 +159,12 @@ def place_object(
     tries: int = 40,
     accept: Callable[[Obj], bool] | None = None,
     within: tuple[tuple[float, float], tuple[float, float]] | None = None,
+    apart: bool = False,
 ) -> Obj | None:
     """``obj`` moved to a random free spot among ``others`` (positions rounded to 0.001)
     where ``accept(candidate)`` holds (if given), or ``None`` after ``tries`` attempts.
-    ``within`` = ((x_lo, x_hi), (y_lo, y_hi)) narrows where candidates are drawn."""
+    ``within`` = ((x_lo, x_hi), (y_lo, y_hi)) narrows where candidates are drawn; ``apart``
+    keeps the object's footprint box (body and shadow) clear of every other's: no overlap."""
     ranges = position_range(obj)
     if ranges is None:
         return None
@@ -125,19 +178,26 @@ def place_object(
         x = round(float(rng.uniform(x0, x1)), 3)
         y = round(float(rng.uniform(y0, y1)), 3)
         cand = obj.with_(x=x, y=y)
-        if fits(cand, others) and (accept is None or accept(cand)):
+        if (fits(cand, others) and (not apart or _clear_of(cand, others))
+                and (accept is None or accept(cand))):
             return cand
     return None
 
 
-def place_objects(rng: np.random.Generator, objects: Sequence[Obj]) -> list[Obj] | None:
-    """Place all objects without overlap, shrinking one that does not fit (large -> medium ->
-    small); ``None`` when even that fails."""
+def _clear_of(obj: Obj, others: Sequence[Obj]) -> bool:
+    box = object_box(obj)
+    return not any(boxes_overlap(box, object_box(o), PLACEMENT_MARGIN) for o in others)
+
+
+def place_objects(rng: np.random.Generator, objects: Sequence[Obj],
+                  apart: bool = False) -> list[Obj] | None:
+    """Place all objects by :func:`fits` (and without any overlap when ``apart``), shrinking
+    one that does not fit (large -> medium -> small); ``None`` when even that fails."""
     placed: list[Obj] = []
     for obj in objects:
         spot = None
         for size in SIZE_ORDER[: SIZE_ORDER.index(obj.size) + 1][::-1]:
-            spot = place_object(rng, obj.with_(size=size), placed)
+            spot = place_object(rng, obj.with_(size=size), placed, apart=apart)
             if spot is not None:
                 break
         if spot is None:
