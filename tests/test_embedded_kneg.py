@@ -59,6 +59,7 @@ def test_every_arrangement_is_classified_as_by_hand():
 
 
 def test_confusion_pools_find_exactly_the_hand_enumerated_false_negatives():
+    # "the fourth family is degenerate at N=2" (App. A.9): a two-object mention leaves it out
     assert mention_text(CONJ, SCENE, SCENE.objects, _no_scene_caption) == POSITIVE
     union = {f: set() for f in FAMILIES}
     for seed in range(60):
@@ -67,11 +68,11 @@ def test_confusion_pools_find_exactly_the_hand_enumerated_false_negatives():
         for family, texts in pools.items():
             assert len(texts) == len(set(texts))
             union[family] |= set(texts)
-    assert union == HAND
+    assert union == {**HAND, "other": set()}
 
 
 def test_confusion_draws_are_stratified_over_the_families():
-    starts, all_four = set(), 0
+    starts, all_three = set(), 0
     for seed in range(40):
         rng = np.random.default_rng(seed)
         pools = confusion_pools(CONJ, SCENE, rng, _no_scene_caption, POSITIVE)
@@ -81,12 +82,38 @@ def test_confusion_draws_are_stratified_over_the_families():
                                            _no_scene_caption, POSITIVE, 3)
         families = [next(f for f in FAMILIES if t in HAND[f]) for t in negs]
         start = present.index(families[0])
+        assert "other" not in present
         # draw j from family (start + j) mod F over the F families found, in FAMILIES order
         assert families == [present[(start + j) % len(present)] for j in range(3)], negs
-        if len(present) == 4:
-            all_four += 1
+        if len(present) == 3:  # one negative per family, as finetune/negatives at N = 2
+            all_three += 1
             starts.add(start)
-    assert all_four >= 30 and starts == {0, 1, 2, 3}
+            assert sorted(families) == sorted(present)
+    assert all_three >= 30 and starts == {0, 1, 2}
+
+
+def test_three_object_mentions_draw_from_all_four_families():
+    objs = (Obj("cube", "red", x=0.1, y=0.5), Obj("sphere", "blue", x=0.5, y=0.5),
+            Obj("cone", "green", x=0.9, y=0.5))
+    scene = Scene(objs)
+    m = Mention("concept", (0, 1, 2))
+    pos = mention_text(m, scene, objs, _no_scene_caption)
+    union = {f: set() for f in FAMILIES}
+    for seed in range(10):
+        for family, texts in confusion_pools(m, scene, np.random.default_rng(seed),
+                                             _no_scene_caption, pos).items():
+            union[family] |= set(texts)
+    assert all(union.values())
+    # by hand: cube/cube/sphere in red/red/blue repeats a category and a colour: "other";
+    # sphere/cone/cube keeps both multisets: "swap"; red/red/blue on the same objects
+    other = (objs[0], objs[0].with_(x=0.5), objs[1].with_(x=0.9))
+    assert confusion_family(m, objs, other) == "other"
+    perm = tuple(o.with_(category=c) for o, c in zip(objs, ("sphere", "cone", "cube"),
+                                                     strict=True))
+    assert confusion_family(m, objs, perm) == "swap"
+    recoloured = tuple(o.with_(color=c) for o, c in zip(objs, ("red", "red", "blue"),
+                                                        strict=True))
+    assert confusion_family(m, objs, recoloured) == "shared_objects"
 
 
 def test_stratified_cycles_over_the_non_empty_families_only():

@@ -14,7 +14,9 @@ are made by re-binding its objects:
   mention swaps its two objects (a role swap). The candidate exchanges are enumerated and
   tried in a seeded random order until K distinct false negatives are found; where fewer exist
   (or ``MAX_SWAP_TRIES`` candidates gave fewer), the K draws repeat them uniformly, as
-  :func:`foilbench.finetune.negatives.draw_negatives` repeats the single N = 2 Swap negative.
+  :func:`foilbench.finetune.negatives.draw_negatives` repeats the single N = 2 Swap negative
+  (that function draws with replacement even from a larger pool; here distinct texts come
+  first, our choice: more distinct columns per image).
 * Confusion (Auto-Comp): every mentioned object takes a category and each said attribute
   from the values present among the objects in play, with repetition (N^(2N) arrangements).
   Each candidate is classified into the error families of :data:`FAMILIES` (as
@@ -25,7 +27,9 @@ are made by re-binding its objects:
   caption, so each family is aimed at ``ROUNDS`` times (categories and values permuted or
   drawn with repetition and redrawn while they are still a permutation, as the family needs;
   the result is classified by what it is), and
-  the K draws are stratified over the families found exactly as ``draw_negatives`` does: from
+  a two-object mention leaves ``other`` out as App. A.9 does at N = 2 ("the fourth family is
+  degenerate at N=2"; :func:`_families`); the K draws are stratified over the families found
+  exactly as ``draw_negatives`` does: from
   a random starting family in :data:`FAMILIES` order, draw j goes to family (start + j) mod F,
   a uniform text within it.
 
@@ -182,6 +186,17 @@ def _arrangement(m: Mention, objs: tuple[Obj, ...], pool: tuple[int, ...], plan:
     return new
 
 
+def _families(n_objects: int) -> tuple[str, ...]:
+    """The families a mention of ``n_objects`` objects draws from: no ``swap`` for one object
+    (its only permutation is itself), no ``other`` for two ("the fourth family is degenerate at
+    N=2", App. A.9: it can only repeat one object and one value; as finetune/data.py)."""
+    if n_objects == 1:
+        return tuple(f for f in FAMILIES if f != "swap")
+    if n_objects == 2:
+        return tuple(f for f in FAMILIES if f != "other")
+    return FAMILIES
+
+
 def confusion_pools(m: Mention, scene: Scene, rng: np.random.Generator, describe_scene,
                     positive: str) -> dict[str, list[str]]:
     """Distinct false Confusion negatives found per family (``ROUNDS`` aims at each)."""
@@ -191,16 +206,19 @@ def confusion_pools(m: Mention, scene: Scene, rng: np.random.Generator, describe
     if len(pool) < 2:
         return found
     plan = _plan(m, objs)
+    families = _families(len(m.indices))
     seen: set[str] = set()
     for _ in range(ROUNDS):
         for family in FAMILIES:
-            if family == "swap" and len(m.indices) < 2:  # a one-object permutation: itself
+            if family not in families:
                 continue
             new = _arrangement(m, objs, pool, plan, family, rng)
             text = _accept(m, scene, new, positive, describe_scene)
             if text is not None and text not in seen:
                 seen.add(text)
-                found[confusion_family(m, objs, new)].append(text)
+                label = confusion_family(m, objs, new)
+                if label in families:
+                    found[label].append(text)
     return found
 
 
