@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from foilbench.train.hard_negatives import confusion_negative, swap_negative
+from foilbench.train.hard_negatives import confusion_negatives, swap_negatives
 from foilbench.train.loop import TrainConfig, contrastive_loss, lr_at
 from foilbench.train.mentions import Mention, mention_is_true, mention_text
 from foilbench.world.scene import Obj, Scene
@@ -25,9 +25,11 @@ def test_conj_swap_negative_exchanges_colours():
     m = Mention("conj", (0, 1), (("color",), ("color",)))
     pos = mention_text(m, SCENE, SCENE.objects, _describe)
     assert pos == "a red cube and a blue sphere"
-    texts = {swap_negative(m, SCENE, np.random.default_rng(s), _describe, pos) for s in range(20)}
-    # swap attributes (colours) or swap objects (categories), NegCLIP's two swap kinds
-    assert texts == {"a blue cube and a red sphere", "a red sphere and a blue cube"}
+    texts = swap_negatives(m, SCENE, np.random.default_rng(0), _describe, pos, 3)
+    # swap attributes (colours) or swap objects (categories), NegCLIP's two swap kinds: both
+    # distinct ones, the third draw repeats one of them
+    assert len(texts) == 3
+    assert set(texts) == {"a blue cube and a red sphere", "a red sphere and a blue cube"}
 
 
 def test_noun_negatives_borrow_another_objects_attribute_and_are_false():
@@ -35,17 +37,18 @@ def test_noun_negatives_borrow_another_objects_attribute_and_are_false():
     pos = mention_text(m, SCENE, SCENE.objects, _describe)
     assert pos == "a red cube"
     for seed in range(10):
-        for make in (swap_negative, confusion_negative):
-            neg = make(m, SCENE, np.random.default_rng(seed), _describe, pos)
-            assert neg in {"a blue cube", "a red sphere", "a blue sphere"}
+        for make in (swap_negatives, confusion_negatives):
+            negs = make(m, SCENE, np.random.default_rng(seed), _describe, pos, 3)
+            assert len(negs) == 3
+            assert set(negs) <= {"a blue cube", "a red sphere", "a blue sphere"}
 
 
 def test_one_object_scene_has_no_hard_negative():
     scene = Scene((RED_CUBE,))
     m = Mention("noun", (0,), (("color",),))
     rng = np.random.default_rng(0)
-    assert swap_negative(m, scene, rng, _describe, "a red cube") is None
-    assert confusion_negative(m, scene, rng, _describe, "a red cube") is None
+    assert swap_negatives(m, scene, rng, _describe, "a red cube", 3) == []
+    assert confusion_negatives(m, scene, rng, _describe, "a red cube", 3) == []
 
 
 def test_a_negative_that_is_true_of_the_scene_is_refused():
@@ -54,16 +57,16 @@ def test_a_negative_that_is_true_of_the_scene_is_refused():
     m = Mention("noun", (0,), (("color",),))
     assert mention_is_true(m, scene, scene.objects)
     for seed in range(10):
-        neg = swap_negative(m, scene, np.random.default_rng(seed), _describe, "a red cube")
-        assert neg is not None and neg != "a red cube"
+        negs = swap_negatives(m, scene, np.random.default_rng(seed), _describe, "a red cube", 3)
+        assert len(negs) == 3 and "a red cube" not in negs
 
 
 def test_relation_swap_reverses_the_objects():
     m = Mention("relation", (0, 1), relation="left of")
     pos = mention_text(m, SCENE, SCENE.objects, _describe)
     assert pos == "a cube left of a sphere"
-    neg = swap_negative(m, SCENE, np.random.default_rng(0), _describe, pos)
-    assert neg == "a sphere left of a cube"
+    negs = swap_negatives(m, SCENE, np.random.default_rng(0), _describe, pos, 3)
+    assert negs == ["a sphere left of a cube"] * 3  # the one role swap, repeated to K
 
 
 def test_contrastive_loss_matches_hand_computation():

@@ -2,9 +2,13 @@
 
 Each scene is shown in one condition (Minimal or Contextual, drawn per scene), so a rendering
 budget buys as many distinct scenes as possible; it has one set of mentions (see
-:mod:`foilbench.train.mentions`), each with its positive text and, where one exists, a swap and
-a confusion negative. Texts are stored once in a table and referenced by index (-1 = no
-negative). The whole set is cached as ``.npz`` (arrays only, loaded without pickle) plus
+:mod:`foilbench.train.mentions`), each with its positive text and ``DataConfig.k_negatives``
+(K = 3, Auto-Comp §5 / App. A.9) Swap and K Confusion negatives, the Confusion ones stratified
+over the error families (:mod:`foilbench.train.hard_negatives`). Texts are stored once in a
+table and referenced by index; ``swap`` and ``confusion`` are (n_images, n_mentions, K) arrays,
+-1 where a mention has no negative of that kind (the trainer masks those columns).
+The negatives come from a generator of their own (per chunk), so the mentions and positives do
+not depend on how the negatives are made. The whole set is cached as ``.npz`` (arrays only, loaded without pickle) plus
 ``.json`` so the three models reuse one rendering.
 
 Edited twins (:mod:`foilbench.train.twins`) follow the ordinary scenes in the arrays: two
@@ -27,14 +31,15 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from foilbench.errors import FoilbenchError
 from foilbench.hashing import sha256_text
 from foilbench.jsonio import write_json
 from foilbench.models.embedded_preprocess import PREPROCESS_VERSION, image_to_array
-from foilbench.train.hard_negatives import confusion_negative, swap_negative
+from foilbench.train.hard_negatives import K_NEGATIVES, confusion_negatives, swap_negatives
 from foilbench.train.mentions import Mention, mention_text, sample_mentions
 from foilbench.train.world_source import WorldSource, sample_training_scenes
 
-DATA_VERSION = "v3"
+DATA_VERSION = "v4"  # v4: K swap and K stratified confusion negatives per mention
 CHUNK = 256  # scenes per generator (and per unit of parallel work)
 
 
@@ -47,11 +52,16 @@ class DataConfig:
     max_objects: int = 6
     contextual: float = 0.5  # probability that a scene is shown in the Contextual condition
     n_twins: int = 0  # edited twin pairs (two images each) beyond the n_scenes scenes
+    k_negatives: int = K_NEGATIVES  # Swap and Confusion negatives per mention (each)
+
+    def __post_init__(self) -> None:
+        if self.k_negatives < 1:
+            raise ValueError(f"k_negatives must be >= 1, got {self.k_negatives}")
 
     def key(self, world: str) -> str:
         text = json.dumps([DATA_VERSION, PREPROCESS_VERSION, world, self.n_scenes, self.seed,
                            self.image_size, self.render_size, self.max_objects,
-                           self.contextual, self.n_twins])
+                           self.contextual, self.n_twins, self.k_negatives])
         return sha256_text(text)[:16]
 
 
@@ -61,8 +71,8 @@ class TrainingData:
     minimal: np.ndarray  # (n_scenes,) bool: the scene is shown in the Minimal condition
     texts: list[str]  # text table
     positive: np.ndarray  # (n_scenes, K) int32 index into texts
-    swap: np.ndarray  # (n_scenes, K) int32, -1 = none
-    confusion: np.ndarray  # (n_scenes, K) int32, -1 = none
+    swap: np.ndarray  # (n_scenes, K, k_negatives) int32, -1 = none
+    confusion: np.ndarray  # (n_scenes, K, k_negatives) int32, -1 = none
     kinds: list[str]  # mention kinds seen, most frequent first (info only)
     stats: dict
     twin: np.ndarray | None = None  # (n_images,) int32: the edited twin's index, -1 = none
@@ -92,24 +102,42 @@ class _TextTable:
         return self.index[text]
 
 
-def _caption_rows(scene, mentions: list[Mention], rng, describe_scene):
+def _caption_rows(scene, mentions: list[Mention], rng, describe_scene, k: int):
+    """(positive, [swap negatives], [confusion negatives]) per mention."""
     rows = []
     for m in mentions:
         text = mention_text(m, scene, scene.objects, describe_scene)
-        rows.append((text, swap_negative(m, scene, rng, describe_scene, text),
-                     confusion_negative(m, scene, rng, describe_scene, text)))
+        rows.append((text, swap_negatives(m, scene, rng, describe_scene, text, k),
+                     confusion_negatives(m, scene, rng, describe_scene, text, k)))
     return rows
+
+
+def _padded(table: _TextTable, texts: list[str], k: int) -> list[int]:
+    """Text-table indices of ``texts``, -1 up to ``k`` (a refusal if there are more)."""
+    if len(texts) > k:
+        raise ValueError(f"{len(texts)} negatives for {k} slots")
+    return [table.add(t) for t in texts] + [-1] * (k - len(texts))
+
+
+def _mean_distinct(neg: np.ndarray) -> float:
+    """Mean number of distinct negatives per mention that has any (0 when none has)."""
+    flat = neg.reshape(-1, neg.shape[-1])
+    counts = [len(set(r[r >= 0].tolist())) for r in flat if (r >= 0).any()]
+    return round(float(np.mean(counts)), 3) if counts else 0.0
 
 
 def _chunk(world: WorldSource, cfg: DataConfig, index: int, scenes: list):
     """Captions (strings) and pixels of one chunk of scenes, from the chunk's own generator."""
     rng = np.random.default_rng(np.random.SeedSequence(entropy=cfg.seed, spawn_key=(1, index)))
+    neg_rng = np.random.default_rng(np.random.SeedSequence(entropy=cfg.seed,
+                                                           spawn_key=(4, index)))
     pixels = np.zeros((len(scenes), cfg.image_size, cfg.image_size, 3), np.uint8)
     captions, kinds = [], []
     for s, scene in enumerate(scenes):
         mentions = sample_mentions(scene, rng)
         kinds.extend(m.kind for m in mentions)
-        captions.append(_caption_rows(scene, mentions, rng, world.describe_scene))
+        captions.append(_caption_rows(scene, mentions, neg_rng, world.describe_scene,
+                                      cfg.k_negatives))
         image = world.render(scene, cfg.render_size)
         pixels[s] = image_to_array(image, cfg.image_size, name=f"training scene {s}")
     return pixels, captions, kinds
@@ -137,7 +165,7 @@ def _twin_chunk(world: WorldSource, cfg: DataConfig, index: int, bases: list, ba
         pixels.extend(pair)
         minimal.extend([base.condition == "minimal"] * 2)
         for side in (0, 1):
-            captions.append([(tiers[k % len(tiers)][side], None, None) for k in range(k_slots)])
+            captions.append([(tiers[k % len(tiers)][side], [], []) for k in range(k_slots)])
         kinds.append(edit_type)
     shape = (0, cfg.image_size, cfg.image_size, 3)
     return ((np.stack(pixels) if pixels else np.zeros(shape, np.uint8)), captions, kinds,
@@ -180,18 +208,22 @@ def build_training_data(world: WorldSource, cfg: DataConfig, progress: bool = Tr
     bar.close()
     table = _TextTable()
     rows, kinds, twin_types = [], {}, {}
+    k = cfg.k_negatives
+
+    def indexed(image_rows):
+        return [[table.add(pos)] + _padded(table, swaps, k) + _padded(table, confs, k)
+                for pos, swaps, confs in image_rows]
+
     for _, captions, chunk_kinds in results:
-        for scene_rows in captions:
-            rows.append([[table.add(t) for t in triple] for triple in scene_rows])
+        rows.extend(indexed(scene_rows) for scene_rows in captions)
         for kind in chunk_kinds:
             kinds[kind] = kinds.get(kind, 0) + 1
     for _, captions, types, _, _ in twins:
-        for image_rows in captions:
-            rows.append([[table.add(t) for t in triple] for triple in image_rows])
+        rows.extend(indexed(image_rows) for image_rows in captions)
         for t in types:
             twin_types[t] = twin_types.get(t, 0) + 1
-    arr = np.asarray(rows, np.int32)  # (n_images, K, 3)
-    positive, swap, conf = arr[..., 0], arr[..., 1], arr[..., 2]
+    arr = np.asarray(rows, np.int32).reshape(len(rows), -1, 1 + 2 * k)  # (n_images, M, 1+2K)
+    positive, swap, conf = arr[..., 0], arr[..., 1:1 + k], arr[..., 1 + k:]
     pixels = np.concatenate([r[0] for r in results] + [t[0] for t in twins])
     n_twin_images = len(pixels) - len(scenes)
     twin = np.full(len(pixels), -1, np.int32)
@@ -204,8 +236,12 @@ def build_training_data(world: WorldSource, cfg: DataConfig, progress: bool = Tr
              "twins_dropped": sum(t[3] for t in twins),
              "minimal_scenes": int(minimal.sum()), "n_texts": len(table.texts),
              "mentions_per_scene": positive.shape[1], "mention_kinds": kinds,
-             "swap_negative_rate": float((swap >= 0).mean()),
-             "confusion_negative_rate": float((conf >= 0).mean()),
+             "k_negatives": k,
+             # share of the scenes' mentions with at least one negative of the kind
+             "swap_negative_rate": float((swap[:len(scenes), :, 0] >= 0).mean()),
+             "confusion_negative_rate": float((conf[:len(scenes), :, 0] >= 0).mean()),
+             "distinct_swap_per_mention": _mean_distinct(swap[:len(scenes)]),
+             "distinct_confusion_per_mention": _mean_distinct(conf[:len(scenes)]),
              "objects_per_scene": np.bincount([len(s.objects) for s in scenes]).tolist(),
              "scenes_with_agents": sum(any(o.category == "robot" for o in s.objects)
                                        for s in scenes)}
@@ -228,6 +264,11 @@ def load_training_data(path: Path) -> TrainingData:
     with np.load(path.with_suffix(".npz"), allow_pickle=False) as arrays:
         parts = {k: arrays[k] for k in ("pixels", "minimal", "positive", "swap", "confusion",
                                         "twin")}
+    for name in ("swap", "confusion"):
+        if parts[name].ndim != 3:
+            raise FoilbenchError(f"{path.with_suffix('.npz')}: {name!r} has shape "
+                                 f"{parts[name].shape}, not (images, mentions, K): a training "
+                                 "set from an older foilbench; delete it to rebuild")
     meta = json.loads(path.with_suffix(".json").read_text())
     return TrainingData(texts=meta["texts"], kinds=meta["kinds"], stats=meta["stats"], **parts)
 

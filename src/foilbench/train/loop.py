@@ -5,11 +5,15 @@ captions t_i with unit embeddings u_i, v_i and learned temperature s = exp(logit
 
     L = 1/2 [ CE(s * U V'^T, y) + CE(s * V U^T, y) ],   y = (0, ..., B-1)
 
-With hard negatives (NegCLIP, Yuksekgonul et al. 2023, Sec. 4) every image's negative
-captions are appended to the text side of the image-to-text logits, V' = [V; N_swap; N_conf],
-so each image must rank its caption above all B + M texts; a missing negative is a column of
--inf. The text-to-image term is unchanged. Recipes: ``plain`` (V' = V), ``swapneg`` (+ swap
-negatives), ``confneg`` (+ swap and Auto-Comp confusion negatives).
+With hard negatives (NegCLIP, Yuksekgonul et al. 2023, Sec. 4) every image's K negative
+captions are appended to the text side of the image-to-text logits, V' = [V; N], so each image
+must rank its caption above all B + B*K texts; a missing negative is a column of -inf. The
+text-to-image term is unchanged. Recipes follow Auto-Comp's matched comparison, "a Swap-only
+baseline using K=3 Swap negatives per positive, and a Confusion variant using K=3 Confusion
+negatives" (§5), the Confusion ones "stratified across the four error families" (App. A.9):
+``plain`` (V' = V), ``swapneg`` (+ K = 3 Swap columns per image), ``confneg`` (+ K = 3
+Confusion columns per image, no Swap columns). The negatives are made by
+:mod:`foilbench.train.hard_negatives`; K is ``DataConfig.k_negatives``.
 
 Curriculum: the first ``minimal_first`` of the steps show Minimal-condition scenes only (in a
 short trial, clutter from the start left the loss at the "which backdrop" level for hundreds
@@ -45,7 +49,7 @@ from foilbench.train.schedule import lr_at
 RECIPES: dict[str, tuple[str, ...]] = {
     "plain": (),
     "swapneg": ("swap",),
-    "confneg": ("swap", "confusion"),
+    "confneg": ("confusion",),
 }
 
 
@@ -96,6 +100,15 @@ def contrastive_loss(img: torch.Tensor, txt: torch.Tensor, negs: torch.Tensor | 
     return (i2t + t2i) / 2
 
 
+def negative_columns(data: TrainingData, recipe: str, images: np.ndarray,
+                     which: np.ndarray) -> np.ndarray:
+    """(len(images), K per kind x kinds) text indices of the recipe's negatives of each image's
+    chosen mention (-1 = none, masked); zero columns for ``plain``."""
+    kinds = {"swap": data.swap, "confusion": data.confusion}
+    parts = [kinds[k][images, which] for k in RECIPES[recipe]]
+    return np.concatenate(parts, axis=1) if parts else np.zeros((len(images), 0), np.int32)
+
+
 def _draw(rng: np.random.Generator, pool: np.ndarray, k: int, minimal: np.ndarray,
           minimal_only: bool) -> np.ndarray:
     """``k`` distinct indices of ``pool`` (only Minimal ones when asked and there are enough)."""
@@ -143,7 +156,6 @@ def _train(data, tokenizer, arch, cfg, progress, init):
     ordinary = np.flatnonzero(twin < 0)
     n_pairs = min(int(cfg.batch_size * cfg.twin_share) // 2, len(pairs))
     batch = min(cfg.batch_size - 2 * n_pairs, len(ordinary))
-    columns = {"swap": data.swap, "confusion": data.confusion}
     net.train()
     losses, start = [], time.perf_counter()
     bar = tqdm(range(cfg.steps), desc=f"training {cfg.recipe}", disable=not progress, unit="step")
@@ -156,8 +168,7 @@ def _train(data, tokenizer, arch, cfg, progress, init):
         which[n_ordinary + 1::2] = which[n_ordinary::2]  # a twin pair shares its tier
         images = arrays_to_tensor(data.pixels[scenes])
         pos = data.positive[scenes, which]
-        neg = np.concatenate([columns[k][scenes, which] for k in RECIPES[cfg.recipe]] or
-                             [np.zeros(0, np.int32)])
+        neg = negative_columns(data, cfg.recipe, scenes, which).T.reshape(-1)
         ids = trim_padding(text_ids[np.concatenate([pos, np.maximum(neg, 0)])])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)

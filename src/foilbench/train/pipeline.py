@@ -25,7 +25,12 @@ from foilbench.train.loop import TrainConfig, train_model
 from foilbench.train.world_source import WorldSource
 from foilbench.world import vocab
 
-MAX_LEN = 48
+# Token length of the embedded text tower ([CLS] + words; position embeddings follow it). The
+# longest embedded-suite caption (seed 0, default suite) is a COMPASS L2-OR caption of 56
+# words = 57 tokens; a caption of COMPASS's largest structure (12 primitives, e.g. 3 objects
+# and 9 relations of at most 8 words each) stays under 80. Batches are trimmed to their
+# longest text, so the margin costs no compute.
+MAX_LEN = 80
 
 # The shipped recipe: `foilbench train` with no options reproduces the shipped weights.
 # One torch thread: on the shared 2-core machine two OpenMP threads ran a step 2.5x slower in
@@ -40,22 +45,38 @@ SHIPPED_TRAIN = TrainConfig(steps=2400, batch_size=64, lr=1e-3, warmup=150, mini
                             finetune_warmup=50)
 
 
+# Words the caption templates write inline rather than from a vocabulary table: COMPASS's
+# decomposed captions "There is a cube in the image." / "The cube is left of the sphere."
+# (construct/compass/realise.py) and the training "next to" mention (train/mentions.py).
+TEMPLATE_WORDS: tuple[str, ...] = ("there", "is", "in", "the", "image", "next", "to")
+
+
 def world_words() -> list[str]:
-    """Every word of the world's closed vocabulary, so none of them is ever [UNK]."""
+    """Every word the world's captions and the embedded suite's captions can use, so none of
+    them is ever [UNK]: the closed vocabulary, the backdrop phrases, Auto-Comp's caption
+    frames, COMPASS's predicates and :data:`TEMPLATE_WORDS` (multi-word entries are split by
+    the tokenizer). ``tests/test_embedded_vocabulary.py`` checks a built suite against it."""
+    from foilbench.construct.autocomp.captions import CONTEXT_FRAMES, MINIMAL_FRAME, SLOT
+    from foilbench.construct.compass.world_graph import RELATION_GROUPS
+    from foilbench.world.captions import BACKGROUND_WORDS
     from foilbench.world.phrases import (
         ACTION_VERB,
         ACTION_WORDS,
         LOCATION_WORDS,
         MATERIAL_WORDS,
         NUMBER_WORDS,
+        RELATION_WORDS,
         plural,
     )
 
     words = [*vocab.CATEGORIES, *map(plural, vocab.CATEGORIES), *vocab.COLORS,
              *vocab.MATERIALS, *MATERIAL_WORDS.values(), *vocab.PATTERNS, *vocab.TRANSPARENCIES,
              *vocab.SIZES, *vocab.RELATIONS, *vocab.SIZE_RELATIONS, *LOCATION_WORDS.values(),
-             *ACTION_WORDS.values(), ACTION_VERB,
-             *NUMBER_WORDS, "a", "an", "the", "and", "no", "of", "to", "with"]
+             *ACTION_WORDS.values(), ACTION_VERB, *RELATION_WORDS.values(),
+             *NUMBER_WORDS, "a", "an", "the", "and", "no", "of", "to", "with",
+             *BACKGROUND_WORDS.values(), *RELATION_GROUPS,
+             *(frame.replace(SLOT, " ") for frame in (MINIMAL_FRAME, *CONTEXT_FRAMES)),
+             *TEMPLATE_WORDS]
     for states in vocab.STATES.values():
         words.extend(states)
     return words
