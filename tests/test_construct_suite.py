@@ -137,9 +137,9 @@ def test_progress_false_draws_no_bar(tmp_path, capsys):
 # overlapping under the 60%-visible rule, a wider stage): positions, sizes and so captions and
 # relations of every part change; the items' structure does not.
 GOLDEN_ITEMS = {
-    "world-pairs": "04ad805e3bf83587", "autocomp-swap": "141d90ede0418aed",
-    "autocomp-confusion": "2c7dddb423d19548", "autocomp-n1": "7d6f920309eb2546",
-    "compass-synth": "e466c2c85dadf800",
+    "world-pairs": "eac407c7e40183a0", "autocomp-swap": "ef9c4cbbdea4844d",
+    "autocomp-confusion": "cc739287ca79f7ef", "autocomp-n1": "6ded07de066d19d3",
+    "compass-synth": "262f131e5ef7d8c6",
 }
 
 

@@ -166,6 +166,13 @@ def audit_controls(bench, model=None, minilm: bool = True, pixels: bool = True,
         items = items.merge(px, on=["image_base", "image_foil"], how="left")
         summary["pixels"] = {col: float(px[col].mean()) for col in [*PIXEL_COLUMNS, *learned]}
         summary["pixels"]["n_pairs"] = int(len(px))
+        # §4 compares medians too: "mean ... 0.083 on CompoSET (median 0.048)"
+        summary["pixels"]["fraction_affected_median"] = float(px["fraction_affected"].median())
+        if "edit_type" in items.columns:
+            per_pair = items.drop_duplicates(["image_base", "image_foil"])
+            summary["fraction_affected_by_edit_type"] = {
+                str(k): float(v) for k, v in
+                per_pair.groupby("edit_type")["fraction_affected"].median().items()}
         if learned:
             summary["learned_image_metrics"] = {name: getattr(d, "source", "")
                                                 for name, d in learned.items()}

@@ -45,8 +45,14 @@ def _controls_summary(bench) -> str:
 
     summary = audit_controls(bench, minilm=False)["summary"]
     px = summary.get("pixels", {})
-    lines = [f"mean fraction of pixels affected (512 px, blur 1, >10/255): "
-             f"{px.get('fraction_affected', float('nan')):.4f} over {px.get('n_pairs', 0)} pairs"]
+    lines = [f"fraction of pixels affected (CompoSET App. F.1: 512 px, blur 1, >10/255) over "
+             f"{px.get('n_pairs', 0)} pairs: median "
+             f"{px.get('fraction_affected_median', float('nan')):.4f} (CompoSET 0.048), mean "
+             f"{px.get('fraction_affected', float('nan')):.4f} (CompoSET 0.083)"]
+    by_type = summary.get("fraction_affected_by_edit_type", {})
+    if by_type:
+        lines.append(format_table(("edit type", "median fraction affected"),
+                                  [(k, f"{v:.4f}") for k, v in sorted(by_type.items())]))
     rows = [(tier, vals.get("token_change_fraction", float("nan")))
             for tier, vals in summary["text_by_tier"].items()]
     lines.append(format_table(("tier", "token change fraction"), rows))

@@ -59,9 +59,11 @@ class DataConfig:
             raise ValueError(f"k_negatives must be >= 1, got {self.k_negatives}")
 
     def key(self, world: str) -> str:
+        from foilbench.world.layout import geometry
+
         text = json.dumps([DATA_VERSION, PREPROCESS_VERSION, world, self.n_scenes, self.seed,
                            self.image_size, self.render_size, self.max_objects,
-                           self.contextual, self.n_twins, self.k_negatives])
+                           self.contextual, self.n_twins, self.k_negatives, geometry()])
         return sha256_text(text)[:16]
 
 

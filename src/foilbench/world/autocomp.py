@@ -139,12 +139,17 @@ def _plain(category: str, color: str, size: str = "medium") -> Obj:
     return Obj(category, color, size=size, state=default_state(category))
 
 
-def _steps(prev: Obj, obj: Obj) -> tuple[float, float]:
-    """Smallest moves (object coordinates) that put ``obj``'s footprint box entirely right of /
-    in front of ``prev``'s (concept objects are never reshaped, so their own footprints, not
-    the reserved boxes of any shape, must stay apart)."""
-    _, p_right, p_bottom, _ = get_shape(prev.category, prev.state).extent
-    o_left, _, _, o_top = get_shape(obj.category, obj.state).extent
+def _steps(prev: Obj, obj: Obj, apart: bool = True) -> tuple[float, float]:
+    """Smallest moves (object coordinates) that put ``obj``'s footprint box (body and shadow;
+    without ``apart`` its body, which is what :func:`relation_holds` judges) entirely right of
+    / in front of ``prev``'s. Concept objects are never reshaped, so their own outlines, not the
+    reserved boxes of any shape, must stay apart."""
+    def box(o: Obj):
+        spec = get_shape(o.category, o.state)
+        return spec.extent if apart else spec.body
+
+    _, p_right, p_bottom, _ = box(prev)
+    o_left, _, _, o_top = box(obj)
     up, uo = unit_fraction(prev), unit_fraction(obj)
     dx = (p_right * up - o_left * uo + PLACEMENT_MARGIN) / (STAGE_X[1] - STAGE_X[0])
     dy = (o_top * uo - p_bottom * up + PLACEMENT_MARGIN) / (GROUND_Y[1] - GROUND_Y[0])
@@ -156,12 +161,12 @@ def _steps(prev: Obj, obj: Obj) -> tuple[float, float]:
 _DIRECTION = {"left of": (1, 0), "right of": (-1, 0), "above": (0, 1), "below": (0, -1)}
 
 
-def _window(prev: Obj, obj: Obj, relation: str | None):
+def _window(prev: Obj, obj: Obj, relation: str | None, apart: bool = True):
     """Where ``obj`` may go so that ``prev <relation> obj`` can hold and their footprint boxes
     stay apart: ((x_lo, x_hi), (y_lo, y_hi)) in object coordinates, or ``None`` (anywhere)."""
     if relation not in _DIRECTION:
         return None
-    dx, dy = _steps(prev, obj)
+    dx, dy = _steps(prev, obj, apart)
     mx, my = _DIRECTION[relation]
     near_x, near_y = (prev.x - 0.04, prev.x + 0.04), (prev.y - 0.06, prev.y + 0.06)
     x_win = near_x if mx == 0 else ((prev.x + dx, 1.0) if mx > 0 else (0.0, prev.x - dx))
@@ -169,11 +174,11 @@ def _window(prev: Obj, obj: Obj, relation: str | None):
     return x_win, y_win
 
 
-def _first_window(objs: list[Obj], relations: Sequence[str | None]):
+def _first_window(objs: list[Obj], relations: Sequence[str | None], apart: bool = True):
     """Where the first object may go so that the whole chain of moves fits the stage."""
     xs, ys = [0.0], [0.0]
     for prev, obj, rel in zip(objs, objs[1:], relations, strict=False):
-        dx, dy = _steps(prev, obj)
+        dx, dy = _steps(prev, obj, apart)
         mx, my = _DIRECTION.get(rel, (0, 0))
         xs.append(xs[-1] + mx * dx)
         ys.append(ys[-1] + my * dy)
@@ -184,8 +189,9 @@ def _place_chain(rng, objs: list[Obj], relations: Sequence[str | None],
                  tries: int, apart: bool = True) -> list[Obj] | None:
     """Place objects one after another so each relation to the previous object holds; with
     ``apart`` no two footprints overlap, else the world's occlusion rule applies."""
-    first = place_object(rng, objs[0], [], tries=tries, within=_first_window(objs, relations),
-                         apart=apart)
+    first = place_object(rng, objs[0], [], tries=tries,
+                         within=_first_window(objs, relations, apart), apart=apart,
+                         reserve=False)
     if first is None:
         return None
     placed = [first]
@@ -194,7 +200,7 @@ def _place_chain(rng, objs: list[Obj], relations: Sequence[str | None],
         accept = None if rel not in RELATIONS else (
             lambda cand, prev=prev, rel=rel: relation_holds(prev, cand, rel))
         spot = place_object(rng, obj, placed, tries=tries, accept=accept, apart=apart,
-                            within=_window(prev, obj, rel))
+                            reserve=False, within=_window(prev, obj, rel, apart))
         if spot is None:
             return None
         placed.append(spot)
@@ -215,7 +221,7 @@ def concept_objects(
                              f"got {len(values)}")
         objs = [_plain(cat, col) for cat, col in zip(objects, values, strict=True)]
         for _ in range(restarts):
-            placed = place_objects(rng, objs, apart=True)
+            placed = place_objects(rng, objs, apart=True, reserve=False)
             if placed is not None and all(o.size == "medium" for o in placed):
                 return tuple(placed)
         raise RuntimeError(f"could not place {list(objects)} at medium size")

@@ -27,13 +27,21 @@ from foilbench.world.shapes import get_shape, max_extent
 from foilbench.world.vocab import SIZES
 
 STAGE_X = (0.06, 0.94)  # objects' footprints stay inside these columns
-GROUND_Y = (0.40, 0.95)  # ground contact line, back to front
+GROUND_Y = (0.32, 0.95)  # ground contact line, back to front (just below the horizon)
 HORIZON = 0.30  # wall above, floor below (contextual condition)
 DECOR_BAND = (0.02, 0.13)  # wall props; above the tallest object's top
 SIDE_STRIPS = ((0.0, 0.12), (0.88, 1.0))  # floor props (plants)
 UNIT = 0.2  # object unit in image fractions for a "medium" object (0.1 until 0.3.0)
 MIN_VISIBLE = 0.6  # share of an object's body box that objects in front of it leave visible
+DEPTH_GAP = 0.04  # image fraction between the ground lines of two objects that overlap
 _COVER_GRID = 24  # cells per side when measuring how much of a body box is covered
+
+
+def geometry() -> dict:
+    """The constants that shape every render, read at call time (a cache key of rendered
+    training data includes them, so a set rendered at another scale is never reused)."""
+    return {"unit": UNIT, "stage_x": STAGE_X, "ground_y": GROUND_Y, "horizon": HORIZON,
+            "min_visible": MIN_VISIBLE, "depth_gap": DEPTH_GAP}
 
 
 def unit_fraction(obj) -> float:

@@ -24,6 +24,7 @@ import numpy as np
 from foilbench.hashing import sha256_text
 from foilbench.world.layout import (
     DECOR_BAND,
+    DEPTH_GAP,
     GROUND_Y,
     STAGE_X,
     anchor_fraction,
@@ -36,7 +37,7 @@ from foilbench.world.layout import (
     visibility_ok,
 )
 from foilbench.world.scene import Obj, Scene
-from foilbench.world.shapes import max_extent
+from foilbench.world.shapes import get_shape, max_extent
 from foilbench.world.vocab import (
     ACTIONS,
     AGENTS,
@@ -56,7 +57,6 @@ MATERIAL_P = {"matte": 0.55, "metal": 0.15, "glass": 0.15, "wood": 0.15}
 PATTERN_P = {"plain": 0.55, "striped": 0.15, "dotted": 0.15, "checkered": 0.15}
 TRANSPARENCY_P = {"opaque": 0.7, "translucent": 0.15, "transparent": 0.15}
 PLACEMENT_MARGIN = 0.01  # image fraction between boxes that must stay apart (Auto-Comp chains)
-DEPTH_GAP = 0.04  # image fraction between the ground lines of two objects that overlap
 ROUND_GUARD = 0.003  # image fraction
 N_BACKDROPS = 64  # contextual backdrops are drawn from this many seeds (all cached)
 SIZE_ORDER = tuple(SIZES)  # small -> large
@@ -86,9 +86,12 @@ def random_object(
     return Obj(category, color, material, pattern, transparency, size, 0.5, 0.5, state)
 
 
-def position_range(obj: Obj) -> tuple[tuple[float, float], tuple[float, float]] | None:
-    """The (x, y) ranges in which the object's reserved box fits the stage, or ``None``."""
-    left, right, bottom, top = max_extent()
+def position_range(obj: Obj, reserve: bool = True,
+                   ) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The (x, y) ranges in which the object's reserved box (with ``reserve=False`` its own
+    footprint box) fits the stage, or ``None``."""
+    left, right, bottom, top = (max_extent() if reserve
+                                else get_shape(obj.category, obj.state).extent)
     u = unit_fraction(obj)
     ax_lo, ax_hi = STAGE_X[0] - left * u, STAGE_X[1] - right * u
     ay_lo = max(GROUND_Y[0], DECOR_BAND[1] + top * u)
@@ -109,12 +112,13 @@ def _depth_clear(a: Obj, b: Obj) -> bool:
     return abs(anchor_fraction(a)[1] - anchor_fraction(b)[1]) >= DEPTH_GAP
 
 
-def fits(obj: Obj, others: Sequence[Obj]) -> bool:
+def fits(obj: Obj, others: Sequence[Obj], reserve: bool = True) -> bool:
     """True when ``obj`` (painted after any of ``others`` at its depth) can join ``others``: its
-    reserved box inside the stage, clear depths with the objects it overlaps, and itself and
-    every object it overlaps still ``MIN_VISIBLE`` in view. Checks only what ``obj`` changes,
-    so it assumes ``others`` already satisfy :func:`layout_ok`."""
-    if not inside_stage(reserved_box(obj)):
+    reserved box (with ``reserve=False``, for objects never reshaped: its own footprint box)
+    inside the stage, clear depths with the objects it overlaps, and itself and every object
+    it overlaps still ``MIN_VISIBLE`` in view. Checks only what ``obj`` changes, so it assumes
+    ``others`` already satisfy :func:`layout_ok`."""
+    if not inside_stage(reserved_box(obj) if reserve else object_box(obj)):
         return False
     body = body_box(obj)
     near = [k for k, o in enumerate(others) if boxes_overlap(body, body_box(o))]
@@ -160,12 +164,14 @@ def place_object(
     accept: Callable[[Obj], bool] | None = None,
     within: tuple[tuple[float, float], tuple[float, float]] | None = None,
     apart: bool = False,
+    reserve: bool = True,
 ) -> Obj | None:
     """``obj`` moved to a random free spot among ``others`` (positions rounded to 0.001)
     where ``accept(candidate)`` holds (if given), or ``None`` after ``tries`` attempts.
     ``within`` = ((x_lo, x_hi), (y_lo, y_hi)) narrows where candidates are drawn; ``apart``
-    keeps the object's footprint box (body and shadow) clear of every other's: no overlap."""
-    ranges = position_range(obj)
+    keeps the object's footprint box (body and shadow) clear of every other's: no overlap;
+    ``reserve`` as in :func:`fits`."""
+    ranges = position_range(obj, reserve)
     if ranges is None:
         return None
     (x0, x1), (y0, y1) = ranges
@@ -178,7 +184,7 @@ def place_object(
         x = round(float(rng.uniform(x0, x1)), 3)
         y = round(float(rng.uniform(y0, y1)), 3)
         cand = obj.with_(x=x, y=y)
-        if (fits(cand, others) and (not apart or _clear_of(cand, others))
+        if (fits(cand, others, reserve) and (not apart or _clear_of(cand, others))
                 and (accept is None or accept(cand))):
             return cand
     return None
@@ -190,14 +196,15 @@ def _clear_of(obj: Obj, others: Sequence[Obj]) -> bool:
 
 
 def place_objects(rng: np.random.Generator, objects: Sequence[Obj],
-                  apart: bool = False) -> list[Obj] | None:
+                  apart: bool = False, reserve: bool = True) -> list[Obj] | None:
     """Place all objects by :func:`fits` (and without any overlap when ``apart``), shrinking
     one that does not fit (large -> medium -> small); ``None`` when even that fails."""
     placed: list[Obj] = []
     for obj in objects:
         spot = None
         for size in SIZE_ORDER[: SIZE_ORDER.index(obj.size) + 1][::-1]:
-            spot = place_object(rng, obj.with_(size=size), placed, apart=apart)
+            spot = place_object(rng, obj.with_(size=size), placed, apart=apart,
+                                reserve=reserve)
             if spot is not None:
                 break
         if spot is None:
