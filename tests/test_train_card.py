@@ -48,3 +48,30 @@ def test_tables_and_markers(tmp_path):
     text = card.read_text()
     assert text.count(BEGIN) == 1 and "T2" in text and "T1" not in text
     assert text.startswith("# Card\n\nprose before") and text.rstrip().endswith(END)
+
+
+def test_scale_block_reports_the_edit_share_and_the_pilot(tmp_path):
+    """The card's object-scale block: App. F.1's fraction affected of the pair set (median and
+    mean beside CompoSET's) and one pilot row per unit, as the pilot wrote them."""
+    from foilbench.analysis.controls import audit_controls
+    from foilbench.train.card import SCALE_BEGIN, SCALE_END, scale_tables
+
+    bench = build_pairs(tmp_path / "pairs", seed=3, n_scenes=2, foils_per_scene=15, size=48,
+                        progress=False)
+    px = audit_controls(bench, minilm=False)["summary"]["pixels"]
+    pilot = {"command": "bench/pilot_scale.py --units 0.1 0.2", "rows": [
+        {"unit": 0.1, "scenes": 30, "twin_pairs": 10, "steps": 5, "final_loss": 4.1,
+         "pairs_group_short": 3.0, "modify_color_short_group": 12.5, "autocomp-n1_r1": 20.0},
+        {"unit": 0.2, "scenes": 30, "twin_pairs": 10, "steps": 5, "final_loss": 3.9,
+         "pairs_group_short": 7.5, "modify_color_short_group": 25.0, "autocomp-n1_r1": 40.0}]}
+    text = scale_tables(bench, pilot)
+    assert f"median {100 * px['fraction_affected_median']:.1f}%" in text
+    assert f"mean {100 * px['fraction_affected']:.1f}%" in text and "median 4.8%" in text
+    assert "| 0.2 | 3.9 | 7.5 | 25.0 | n/a | n/a | n/a | 40.0 | n/a |" in text
+    assert "5 steps on 30 scenes and 10 twin pairs" in text
+    card = tmp_path / "MODEL_CARD.md"
+    card.write_text("# Card\n")
+    write_card(card, text, SCALE_BEGIN, SCALE_END, "Object scale")
+    write_card(card, "T2", SCALE_BEGIN, SCALE_END, "Object scale")
+    assert card.read_text().count(SCALE_BEGIN) == 1 and "T2" in card.read_text()
+    assert "pilot" not in scale_tables(bench, None).lower()

@@ -64,8 +64,9 @@ def train(model: str, seed: int, out_dir: Path, steps: int | None, finetune_step
     signature is a benchmark scene's), pretrains one small dual encoder with the plain loss,
     then fine-tunes it once per recipe (as NegCLIP fine-tunes CLIP), same batches for all:
       plain     symmetric InfoNCE (CLIP loss)
-      swapneg   + NegCLIP-style swap negatives in the batch
-      confneg   + swap and Auto-Comp-style confusion negatives
+      swapneg   + K=3 swap negatives per caption (Auto-Comp's Swap-only arm)
+      confneg   + K=3 Auto-Comp confusion negatives, stratified over the error
+                families, no swap (Auto-Comp App. A.9's matched design)
     With the defaults, the same --seed and --threads reproduce the shipped weights:
       foilbench train --out ./weights            all three models
       foilbench train --model plain --steps 50   a quick run

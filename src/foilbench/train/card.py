@@ -28,6 +28,9 @@ from foilbench.stats.breakdown import summarise
 
 BEGIN = "<!-- scores:begin (written by `foilbench train --card`; edits here are lost) -->"
 END = "<!-- scores:end -->"
+SCALE_BEGIN = "<!-- scale:begin (written by `foilbench train --card`; edits here are lost) -->"
+SCALE_END = "<!-- scale:end -->"
+PILOT_FILE = "pilot-scale.json"  # bench/pilot_scale.py --json, kept beside the weights
 # the B `foilbench run` uses, so the card's (and the README's) intervals are the ones a fresh
 # run prints, digit for digit
 N_BOOT = DEFAULT_N_BOOT
@@ -127,17 +130,49 @@ def card_tables(scores: dict[str, dict], suite_label: str) -> str:
     return "\n".join(lines)
 
 
-def write_card(card_path: Path, tables: str) -> None:
+def write_card(card_path: Path, tables: str, begin: str = BEGIN, end: str = END,
+               heading: str = "Scores on the embedded suite") -> None:
     """Put ``tables`` between the markers of ``card_path`` (appended when it has none)."""
     card_path = Path(card_path)
     text = card_path.read_text() if card_path.exists() else ""
-    block = f"{BEGIN}\n{tables}\n{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
+    block = f"{begin}\n{tables}\n{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
-        text = text.rstrip() + "\n\n## Scores on the embedded suite\n\n" + block + "\n"
+        text = text.rstrip() + f"\n\n## {heading}\n\n" + block + "\n"
     card_path.write_text(text)
+
+
+def scale_tables(pairs, pilot: dict | None) -> str:
+    """Markdown: the world-pairs edit-region share (CompoSET App. F.1's fraction of pixels
+    affected, beside the paper's median 0.048 and mean 0.083, §4) and the scale pilot's table
+    (``bench/pilot_scale.py``), so the card says at what scale the models were trained and why."""
+    from foilbench.analysis.controls import audit_controls
+
+    px = audit_controls(pairs, minilm=False)["summary"]["pixels"]
+    lines = [f"World-pairs edit-region share, CompoSET App. F.1's fraction of pixels affected "
+             f"(512 px, blur 1, > 10/255) over {px['n_pairs']} pairs: median "
+             f"{100 * px['fraction_affected_median']:.1f}%, mean "
+             f"{100 * px['fraction_affected']:.1f}% (CompoSET: median 4.8%, mean 8.3%).", ""]
+    if pilot:
+        rows = pilot["rows"]
+        cols = [("unit", "object unit"), ("final_loss", "final loss"),
+                ("pairs_group_short", "pairs Group, short"),
+                *[(f"{t}_short_group", f"{t} short Group") for t in
+                  ("modify_color", "modify_shape", "modify_object", "modify_material")],
+                ("autocomp-n1_r1", "autocomp-n1 R@1"), ("autocomp-swap_r1", "Swap R@1")]
+        first = rows[0]
+        lines += [f"Scale pilot (`{pilot.get('command', 'bench/pilot_scale.py')}`): the plain "
+                  f"recipe for {first['steps']} steps on {first['scenes']:,} scenes and "
+                  f"{first['twin_pairs']:,} twin pairs rendered at each object unit (image "
+                  "fraction of a medium object), scored on a suite built at the same unit "
+                  "(percent, strict `>`; no intervals: a pilot, one seed).", "",
+                  "| " + " | ".join(label for _, label in cols) + " |",
+                  "|---" * len(cols) + "|"]
+        for r in rows:
+            lines.append("| " + " | ".join(str(r.get(k, "n/a")) for k, _ in cols) + " |")
+    return "\n".join(lines)
 
 
 def make_card(weights_dir: Path, suite_dir: Path | None = None, card_path: Path | None = None,
@@ -160,5 +195,11 @@ def make_card(weights_dir: Path, suite_dir: Path | None = None, card_path: Path 
     label = json.loads((Path(suite_dir) / "suite.json").read_text()).get("version", "?")
     card_path = Path(card_path or Path(weights_dir) / "MODEL_CARD.md")
     write_card(card_path, card_tables(scores, label))
+    pairs = next((b for b in benchmarks if b.item_kind.is_edit_pair), None)
+    pilot_path = Path(weights_dir) / PILOT_FILE
+    if pairs is not None:
+        pilot = json.loads(pilot_path.read_text()) if pilot_path.exists() else None
+        write_card(card_path, scale_tables(pairs, pilot), SCALE_BEGIN, SCALE_END,
+                   "Object scale")
     card_path.with_name("card-scores.json").write_text(json.dumps(scores, indent=1) + "\n")
     return scores
