@@ -296,3 +296,27 @@ def test_a_kill_with_calls_in_flight_never_passes_the_cap(strict, tmp_path):
         construct(out, "--max-spend", "0.30")
     led = SpendLedger(out, 0.30)
     assert strict.billed_usd <= led.total <= 0.30
+
+
+def test_a_torn_last_line_is_cut_before_the_next_record(tmp_path):
+    """A writer killed mid-line left bytes without a newline: the next lock holder moves them
+    to spend.torn, so its own record is a line of its own and offsets stay true (it used to
+    glue onto the fragment, and the run stopped on a 'damaged' line)."""
+    led = SpendLedger(tmp_path, 1.0)
+    settled = led.reserve(0.25, "a")
+    led.settle(settled, 0.2)
+    left_open = led.reserve(0.3, "b")
+    path = tmp_path / ".construct" / "spend.jsonl"
+    with open(path, "ab") as f:
+        f.write(b'{"id": "' + left_open.encode() + b'", "op": "sett')  # killed mid-settle
+    other = SpendLedger(tmp_path, 1.0)
+    assert other.total == pytest.approx(0.5)  # the torn settle is not counted as settled
+    with pytest.warns(UserWarning, match="torn last line"):
+        rid = other.reserve(0.1, "c")
+    assert (tmp_path / ".construct" / "spend.torn").read_bytes().startswith(b'{"id": "')
+    assert path.read_bytes().endswith(b"\n") and b'"op": "sett\n' not in path.read_bytes()
+    other.settle(rid, 0.05)
+    fresh = SpendLedger(tmp_path, 1.0)
+    assert fresh.settled == pytest.approx(0.25) and fresh.reserved == pytest.approx(0.3)
+    led.refresh()  # the first process reads on from its own offset without a hitch
+    assert led.total == pytest.approx(0.55)

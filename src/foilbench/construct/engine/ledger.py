@@ -19,6 +19,13 @@ while holding an exclusive ``flock`` on ``OUT/.construct/spend.lock``; before ea
 the holder reads what other processes appended since its last look. Every process on one
 ``--out`` therefore shares one cap. The lock file names the PID holding it; a process that
 cannot get the lock within ``lock_timeout_s`` stops with that PID in the message.
+
+A torn last line (a writer killed inside its ``write``) is found by the next lock holder: no
+one else can be writing then, so the unterminated bytes are moved to ``spend.torn`` (kept for
+the record) and cut from the ledger, with a warning, before anything is appended. That never
+undercounts: a torn *reserve* was written before its request could be sent (the request goes
+out only after the write returns), and a torn *settle* or *release* leaves its reservation
+open, counted at the worst case.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import os
 import threading
 import time
 import uuid
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,6 +47,7 @@ from foilbench.models.api.spend import SpendCapError, cap_from_env
 
 LEDGER = "spend.jsonl"
 LOCK = "spend.lock"
+TORN = "spend.torn"
 
 
 class LedgerBusyError(FoilbenchError):
@@ -162,9 +171,30 @@ class SpendLedger:
                 lf.write(str(os.getpid()))
                 lf.flush()
                 self.refresh()
+                self._cut_torn_tail()
                 yield
             finally:
                 fcntl.flock(lf.fileno(), fcntl.LOCK_UN)
+
+    def _cut_torn_tail(self) -> None:
+        """Under the lock: move an unterminated last line to ``spend.torn`` (module docstring),
+        so that the next record starts on a line of its own and offsets stay true."""
+        if not self.path.is_file() or self.path.stat().st_size <= self._offset:
+            return
+        with open(self.path, "r+b") as f:
+            f.seek(self._offset)
+            tail = f.read()
+            with open(self.dir / TORN, "ab") as torn:
+                torn.write(tail + b"\n")
+                torn.flush()
+                os.fsync(torn.fileno())
+            f.truncate(self._offset)
+            f.flush()
+            os.fsync(f.fileno())
+        warnings.warn(f"{self.path}: a torn last line ({len(tail)} bytes, a writer killed "
+                      f"mid-write) was moved to {self.dir / TORN}; no spend is hidden by it "
+                      "(an unsent reservation, or a reservation still counted at its worst "
+                      "case)", stacklevel=3)
 
     def _append(self, row: dict) -> None:
         line = (json.dumps(row, sort_keys=True) + "\n").encode("utf-8")
