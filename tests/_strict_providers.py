@@ -6,7 +6,9 @@ thread), written from the providers' public API references:
   ``{type: enabled, budget_tokens >= 1024, < max_tokens}`` and no ``temperature`` with it;
   reply ``content`` blocks (``thinking`` then ``text``), ``stop_reason`` (end_turn,
   max_tokens, refusal), ``usage.output_tokens`` counting thinking; Claude 4.5 models refuse
-  ``temperature`` and ``top_p`` together.
+  ``temperature`` and ``top_p`` together; Claude Opus 4.7 / 4.8 refuse every sampling
+  parameter and any thinking but ``{type: adaptive}`` (which they then use within
+  ``max_tokens``).
 - OpenAI Chat Completions (developers.openai.com/api/reference/chat): Bearer token, JSON;
   reasoning models (o-series, gpt-5) refuse ``temperature`` / ``top_p`` and ``max_tokens``,
   take ``reasoning_effort``; reply ``finish_reason`` (stop, length, content_filter),
@@ -192,6 +194,15 @@ class StrictProviders(StrictImages):
             raise Rejected(400, f"anthropic: {body['model']} thinks adaptively: manual thinking "
                                 "and sampling parameters are refused")
         budget = max_tokens if adaptive else 0
+        only_adaptive = body["model"].startswith(("claude-opus-4-7", "claude-opus-4-8"))
+        if only_adaptive and {"temperature", "top_p", "top_k"} & set(body):
+            raise Rejected(400, "anthropic: `temperature` is deprecated for this model.")
+        if only_adaptive and thinking is not None:
+            _only("anthropic.thinking", thinking, {"type"})
+            if thinking.get("type") != "adaptive":
+                raise Rejected(400, f"anthropic: {body['model']} only supports adaptive thinking")
+            thinking, budget = None, max_tokens
+            adaptive = True  # thinks within max_tokens, as asked
         if thinking is not None:
             _only("anthropic.thinking", thinking, {"type", "budget_tokens"})
             budget = thinking.get("budget_tokens", 0)

@@ -263,3 +263,21 @@ def test_bad_thinking_and_effort_options_name_the_spec(tmp_path):
     with pytest.raises(ModelError, match="below the provider's minimum budget of 1024"):
         text, _ = make("text", "api:anthropic:claude-haiku-4-5?thinking=100", tmp_path)
         ask(text)
+
+
+def test_claude_opus_4_7_gets_no_sampling_and_thinks_adaptively_only_when_asked(strict,
+                                                                                tmp_path):
+    """Opus 4.7 / 4.8 answer 400 to temperature and to thinking.type "enabled"."""
+    from foilbench.models.api.wire import build_request
+
+    _, body = build_request("anthropic", "claude-opus-4-7", [("text", "hi")], 32)
+    assert "temperature" not in body and "thinking" not in body
+    plain, _ = make("text", "api:anthropic:claude-opus-4-8", tmp_path / "a")
+    assert ask(plain) == "yes" and strict.rejected == []
+    body = last_body(strict)
+    assert "temperature" not in body and "thinking" not in body and body["max_tokens"] == 32
+    thinking, _ = make("text", "api:anthropic:claude-opus-4-8?thinking=2048", tmp_path / "b")
+    assert ask(thinking) == "yes" and strict.rejected == []
+    body = last_body(strict)
+    assert body["thinking"] == {"type": "adaptive"} and "temperature" not in body
+    assert body["max_tokens"] == 32 + 2048

@@ -107,6 +107,22 @@ def anthropic_adaptive(model: str) -> bool:
                              "claude-fable"))
 
 
+def anthropic_adaptive_only(model: str) -> bool:
+    """Claude Opus 4.7 and 4.8 (and the Claude 5 family) refuse sampling parameters
+    ("`temperature` is deprecated for this model", HTTP 400) and manual thinking: "Claude Opus
+    4.7 ... only support adaptive thinking. Manual extended thinking (thinking.type: "enabled"
+    with budget_tokens) ... will return a 400 error" (Anthropic's adaptive-thinking page, as
+    mirrored in the Amazon Bedrock user guide). Unlike Claude 5, Opus 4.7 / 4.8 think only when
+    asked: ``thinking: {"type": "adaptive"}``.
+
+    >>> [anthropic_adaptive_only(m) for m in ("claude-opus-4-7", "claude-opus-4-8",
+    ...  "claude-sonnet-5", "claude-opus-4-6", "claude-sonnet-4-5")]
+    [True, True, True, False, False]
+    """
+    return anthropic_adaptive(model) or model.startswith(
+        ("claude-opus-4-7", "claude-opus-4-8", "claude-mythos"))
+
+
 def sends_top_p(provider: str, model: str) -> bool:
     """Whether a request's ``top_p`` is sent. OpenAI chat models take ``top_p`` in [0, 1]
     (Chat Completions reference) but reasoning models refuse it; Gemini takes
@@ -169,7 +185,8 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
     get no ``temperature`` (they refuse it) and ``reasoning_effort`` when the user set it;
     Anthropic extended thinking (``thinking_tokens`` >= 1024) sends ``thinking`` and no
     ``temperature`` (the two are incompatible); Claude 5 models get neither (adaptive
-    thinking, default sampling) and room to think; Gemini 2.5 gets ``thinkingConfig.
+    thinking, default sampling) and room to think; Claude Opus 4.7 / 4.8 get no sampling
+    parameter, and ``thinking: {"type": "adaptive"}`` only when ``thinking_tokens`` is set; Gemini 2.5 gets ``thinkingConfig.
     thinkingBudget``, Gemini 3 ``thinkingConfig.thinkingLevel`` (the effort, default low).
     ``top_p`` is sent only where :func:`sends_top_p` says so.
     """
@@ -184,6 +201,10 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
                 "messages": [{"role": "user", "content": content}]}
         if anthropic_adaptive(model):
             pass  # adaptive thinking, default sampling: room in max_tokens, nothing else
+        elif anthropic_adaptive_only(model):
+            if thinking_tokens:  # asked to think: adaptively, with thinking=N of room
+                body["thinking"] = {"type": "adaptive"}
+            # no temperature: these models refuse every sampling parameter
         elif thinking_tokens:
             if thinking_tokens < 1024:
                 raise ModelError(f"anthropic:{model}: thinking={thinking_tokens} is below the "
