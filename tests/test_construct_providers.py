@@ -281,3 +281,33 @@ def test_claude_opus_4_7_gets_no_sampling_and_thinks_adaptively_only_when_asked(
     body = last_body(strict)
     assert body["thinking"] == {"type": "adaptive"} and "temperature" not in body
     assert body["max_tokens"] == 32 + 2048
+
+
+@pytest.mark.parametrize("spec,needle", [
+    ("api:gemini:gemini-2.5-pro?thinking=0", r"128 to 32768 tokens \(it cannot turn thinking off"),
+    ("api:gemini:gemini-2.5-flash-lite?thinking=100", "512 to 24576"),
+    ("api:gemini:gemini-2.5-flash?thinking=30000", "0 to 24576"),
+    ("api:gemini:gemini-3-pro-preview?effort=medium", "low, high"),
+    ("api:gemini:gemini-3-flash-preview?effort=none", "cannot turn thinking off"),
+    ("api:gemini:gemini-2.5-flash?effort=low", "Gemini 2.5 takes thinking=N"),
+    ("api:openai:gpt-4o?effort=low", "does not reason"),
+    ("api:openai:o4-mini?effort=minimal", "low, medium, high"),
+    ("api:openai:gpt-5-mini?effort=none", "starts with gpt-5.1"),
+    ("api:openai:gpt-5-mini?thinking=0", "always reason"),
+    ("api:anthropic:claude-sonnet-4-5?effort=high", "thinking=N"),
+])
+def test_thinking_options_a_provider_refuses_are_refused_before_any_request(strict, tmp_path,
+                                                                             spec, needle):
+    from foilbench.errors import ModelError
+
+    with pytest.raises(ModelError, match=needle):
+        make("text", spec, tmp_path)
+    assert strict.requests == []
+
+
+@pytest.mark.parametrize("spec", ["api:gemini:gemini-2.5-flash?thinking=0",
+                                  "api:gemini:gemini-2.5-pro?thinking=128",
+                                  "api:gemini:gemini-3-flash-preview?effort=minimal",
+                                  "api:openai:gpt-5-mini?effort=minimal"])
+def test_thinking_options_in_range_pass(strict, tmp_path, spec):
+    make("text", spec, tmp_path)  # no error before any request

@@ -43,6 +43,7 @@ from foilbench.models.api.wire import (
     Reply,
     auth_headers,
     build_request,
+    check_thinking_options,
     output_budget,
     parse_reply,
     thinks,
@@ -72,6 +73,7 @@ class TokenPricedAPI:
         self.max_concurrency = max_concurrency
         self.effort = opts.get("effort")
         self.thinking = _thinking(opts.get("thinking"), spec)
+        check_thinking_options(provider, model, self.effort, self.thinking, spec)
         self.caller = GuardedCaller(ledger, policy, cache_dir)
         self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
 

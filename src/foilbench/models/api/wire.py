@@ -141,6 +141,58 @@ def sends_top_p(provider: str, model: str) -> bool:
     return provider == "gemini"
 
 
+#: Gemini 2.5 thinkingBudget ranges (Gemini API thinking guide): Pro cannot turn thinking off
+GEMINI_25_BUDGETS = {"gemini-2.5-pro": (128, 32768), "gemini-2.5-flash-lite": (512, 24576),
+                     "gemini-2.5-flash": (0, 24576)}
+
+
+def check_thinking_options(provider: str, model: str, effort: str | None,
+                           thinking_tokens: int | None, spec: str) -> None:
+    """Refuse, before any request, an ``effort=`` / ``thinking=N`` the provider would answer
+    with HTTP 400 or silently ignore: ``effort`` is OpenAI's ``reasoning_effort`` (reasoning
+    models only; o-series take low/medium/high, ``none`` starts with gpt-5.1) and Gemini 3's
+    ``thinkingLevel`` (Pro: low/high; Flash: minimal/low/medium/high; thinking cannot be
+    turned off); Gemini 2.5 budgets stay in the model's range (Pro 128-32768, never 0; Flash
+    0-24576; Flash-Lite 0 or 512-24576); Claude takes no effort here (``thinking=N``)."""
+    def no(why: str) -> ModelError:
+        return ModelError(f"{spec}: {why}")
+
+    if effort is not None:
+        if provider == "anthropic":
+            raise no("effort= is not sent to Claude; ask for thinking with thinking=N")
+        if provider == "openai":
+            if not openai_reasoning(model):
+                raise no(f"effort= is a reasoning model's setting; {model} does not reason")
+            if model.startswith(("o1", "o3", "o4")) and effort not in ("low", "medium", "high"):
+                raise no(f"effort={effort} is not one of {model}'s levels: low, medium, high")
+            if effort == "none" and model.startswith("gpt-5") and not model.startswith(
+                    ("gpt-5.", "gpt-5-1", "gpt-5-2")):
+                raise no(f"effort=none starts with gpt-5.1; {model} takes minimal, low, "
+                         "medium or high")
+        if provider == "gemini":
+            if not model.startswith("gemini-3"):
+                raise no("effort= sets Gemini 3's thinkingLevel; Gemini 2.5 takes thinking=N")
+            levels = ("low", "high") if "pro" in model else ("minimal", "low", "medium", "high")
+            if effort not in levels:
+                raise no(f"effort={effort} is not a thinkingLevel of {model} (Gemini 3 cannot "
+                         f"turn thinking off): {', '.join(levels)}")
+    if thinking_tokens is None:
+        return
+    if provider == "openai" and openai_reasoning(model) and thinking_tokens == 0:
+        raise no("thinking=0: OpenAI reasoning models always reason; thinking=N sizes the "
+                 "room for it (or use effort=)")
+    if provider == "gemini":
+        for prefix, (lo, hi) in GEMINI_25_BUDGETS.items():
+            if model.startswith(prefix):
+                if thinking_tokens == 0 and prefix != "gemini-2.5-pro":
+                    return  # thinking off
+                if not lo <= thinking_tokens <= hi:
+                    off = "" if prefix != "gemini-2.5-pro" else " (it cannot turn thinking off)"
+                    raise no(f"thinking={thinking_tokens} is outside {model}'s thinking budget "
+                             f"of {lo} to {hi} tokens{off}")
+                return
+
+
 def thinks(provider: str, model: str, thinking_tokens: int | None) -> bool:
     """Whether the request must leave output room for thinking tokens."""
     if provider == "openai":
