@@ -114,7 +114,8 @@ class _APIImages:
         secret = auth_headers(key_provider)
         policy = self.caller.policy
         if self.provider == "gemini-image":
-            path, body = wire.gemini_request(self.model, prompt, seed, size, image_png)
+            path, body = wire.gemini_request(self.model, prompt, seed, size, image_png,
+                                             pricing.gemini_output_limit(self.prices, self.model))
             return post_json(base + path, body, {}, secret, policy, on_resend)
         sent = self.sent_size(size)
         if image_png is None:

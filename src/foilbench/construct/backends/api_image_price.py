@@ -5,8 +5,10 @@ listed for the sent size and quality (the ``high`` row when the quality is left 
 provider, the largest size when the size is not listed), the prompt at one token per byte
 and, for an edit, the input image and the mask at the most input tokens an image can cost;
 DALL-E at the listed price for the size and quality (``standard`` by default); Gemini image
-models at one image's output tokens plus the model's whole output limit as text, the prompt
-and the input image at their bounds. An unpriced model (allowed with ``--allow-unpriced``)
+models under the ``maxOutputTokens`` we send (:func:`gemini_output_limit`: one image's tokens
+plus ``text_room``, default ``GEMINI_TEXT_ROOM``), filled with as many whole images as fit at
+the image rate and the rest at the text rate (a reply may hold several images: pricing one
+image only was a gap), the prompt and the input image at their bounds. An unpriced model (allowed with ``--allow-unpriced``)
 counts ``UNPRICED_USD`` per call, reserved and billed.
 
 Billed, settled after the reply: GPT image models from ``usage`` (text and image input tokens,
@@ -22,6 +24,15 @@ from typing import Any
 from foilbench.models.api.prices import PriceBook, image_tokens_bound, text_tokens_bound
 
 UNPRICED_USD = 0.5
+GEMINI_TEXT_ROOM = 1024  # output tokens beyond one image: text, and thinking where a model thinks
+
+
+def gemini_output_limit(prices: PriceBook, model: str) -> int | None:
+    """The ``maxOutputTokens`` sent to a priced Gemini image model (None: unpriced)."""
+    entry = prices.image_entry("gemini-image", model)
+    if entry is None or entry.get("kind") != "gemini-tokens":
+        return None
+    return int(entry["tokens_per_image"]) + int(entry.get("text_room", GEMINI_TEXT_ROOM))
 
 
 def _pick(table: dict[str, float], size: str) -> float:
@@ -38,8 +49,8 @@ def worst_case(prices: PriceBook, provider: str, model: str, prompt: str,
     ...                  "medium", None, False), 6)  # 1056 x $40/M + 18 x $5/M
     0.04233
     >>> round(worst_case(PriceBook(), "gemini-image", "gemini-2.5-flash-image", "ab", None,
-    ...                  None, None, False), 7)  # 18 x 0.3 + 1290 x 30 + 32768 x 2.5, per M
-    0.1206254
+    ...                  None, None, False), 7)  # 18 x 0.3 + 1290 x 30 + 1024 x 2.5, per M
+    0.0412654
     >>> worst_case(PriceBook(), "openai-image", "dall-e-3", "ab", "1792x1024", "hd", None, False)
     0.12
     """
@@ -58,9 +69,12 @@ def worst_case(prices: PriceBook, provider: str, model: str, prompt: str,
     if entry["kind"] == "per-image":
         return list_price(entry, size, quality)
     image_in = (image_tokens_bound("gemini", model, *image_size) if image_size else 0)
-    return ((prompt_tokens + image_in) * entry["in"]
-            + entry["tokens_per_image"] * entry["image_out"]
-            + entry["max_output_tokens"] * entry["text_out"]) / 1e6
+    limit = gemini_output_limit(prices, model) or int(entry["max_output_tokens"])
+    per_image = int(entry["tokens_per_image"])
+    images = limit // per_image
+    out = (images * per_image * max(entry["image_out"], entry["text_out"])
+           + (limit - images * per_image) * entry["text_out"])
+    return ((prompt_tokens + image_in) * entry["in"] + out) / 1e6
 
 
 def list_price(entry: dict[str, Any], size: str | None, quality: str | None) -> float:

@@ -94,12 +94,17 @@ def mask_png(mask: np.ndarray, image_size: tuple[int, int]) -> bytes:
 
 
 def gemini_request(model: str, prompt: str, seed: int, size: tuple[int, int],
-                   image_png: bytes | None = None) -> tuple[str, dict]:
+                   image_png: bytes | None = None,
+                   max_output_tokens: int | None = None) -> tuple[str, dict]:
+    """``generateContent`` with text and image output; ``max_output_tokens`` caps the reply
+    (and so its bill: :func:`.api_image_price.worst_case` prices that cap)."""
     parts: list[dict[str, Any]] = []
     if image_png is not None:
         parts.append({"inline_data": {"mime_type": "image/png", "data": _b64(image_png)}})
     parts.append({"text": prompt})
     config: dict[str, Any] = {"responseModalities": ["TEXT", "IMAGE"], "seed": seed}
+    if max_output_tokens is not None:
+        config["maxOutputTokens"] = int(max_output_tokens)
     aspect = gemini_aspect(size)
     if aspect != "1:1":
         config["imageConfig"] = {"aspectRatio": aspect}
