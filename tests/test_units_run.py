@@ -178,3 +178,41 @@ def test_cli_unit_option_and_the_stated_unit(env):
     assert {(m["unit"], m["n"]) for m in json.loads(shown.output)["metrics"]} == {("pooled", 6)}
     bad = CliRunner().invoke(cli, [*base, "--out", str(env / "bad"), "--unit", "scene"])
     assert bad.exit_code == 2 and "'scene' is not one of 'paper', 'tier'" in bad.output
+
+
+def test_the_sweep_matrix_states_unit_and_n():
+    from foilbench.analysis import matrix
+
+    cells = pd.DataFrame([
+        {"model": "m", "benchmark": "pairs", "metric": "group", "value": 0.5, "ci_low": 0.0,
+         "ci_high": 1.0, "n": 2, "partial": False, "run_id": "r1", "unit": "instance"},
+        {"model": "m", "benchmark": "old", "metric": "group", "value": 0.5, "ci_low": 0.4,
+         "ci_high": 0.6, "n": 6, "partial": False, "run_id": "r2", "unit": None}])
+    md = matrix.to_markdown(cells)
+    assert "Unit of n: pairs: per instance, tier mean (n = instances), n = 2." in md
+    assert "old:" not in md  # a cell stored before units were recorded states none
+    assert "n = instances), n = 2." in matrix.to_latex(cells)
+    # Wald on k = 0.5 x 2 of n = 2 (the instance n), clamped: [0, 100]
+    assert "50.0 [0.0, 100.0]" in md
+    assert "unit" in matrix.to_csv(cells).splitlines()[0]
+
+
+def test_show_reads_a_store_written_before_units(env):
+    from foilbench.store.db import ResultsStore
+
+    bench = planted_folder(env / "planted")
+    res = _cli(["run", "--model", "tiny-random", "--benchmark", str(bench), "--n-boot", "200",
+                "--no-report", "--quiet", "--out", str(env / "o")])
+    assert res.exit_code == 0, res.output
+    db = env / "o" / "foilbench.duckdb"
+    with ResultsStore(db) as store:  # what a schema-2 store looked like
+        store.con.execute("ALTER TABLE metrics DROP COLUMN unit")
+        store.con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        [run_id] = store.list_runs()["run_id"].tolist()
+    shown = CliRunner().invoke(cli, ["show", run_id, "--db", str(db)], terminal_width=200)
+    assert shown.exit_code == 0, shown.output
+    assert "not recorded = stored before units were recorded" in shown.output
+    from foilbench.report import write_report
+
+    html = write_report(db, [run_id], env / "r.html").read_text()
+    assert "pooled tiers (n = tiers x instances)" in html  # older rows: read as pooled

@@ -15,6 +15,7 @@ from foilbench.runner.log import Log
 from foilbench.runner.summary import overall_metrics, tier_metrics
 from foilbench.stats.units import LABELS
 
+TIER_ORDER = ("short", "medium", "long")  # CompoSET's verbosity tiers, shortest first
 _PREFIX = {"warning": "[yellow]warning[/yellow]: ", "error": "[red]failed[/red] "}
 
 
@@ -42,7 +43,9 @@ def ci_text(row: dict[str, Any]) -> str:
 def unit_caption(units: set) -> str:
     """'unit of n: instance = per instance, tier mean (n = instances); ...' for the units
     shown (a row without one is 'items')."""
-    return "unit of n: " + "; ".join(f"{u} = {LABELS.get(u, u)}" for u in sorted(units))
+    named = {"not recorded": "stored before units were recorded: pooled on a tiered pair "
+                             "benchmark, items otherwise", **LABELS}
+    return "unit of n: " + "; ".join(f"{u} = {named.get(u, u)}" for u in sorted(units))
 
 
 def print_tables(console: Console, records: list, reference: dict[str, dict]) -> None:
@@ -97,8 +100,10 @@ def print_tiers(console: Console, name: str, recs: list) -> None:
         m = rec.metrics
         if "unit" not in m.columns or not (m["unit"] == "per_tier").any():
             continue
-        for tier, row in tier_metrics(m).get(metric, {}).items():
-            rows.append((rec.result.model.spec, metric, tier, row))
+        by_tier = tier_metrics(m).get(metric, {})
+        for tier in sorted(by_tier, key=lambda t: (TIER_ORDER.index(t) if t in TIER_ORDER
+                                                   else len(TIER_ORDER), t)):
+            rows.append((rec.result.model.spec, metric, tier, by_tier[tier]))
     if not rows:
         return
     table = Table(title=f"{name} per tier", title_justify="left")
