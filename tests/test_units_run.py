@@ -216,3 +216,22 @@ def test_show_reads_a_store_written_before_units(env):
 
     html = write_report(db, [run_id], env / "r.html").read_text()
     assert "pooled tiers (n = tiers x instances)" in html  # older rows: read as pooled
+
+
+def test_sweep_takes_the_unit_and_resumes_per_unit(env):
+    from foilbench.cli.sweep_cmd import sweep
+
+    bench = planted_folder(env / "planted")
+    args = ["--model", "tiny-random", "--benchmark", str(bench), "--out", str(env / "s"),
+            "--n-boot", "200", "--quiet"]
+    runner = CliRunner()
+    pooled = runner.invoke(sweep, [*args, "--unit", "pooled"])
+    assert pooled.exit_code == 0, pooled.output
+    assert "Unit of n: planted: pooled tiers (n = tiers x instances), n = 6." in pooled.output
+    paper = runner.invoke(sweep, args)  # another unit: other numbers, computed anew
+    assert "1 run(s) computed, 0 reused" in paper.output
+    assert "planted: per instance, tier mean (n = instances), n = 2." in paper.output
+    again = runner.invoke(sweep, [*args, "--unit", "paper"])
+    assert "0 run(s) computed, 1 reused" in again.output
+    [latest] = sorted((env / "s").glob("sweep-*"))[-1:]
+    assert "n = instances), n = 2." in (latest / "matrix.md").read_text()

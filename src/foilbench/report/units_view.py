@@ -94,8 +94,9 @@ def units_section(runs) -> str:
                    "pools the three tiers (n = 3 x instances). Per tier: each tier alone, n = "
                    "its instances. Per instance: each instance's outcome averaged over its "
                    "tiers, n = instances (binomial intervals take the sum of tier means as k). "
-                   "Pooled: every (instance, tier) row (the 'unit of n' column of 'Every metric' says "
-                   "which each stored row uses; `foilbench run --unit` chooses it). When "
+                   "Pooled: every (instance, tier) row (the 'unit of n' column of 'Every "
+                   "metric' says which each stored row uses; `foilbench run --unit` chooses "
+                   "it). When "
                    "every instance has every tier, per instance and pooled share their value "
                    "and differ in n (and in binomial intervals; the scene bootstrap gives both "
                    "the same interval).")

@@ -72,7 +72,7 @@ def ray_sweep_cells(specs: list[str], benches: list[Benchmark], store: Any, *,
                       on_failed=on_failed, finished=finished, on_reused=on_reused,
                       revision=revision).run()
     ordered = [rows[(s, b)] for s in specs for b in range(len(benches)) if (s, b) in rows]
-    return pd.DataFrame(ordered, columns=[*matrix.CELL_COLUMNS, "reused"]), stats
+    return pd.DataFrame(ordered, columns=[*matrix.CELL_COLUMNS, "unit", "reused"]), stats
 
 
 def ray_run_records(specs: list[str], benches: list[Benchmark], store: Any, *,

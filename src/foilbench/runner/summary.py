@@ -3,10 +3,11 @@
 Fields (unchanged from before the runner layer): ``batch_id``, ``db_path``, ``provenance``,
 ``results`` (one flat row per run and metric, with its ``unit`` of n), ``runs`` (one block per
 run, see :func:`summary_entry`; on a tiered pair benchmark also ``by_tier``: metric -> tier ->
-the per-tier row, CompoSET Table 10's unit), ``reference`` (chance and blind rows per benchmark), ``compass``
-(COMPASS tables per run id, for COMPASS-style benchmarks) and ``autocomp`` (per run id, for runs
-whose items list true negatives: the paper's r1 beside r1_valid, the count of items holding a
-true negative and the per-cell table, :func:`foilbench.analysis.autocomp_valid.run_summary`).
+the per-tier row, CompoSET Table 10's unit), ``reference`` (chance and blind rows per
+benchmark), ``compass`` (COMPASS tables per run id, for COMPASS-style benchmarks) and
+``autocomp`` (per run id, for runs whose items list true negatives: the paper's r1 beside
+r1_valid, the count of items holding a true negative and the per-cell table,
+:func:`foilbench.analysis.autocomp_valid.run_summary`).
 """
 
 from __future__ import annotations
