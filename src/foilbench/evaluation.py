@@ -7,7 +7,8 @@ Composes the layers without re-implementing any of them: :func:`scoring.engine.e
 it) -> :class:`store.db.ResultsStore` (one transaction). Computing (:func:`evaluate_run`)
 and writing (:func:`store_run`) are separate calls so a scheduler can compute on workers and
 write on the driver; orchestration (settings, resume, summaries, reference rows, COMPASS
-tables) lives in :mod:`foilbench.runner`, which is also where :mod:`foilbench.analysis` and :mod:`foilbench.audit` are called from.
+tables) lives in :mod:`foilbench.runner`, which is also where :mod:`foilbench.analysis` and
+:mod:`foilbench.audit` are called from.
 """
 
 from __future__ import annotations
