@@ -205,6 +205,10 @@ def test_show_reads_a_store_written_before_units(env):
                 "--no-report", "--quiet", "--out", str(env / "o")])
     assert res.exit_code == 0, res.output
     db = env / "o" / "foilbench.duckdb"
+    from foilbench.report import write_report
+
+    html = write_report(db, [], env / "new.html").read_text()
+    assert html.count("per instance, tier mean (n = instances)") >= 3  # i2t, t2i, group rows
     with ResultsStore(db) as store:  # what a schema-2 store looked like
         store.con.execute("ALTER TABLE metrics DROP COLUMN unit")
         store.con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
@@ -212,8 +216,6 @@ def test_show_reads_a_store_written_before_units(env):
     shown = CliRunner().invoke(cli, ["show", run_id, "--db", str(db)], terminal_width=200)
     assert shown.exit_code == 0, shown.output
     assert "not recorded = stored before units were recorded" in shown.output
-    from foilbench.report import write_report
-
     html = write_report(db, [run_id], env / "r.html").read_text()
     assert "pooled tiers (n = tiers x instances)" in html  # older rows: read as pooled
 
@@ -235,3 +237,12 @@ def test_sweep_takes_the_unit_and_resumes_per_unit(env):
     assert "0 run(s) computed, 1 reused" in again.output
     [latest] = sorted((env / "s").glob("sweep-*"))[-1:]
     assert "n = instances), n = 2." in (latest / "matrix.md").read_text()
+
+
+def test_run_settings_refuse_an_unknown_unit():
+    from foilbench.runner.settings import RunnerError, RunSettings
+
+    with pytest.raises(RunnerError, match="unit 'scene': choose one of paper, tier, instance, "
+                                          "pooled"):
+        RunSettings(unit="scene")
+    assert RunSettings().scoring()["unit"] == "paper"
