@@ -72,8 +72,9 @@ def evaluation_options(*, specs_required: bool,
                           "foil_id/instance_id columns). paper: overall per instance, the "
                           "tiers' mean (CompoSET §5, n = instances), tier rows per tier "
                           "(Table 10), other breakdowns pooled over tiers (Table 9); "
-                          "instance / pooled: every row but the tier rows so; tier: other "
-                          "breakdowns within each tier. Other benchmarks count items."),
+                          "instance / pooled: every row but the tier rows so; tier: overall per "
+                          "instance, other breakdowns within each tier. Other benchmarks "
+                          "count items."),
         click.option("--allow-partial", is_flag=True,
                      help="Drop invalid items (reported with counts) instead of refusing the "
                           "benchmark; the run is marked partial (dagger) everywhere."),
