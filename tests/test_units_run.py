@@ -246,3 +246,16 @@ def test_run_settings_refuse_an_unknown_unit():
                                           "pooled"):
         RunSettings(unit="scene")
     assert RunSettings().scoring()["unit"] == "paper"
+
+
+def test_a_composet_release_counts_its_instances(tmp_path):
+    """The composet: loader keys instances by instance_id (one item per id and tier)."""
+    from _ray_models import composet_spec
+    from foilbench.data.registry import resolve_benchmark
+    from foilbench.models.tiny import build_tiny_random
+
+    bench = resolve_benchmark(composet_spec(tmp_path / "cs"))
+    ev = evaluate_run(build_tiny_random(device="cpu"), bench, n_boot=200, progress=False)
+    t = _rows(ev.metrics[ev.metrics["metric"] == "group"])
+    assert (t[("", "")]["unit"], t[("", "")]["n"]) == ("instance", 3)  # 3 variations x 3 tiers
+    assert (t[("tier", "short")]["unit"], t[("tier", "short")]["n"]) == ("per_tier", 3)
