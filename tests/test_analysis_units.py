@@ -44,3 +44,28 @@ def test_bad_inputs_are_named():
     dup = pd.concat([_frame(), _frame().iloc[:1]])
     with pytest.raises(ValueError, match="appears twice in tier 'short'"):
         unit_table(dup)
+
+
+def test_missing_columns_empty_frames_and_bad_outcomes_are_named():
+    with pytest.raises(ValueError, match="needs column.*i2t.*the frame has"):
+        unit_table(_frame(), metric="i2t")
+    with pytest.raises(ValueError, match="needs column.*instance_id"):
+        unit_table(_frame(), instance="instance_id")
+    with pytest.raises(ValueError, match="the frame has no rows"):
+        unit_table(_frame().iloc[:0])
+    nan = _frame().assign(item_id=[f"i{k}" for k in range(6)])
+    nan.loc[4, "group"] = float("nan")
+    with pytest.raises(ValueError, match="item 'i4' of model 'm' has no number in column 'group'"):
+        unit_table(nan)
+    big = _frame()
+    big.loc[2, "group"] = 2.0
+    with pytest.raises(ValueError, match="row 2 of model 'm' has 'group' = 2.0, outside"):
+        unit_table(big)
+    keyless = _frame()
+    keyless.loc[1, "foil_id"] = None
+    with pytest.raises(ValueError, match="row 1 of model 'm' has no 'foil_id'"):
+        unit_table(keyless)
+    tierless = _frame()
+    tierless.loc[3, "tier"] = None
+    with pytest.raises(ValueError, match="row 3 of model 'm' has no 'tier'"):
+        unit_table(tierless)

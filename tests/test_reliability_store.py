@@ -88,11 +88,13 @@ def test_an_older_store_is_read_as_is_and_migrated_explicitly_when_written(store
         assert store.get_run(stored.run_ids[0])["eval_stats"] == {}
     assert told == [f"results store {db}: migrating schema 1 -> 2 (adds tables compass_tables "
                     "and blind_reference; columns runs.config_hash, runs.eval_stats, "
-                    "item_results.item_index)"]
+                    "item_results.item_index)",
+                    f"results store {db}: migrating schema 2 -> 3 (adds column metrics.unit "
+                    "(the unit of n of each row; older rows keep none))"]
     assert _version(db) == str(SCHEMA_VERSION)
     with ResultsStore(db, notify=told.append):
         pass
-    assert len(told) == 1  # migrated once
+    assert len(told) == 2  # migrated once
 
 
 def test_a_file_that_is_not_a_store_is_a_clear_error(env, capsys):

@@ -109,7 +109,7 @@ def test_app_in_browser(db, tmp_path):
             page.click("button[type=submit]")
             assert page.locator("#leaderboard tbody tr").count() == 3
             page.click("#leaderboard-0 th:nth-child(4)")  # sort by value
-            page.click("text=items >> nth=0")
+            page.click("#leaderboard a:text-is('items') >> nth=0")  # the link, not a unit cell
             assert "a red square" in page.inner_text("body")
             assert_caption_is_inert_text(page, "body")
             page.goto(base + f"/image?run={run_id}&path=../../../../etc/passwd")

@@ -153,16 +153,19 @@ def test_a_schema_1_store_stays_readable_and_is_upgraded(env):
     with ResultsStore(outcome.db_path) as store:  # make it look like a schema-1 file
         store.con.execute("DROP TABLE compass_tables")
         store.con.execute("DROP TABLE blind_reference")
+        store.con.execute("ALTER TABLE metrics DROP COLUMN unit")
         store.con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     with ResultsStore(outcome.db_path, read_only=True) as store:
         assert store.load_compass(outcome.run_ids[0]) is None
         assert store.load_blind_reference("sha256:x") is None
+        assert store.load_metrics(outcome.run_ids[0])["unit"].isna().all()
     assert write_report(outcome.db_path, [], env / "r.html").exists()
     with ResultsStore(outcome.db_path) as store:
         assert store.has_table("compass_tables") and store.has_table("blind_reference")
         version = store.con.execute(
             "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-    assert version == "2"
+        assert store.load_metrics(outcome.run_ids[0])["unit"].isna().all()  # older rows: none
+    assert version == "3"
 
 
 def test_run_and_sweep_share_one_definition_of_their_options():

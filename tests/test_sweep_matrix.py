@@ -86,7 +86,8 @@ def test_cell_from_metrics_takes_the_overall_row():
          "ci_low": 0.6, "ci_high": 0.8, "n": 30},
     ])
     assert matrix.cell_from_metrics(metrics, "group") == {
-        "metric": "group", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 30}
+        "metric": "group", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 30,
+        "unit": None}  # a table stored before units were recorded
     with pytest.raises(ValueError, match="no overall 'r1' row"):
         matrix.cell_from_metrics(metrics, "r1")
 

@@ -18,6 +18,11 @@ the row-level Wald intervals of Table 8") stays in the long table and in the sto
 (``interval="stored"`` prints it); the CSV carries both (``wald_low``, ``wald_high``). A partial benchmark (items dropped under
 ``--allow-partial``) is marked with a dagger in every form, never silently mixed in; a missing
 cell (a failed run) prints as an em dash.
+
+Unit of n. A cell may carry its stored row's ``unit`` (:mod:`foilbench.stats.units`); the text
+forms then say, per benchmark, which unit and n the cells use: on a CompoSET-format benchmark
+``foilbench sweep``'s default is per instance (§5: "n=1,776"), where Table 8's cells match Wald
+at n = 3 x 1,776 (``--unit pooled``).
 """
 
 from __future__ import annotations
@@ -47,7 +52,25 @@ def check_cells(cells: pd.DataFrame) -> pd.DataFrame:
         first = cells.loc[dup, ["model", "benchmark"]].iloc[0].tolist()
         raise ValueError(f"matrix cells: more than one row for model {first[0]!r} on "
                          f"benchmark {first[1]!r}")
-    return cells[CELL_COLUMNS]
+    return cells[CELL_COLUMNS + (["unit"] if "unit" in cells.columns else [])]
+
+
+def unit_note(cells: pd.DataFrame) -> str:
+    """'Unit of n: B1: per instance, tier mean (n = instances), n = 1280; B2: ...' for the
+    cells that carry a unit ('' when none does)."""
+    from foilbench.stats.units import LABELS
+
+    if "unit" not in cells.columns:
+        return ""
+    parts = []
+    for bench, part in cells.groupby("benchmark", sort=False):
+        known = part.dropna(subset=["unit"])
+        if known.empty:
+            continue
+        units = ", ".join(LABELS.get(u, u) for u in dict.fromkeys(known["unit"]))
+        ns = ", ".join(str(int(n)) for n in dict.fromkeys(known["n"]))
+        parts.append(f"{bench}: {units}, n = {ns}")
+    return ("Unit of n: " + "; ".join(parts) + ".") if parts else ""
 
 
 INTERVALS = {"wald": "95% Wald interval (CompoSET Table 8)",
@@ -147,6 +170,8 @@ def to_markdown(cells: pd.DataFrame, models: Sequence[str] | None = None,
         lines.append("| " + " | ".join([_md(str(model)), *map(_md, row.tolist())]) + " |")
     lines.append("")
     lines.append(f"Cells: primary metric, % with {INTERVALS[interval]}.")
+    if unit_note(cells):
+        lines.append(unit_note(cells))
     if has_partial(cells):
         lines.append(f"{PARTIAL_MARK} {PARTIAL_NOTE}.")
     return "\n".join(lines) + "\n"
@@ -197,7 +222,8 @@ def to_latex(cells: pd.DataFrame, models: Sequence[str] | None = None,
     out += [r"\bottomrule", r"\end{tabular}"]
     note = f" {latex_escape(PARTIAL_MARK)} {latex_escape(PARTIAL_NOTE)}." if has_partial(cells) \
         else ""
-    out += [f"\\caption{{{caption}{note}}}", r"\end{table}"]
+    units = f" {latex_escape(unit_note(cells))}" if unit_note(cells) else ""
+    out += [f"\\caption{{{caption}{units}{note}}}", r"\end{table}"]
     return "\n".join(out) + "\n"
 
 
@@ -209,5 +235,7 @@ def cell_from_metrics(metrics: pd.DataFrame, metric: str) -> dict:
         raise ValueError(f"no overall {metric!r} row in the run's metrics (have: "
                          f"{', '.join(have)})")
     row = rows.iloc[0]
+    unit = row.get("unit")
     return {"metric": metric, "value": float(row["value"]), "ci_low": float(row["ci_low"]),
-            "ci_high": float(row["ci_high"]), "n": int(row["n"])}
+            "ci_high": float(row["ci_high"]), "n": int(row["n"]),
+            "unit": unit if isinstance(unit, str) else None}

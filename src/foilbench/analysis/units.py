@@ -14,9 +14,13 @@ summed across short/medium/long tiers (3x the per-scene count)".
   score; the bootstrap resamples scenes;
 * ``pooled``: every (instance, tier) row; n = tiers x instances (Table 9's).
 
-The instance key is ``foil_id`` (foilbench's pair benchmarks and the CompoSET loader), or a
-column the caller names. ``foilbench run``'s own tables are unchanged (rows per tier); this is
-an analysis option. Intervals come from :func:`foilbench.stats.breakdown.summarise`.
+The instance key is ``foil_id`` (foilbench's pair benchmarks), ``instance_id`` (the CompoSET
+loader), or a column the caller names. ``foilbench run`` stores each of its rows in the unit
+its ``--unit`` setting gives (:mod:`foilbench.stats.units`); this table shows all three side
+by side. Intervals come from :func:`foilbench.stats.breakdown.summarise`.
+
+Input checks (ValueError naming the column and the item): a missing column, an empty frame, a
+NaN or out-of-[0, 1] outcome, a missing instance key or tier, an instance twice in a tier.
 """
 
 from __future__ import annotations
@@ -40,9 +44,10 @@ def unit_table(df: pd.DataFrame, metric: str = "group", units=UNITS, instance: s
     if bad:
         raise ValueError(f"unknown unit(s) {', '.join(bad)}; possible: {', '.join(UNITS)}")
     require(df, ["model", "tier", instance, metric], "unit-of-n table")
+    check_rows(df, metric, instance)
     clusters = "scene_id" if "scene_id" in df.columns else None
     rows = []
-    for model, sub in df[df[metric].notna()].groupby("model", sort=True):
+    for model, sub in df.groupby("model", sort=True):
         def stat(values, cl, unit, tier="all", model=model):
             s = summarise(values.to_numpy(float), clusters=None if cl is None else cl.to_numpy(),
                           method=method, n_boot=n_boot, seed=seed)
@@ -64,3 +69,31 @@ def unit_table(df: pd.DataFrame, metric: str = "group", units=UNITS, instance: s
         if "pooled" in units:
             stat(sub[metric], sub[clusters] if clusters else None, "pooled")
     return pd.DataFrame(rows)
+
+
+def _name(df: pd.DataFrame, mask: pd.Series) -> str:
+    """'item X of model M' (or the row's position) for the first row where ``mask`` holds."""
+    row = df[mask].iloc[0]
+    what = f"item {row['item_id']!r}" if "item_id" in df.columns else \
+        f"row {int(mask.to_numpy().nonzero()[0][0])}"
+    return f"{what} of model {row['model']!r}"
+
+
+def check_rows(df: pd.DataFrame, metric: str, instance: str) -> None:
+    """Refuse an empty frame, a NaN or out-of-range outcome, a missing key or tier."""
+    if df.empty:
+        raise ValueError(f"unit-of-n table: the frame has no rows (no {metric!r} outcomes)")
+    for col in ("model", instance, "tier"):
+        bad = df[col].isna()
+        if bad.any():
+            raise ValueError(f"unit-of-n table: {_name(df, bad)} has no {col!r}")
+    values = pd.to_numeric(df[metric], errors="coerce")
+    bad = values.isna()
+    if bad.any():
+        raise ValueError(f"unit-of-n table: {_name(df, bad)} has no number in column "
+                         f"{metric!r} (got {df.loc[bad, metric].iloc[0]!r}); drop the item or "
+                         "score it first")
+    bad = (values < 0) | (values > 1)
+    if bad.any():
+        raise ValueError(f"unit-of-n table: {_name(df, bad)} has {metric!r} = "
+                         f"{float(values[bad].iloc[0])!r}, outside [0, 1]")

@@ -356,18 +356,22 @@ def relations(runs, db_path, json_path, metric, task, negative_set) -> None:
 @click.option("--unit", "units", multiple=True,
               type=click.Choice(["per_tier", "instance", "pooled"]),
               help="Unit of n (repeatable; default all three).")
-@click.option("--instance", default="foil_id", show_default=True,
-              help="Column naming an instance (its rows across tiers).")
+@click.option("--instance", default=None,
+              help="Column naming an instance (its rows across tiers); default foil_id, "
+                   "else instance_id (the composet: loader's).")
 @click.option("--ci", "ci_method", type=click.Choice(["auto", "bootstrap", "wilson", "wald"]),
               default="auto", show_default=True)
 def units(runs, db_path, json_path, n_boot, metric, units, instance, ci_method) -> None:
     """The same score under each unit of n (CompoSET §5: n = 1,776 instances, tiers not
     pooled; Table 9: tiers pooled, 3x the instances): per tier, per instance as its tier
-    mean, and pooled rows; every row says which unit it uses. `foilbench run` is unchanged."""
+    mean, and pooled rows; every row says which unit it uses. `foilbench run --unit` chooses
+    the one its own rows use (default: the paper's)."""
     from foilbench.analysis.units import UNITS, unit_table
+    from foilbench.data.tiers import instance_column
 
     df = load_runs(runs, db_path)
     metric = metric or default_metric(df)
+    instance = instance or instance_column(df.columns) or "foil_id"
     try:
         table = unit_table(df, metric, units or UNITS, instance, ci_method, n_boot)
     except ValueError as e:

@@ -16,10 +16,11 @@ from foilbench.models.device import DTYPES
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, MIN_N_BOOT, RunSettings
 from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
 from foilbench.stats.breakdown import CI_METHODS
+from foilbench.stats.units import DEFAULT_UNIT, UNIT_SETTINGS
 
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
                    "allow_partial", "cache_dir", "no_cache", "quiet", "threads",
-                   "precision")
+                   "precision", "unit")
 
 
 def evaluation_options(*, specs_required: bool,
@@ -65,6 +66,15 @@ def evaluation_options(*, specs_required: bool,
                      type=click.Choice(CI_METHODS),
                      help="auto = scene-clustered bootstrap when items carry scene_id, "
                           "else Wilson."),
+        click.option("--unit", default=DEFAULT_UNIT, show_default=True,
+                     type=click.Choice(UNIT_SETTINGS),
+                     help="Unit of n on tiered pair benchmarks (CompoSET format: tier and "
+                          "foil_id/instance_id columns). paper: overall per instance, the "
+                          "tiers' mean (CompoSET §5, n = instances), tier rows per tier "
+                          "(Table 10), other breakdowns pooled over tiers (Table 9); "
+                          "instance / pooled: every row but the tier rows so; tier: overall per "
+                          "instance, other breakdowns within each tier. Other benchmarks "
+                          "count items."),
         click.option("--allow-partial", is_flag=True,
                      help="Drop invalid items (reported with counts) instead of refusing the "
                           "benchmark; the run is marked partial (dagger) everywhere."),
@@ -95,7 +105,7 @@ def settings_from(params: dict[str, Any]) -> RunSettings:
                        allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
                        use_cache=not p["no_cache"], progress=not p["quiet"],
                        threads=p["threads"],
-                       precision=p["precision"])
+                       precision=p["precision"], unit=p["unit"])
 
 
 RAY_OPTIONS = ("ray_address", "ray_retries", "ray_cpus", "ray_gpus", "ray_max_workers",

@@ -11,7 +11,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from foilbench.cli.run_output import ci_text, pct
+from foilbench.cli.run_output import ci_text, pct, unit_caption
 from foilbench.provenance import describe_subset
 from foilbench.runner.in_progress import active
 from foilbench.runner.notes import note_lines
@@ -89,20 +89,28 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
     for line in note_lines(stats):
         console.print(f"note: {line}", markup=False, highlight=False)
     table = Table(title="metrics (%)", title_justify="left")
-    for col in ("metric", "group", "value", "95% CI", "n", "chance", "ties"):
+    for col in ("metric", "group", "value", "95% CI", "n", "unit", "chance", "ties"):
         table.add_column(col)
+    units = set()
     for row in shown.to_dict(orient="records"):
         group = f"{row['group_by']}={row['group_value']}" if row["group_by"] else "overall"
+        unit = row.get("unit") if isinstance(row.get("unit"), str) else "not recorded"
+        units.add(unit)
         table.add_row(row["metric"], group, pct(row["value"]), ci_text(row), str(row["n"]),
-                      pct(row["chance"]), str(row["ties"]))
-    table.caption = f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as failures"
+                      unit, pct(row["chance"]), str(row["ties"]))
+    table.caption = (f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as "
+                     f"failures; {unit_caption(units)}")
     table.caption_justify = "left"
     console.print(table)
 
 
 def recompute_breakdown(store: ResultsStore, info: dict, columns: list[str]) -> pd.DataFrame:
     """Breakdown rows for ``columns`` from the run's stored per-item outcomes, with the run's
-    own interval settings (no model or benchmark needed)."""
+    own interval settings (no model or benchmark needed); over items, so ``pooled`` on a
+    tiered pair benchmark."""
+    from foilbench.data.tiers import is_tiered
+    from foilbench.kinds import kind_of
+
     items = store.load_item_results(info["run_id"])
     metric_names = list(dict.fromkeys(store.load_metrics(info["run_id"])["metric"]))
     long = pd.concat([items.assign(metric=m, outcome=items[m], tie=items[f"tie_{m}"],
@@ -110,7 +118,9 @@ def recompute_breakdown(store: ResultsStore, info: dict, columns: list[str]) -> 
                      ignore_index=True)
     table = metric_table(long, by=columns, method=info["ci_method"] or "auto",
                          n_boot=int(info["n_boot"]), seed=int(info["seed"]))
-    return table[table["group_by"] != ""]
+    unit = "pooled" if is_tiered(kind_of(info["benchmark_kind"]).is_edit_pair, items) \
+        else "items"
+    return table[table["group_by"] != ""].assign(unit=unit)
 
 
 def _print_run_list(runs) -> None:

@@ -36,8 +36,9 @@ def headline(runs, parts) -> str:
             + "</ul>") if sentences else ""
     rows = []
     for r in runs:
-        primary, unit = primary_metric(r), unit_of(r)
+        primary = primary_metric(r)
         for _, m in _overall(r).iterrows():
+            unit = unit_of(r, m)
             star = " *" if m["metric"] == primary else ""
             rows.append([r.run["model_spec"], r.run["benchmark_name"] + (
                 " (partial)" if r.run.get("partial") else ""), m["metric"] + star,

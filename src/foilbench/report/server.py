@@ -65,9 +65,11 @@ def leaderboard_frame(db_path: Path, benchmark: str = "", group_by: str = "",
                       group_value: str = "") -> pd.DataFrame:
     """One row per (run, metric): overall metrics, or those of one metadata value."""
     with ResultsStore(db_path, read_only=True) as store:
+        cols = set(store.con.execute("SELECT * FROM metrics LIMIT 0").df().columns)
+        unit = "m.unit" if "unit" in cols else "NULL AS unit"  # a schema-1/2 store: none
         sql = ("SELECT r.run_id, r.model_spec, r.model_fingerprint, r.benchmark_name, "
                "r.created, m.metric, m.group_by, m.group_value, m.value, m.ci_low, m.ci_high, "
-               "m.chance, m.ties, m.n FROM metrics m JOIN runs r USING (run_id) "
+               f"m.chance, m.ties, m.n, {unit} FROM metrics m JOIN runs r USING (run_id) "
                "WHERE m.group_by = ? AND (? = '' OR m.group_value = ?) "
                "AND (? = '' OR r.benchmark_name = ?) ORDER BY m.value DESC")
         return store.con.execute(sql, [group_by, group_value, group_value, benchmark,
@@ -115,18 +117,23 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
                  Raw(f'<span data-v="{r.value:.6f}">{fmt_pct(r.value)}</span>'),
                  f"[{fmt_pct(r.ci_low)}, {fmt_pct(r.ci_high)}]", fmt_pct(r.chance),
                  _above(r.value, r.ci_low, r.ci_high, r.chance), int(r.ties), int(r.n),
-                 Raw(f'<a href="/items?run={quote(r.run_id)}">items</a>')]
+                 _unit(r.unit), Raw(f'<a href="/items?run={quote(r.run_id)}">items</a>')]
                 for r in runs.itertuples()]
         parts.append(f"<section><h2>{esc(name)}</h2>" + table(
             ["model", "metric", "subset", "%", "95% CI", "chance %", "above chance (pts)",
-             "ties", "n", ""], rows, table_id=f"leaderboard-{k}",
-            numeric=[False, False, False, True, False, True, True, True, True, False])
+             "ties", "n", "unit of n", ""], rows, table_id=f"leaderboard-{k}",
+            numeric=[False, False, False, True, False, True, True, True, True, False, False])
             + "</section>")
     note = ('<p class="note">Each benchmark is its own table: models are ranked within a '
             "benchmark, never across benchmarks, and each number is read against that "
             "benchmark's chance level.</p>")
     body = form + note + f'<div id="leaderboard">{"".join(parts) or "<p>no runs</p>"}</div>'
     return page("foilbench results", f"{db_path} · leaderboard", body)
+
+
+def _unit(unit) -> str:
+    """A row's unit of n (:mod:`foilbench.stats.units`); rows stored before units: none."""
+    return unit if isinstance(unit, str) and unit else "not recorded"
 
 
 def _above(value: float, low: float, high: float, chance: float) -> str:
@@ -150,11 +157,12 @@ def model_page(db_path: Path, fp: str) -> str:
             m = store.load_metrics(r.run_id)
             m = m[m["group_by"].isin(["", "edit_type", "tier", "n_objects", "condition"])]
             rows = [[x.group_by or "overall", x.group_value or "", x.metric, fmt_pct(x.value),
-                     f"[{fmt_pct(x.ci_low)}, {fmt_pct(x.ci_high)}]", int(x.n)]
+                     f"[{fmt_pct(x.ci_low)}, {fmt_pct(x.ci_high)}]", int(x.n), _unit(x.unit)]
                     for x in m.itertuples()]
             parts.append(f"<section><h2>{esc(r.benchmark_name)}</h2>"
                          f'<p><a href="/items?run={quote(r.run_id)}">browse items</a></p>'
-                         + table(["by", "value", "metric", "%", "95% CI", "n"], rows)
+                         + table(["by", "value", "metric", "%", "95% CI", "n", "unit of n"],
+                                 rows)
                          + "</section>")
     title = runs["model_spec"].iloc[0] if len(runs) else fp
     return page(f"model {title}", f"fingerprint {fp}", "".join(parts) or "<p>no runs</p>")

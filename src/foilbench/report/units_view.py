@@ -4,32 +4,38 @@ primary metric of tiered pair benchmarks under each unit side by side
 
 CompoSET counts instances: its §5 intervals use "n = 1,776 instances" (tiers not pooled), and
 Table 9 pools tiers: "n is per-edit-type instance count, summed across short/medium/long tiers
-(3x the per-scene count)". ``foilbench run`` stores one row per (instance, tier), so its own
-tables (headline, per edit type, differences) are *pooled*; this section adds per tier and
-per instance (the tier mean) beside pooled, each with its n and interval.
+(3x the per-scene count)". ``foilbench run`` stores each metric row with its unit of n
+(``--unit``, default ``paper``: overall per instance, tiers per tier, other breakdowns pooled;
+:mod:`foilbench.stats.units`); rows stored before that carry none and were pooled. This
+section shows per tier, per instance (the tier mean) and pooled side by side, each with its n
+and interval.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from foilbench.data.tiers import instance_column, is_tiered
 from foilbench.kinds import kind_of
 from foilbench.report.html import esc, fmt_pct, section, table
+from foilbench.stats.units import LABELS
 
-INSTANCE = "foil_id"
-POOLED = "pooled (n = tiers x instances)"
-ITEMS = "items (n = items)"
+POOLED = LABELS["pooled"]
+ITEMS = LABELS["items"]
 
 
 def tiered(run) -> bool:
-    """A pair run whose items carry caption tiers and an instance key (CompoSET format)."""
-    cols = set(run.items.columns)
-    return (kind_of(run.run["benchmark_kind"]).is_edit_pair and {"tier", INSTANCE} <= cols
-            and run.items["tier"].nunique() > 1)
+    """A pair run whose items carry caption tiers and an instance key (CompoSET format:
+    ``foil_id`` or ``instance_id``)."""
+    return is_tiered(kind_of(run.run["benchmark_kind"]).is_edit_pair, run.items)
 
 
-def unit_of(run) -> str:
-    """The aggregation the runner's stored metrics use for this run."""
+def unit_of(run, row=None) -> str:
+    """The unit of n of a stored metric row (its ``unit``), labelled; a row stored before
+    units were recorded (or ``row=None``): pooled on a tiered run, items otherwise."""
+    unit = None if row is None else row.get("unit")
+    if isinstance(unit, str) and unit:
+        return LABELS.get(unit, unit)
     return POOLED if tiered(run) else ITEMS
 
 
@@ -47,7 +53,8 @@ def unit_rows(group, labels, metric: str) -> tuple[list[str], list[list], set[st
     tabs = []
     for r in group:
         df = r.items.assign(model=labels[r.run["run_id"]])
-        tabs.append(unit_table(df, metric, instance=INSTANCE, n_boot=int(r.run["n_boot"]),
+        tabs.append(unit_table(df, metric, instance=instance_column(df.columns),
+                               n_boot=int(r.run["n_boot"]),
                                seed=int(r.run["seed"])))
     tab = pd.concat(tabs, ignore_index=True)
     order = ["short", "medium", "long"]
@@ -87,8 +94,9 @@ def units_section(runs) -> str:
                    "pools the three tiers (n = 3 x instances). Per tier: each tier alone, n = "
                    "its instances. Per instance: each instance's outcome averaged over its "
                    "tiers, n = instances (binomial intervals take the sum of tier means as k). "
-                   "Pooled: every (instance, tier) row, as in the other tables of this report "
-                   "(the 'unit of n' column of 'Every metric' says which each row uses). When "
+                   "Pooled: every (instance, tier) row (the 'unit of n' column of 'Every "
+                   "metric' says which each stored row uses; `foilbench run --unit` chooses "
+                   "it). When "
                    "every instance has every tier, per instance and pooled share their value "
                    "and differ in n (and in binomial intervals; the scene bootstrap gives both "
                    "the same interval).")

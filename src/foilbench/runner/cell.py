@@ -94,7 +94,7 @@ def finished_run(store: Any, adapter: Any, bench: Benchmark,
 
         fingerprint = adapter.fingerprint_for(PRECISIONS[settings.precision])
     return store.find_run(fingerprint, ensure_checksum(bench),
-                          run_config_hash(**settings.scoring()))
+                          run_config_hash(**settings.scoring(), bench=bench))
 
 
 def compass_summary(result: EvalResult) -> dict[str, Any] | None:

@@ -42,7 +42,6 @@ def ray_sweep_cells(specs: list[str], benches: list[Benchmark], store: Any, *,
                     failures: list[str], revision: str | None) -> tuple[pd.DataFrame, RayStats]:
     """The sweep's matrix rows (as :func:`foilbench.runner.sweeps.sweep_cells` makes them),
     computed on Ray; finished runs in ``store`` are reused."""
-    config_hash = run_config_hash(**settings.scoring())
     rows: dict[tuple[str, int], dict] = {}
 
     def row(spec: str, b: int, metrics: pd.DataFrame, run_id: str, reused: bool) -> None:
@@ -53,7 +52,8 @@ def ray_sweep_cells(specs: list[str], benches: list[Benchmark], store: Any, *,
                            "reused": reused}
 
     def finished(fingerprint: str, bench: Benchmark) -> str | None:
-        return store.find_run(fingerprint, ensure_checksum(bench), config_hash)
+        return store.find_run(fingerprint, ensure_checksum(bench),
+                              run_config_hash(**settings.scoring(), bench=bench))
 
     def on_reused(spec: str, b: int, run_id: str) -> None:
         log("info", f"skip {spec} x {benches[b].name}: finished run {run_id}")
@@ -72,7 +72,7 @@ def ray_sweep_cells(specs: list[str], benches: list[Benchmark], store: Any, *,
                       on_failed=on_failed, finished=finished, on_reused=on_reused,
                       revision=revision).run()
     ordered = [rows[(s, b)] for s in specs for b in range(len(benches)) if (s, b) in rows]
-    return pd.DataFrame(ordered, columns=[*matrix.CELL_COLUMNS, "reused"]), stats
+    return pd.DataFrame(ordered, columns=[*matrix.CELL_COLUMNS, "unit", "reused"]), stats
 
 
 def ray_run_records(specs: list[str], benches: list[Benchmark], store: Any, *,

@@ -2,8 +2,9 @@
 
 One frozen object instead of twelve loose arguments: the CLI builds it from its options
 (:mod:`foilbench.cli.options`), a Python caller passes keywords, and a scheduler can ship it
-to workers unchanged. Only ``seed``, ``n_boot`` and ``ci_method`` change the stored numbers
-(:meth:`RunSettings.scoring`); they are also the resume key of a sweep.
+to workers unchanged. Only ``seed``, ``n_boot``, ``ci_method`` and ``unit`` change the stored
+numbers (:meth:`RunSettings.scoring`); they are also the resume key of a sweep (``unit`` only on
+tiered pair benchmarks: :func:`foilbench.evaluation.hashed_unit`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from foilbench.errors import FoilbenchError
 from foilbench.models.device import DTYPES
 from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
 from foilbench.stats.breakdown import CI_METHODS
+from foilbench.stats.units import DEFAULT_UNIT, UNIT_SETTINGS
 
 DB_FILE = "foilbench.duckdb"
 DEFAULT_OUT = "foilbench-runs"
@@ -49,6 +51,7 @@ class RunSettings:
     threads: int = 0  # torch threads; 0 = chosen from the usable CPUs and load (runner.threads)
     share_preparation: bool = True  # images prepared once per preprocessing (scoring/prepared)
     precision: str | None = None  # "bf16"/"fp16": also a float32 pass, changed outcomes reported
+    unit: str = DEFAULT_UNIT  # unit of n on tiered pair benchmarks (stats.units); "paper"
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
@@ -56,6 +59,8 @@ class RunSettings:
         if self.ci_method not in CI_METHODS:
             raise RunnerError(f"ci_method {self.ci_method!r}: choose one of "
                               f"{', '.join(CI_METHODS)}")
+        if self.unit not in UNIT_SETTINGS:
+            raise RunnerError(f"unit {self.unit!r}: choose one of {', '.join(UNIT_SETTINGS)}")
         if self.precision is not None and self.precision not in ("bf16", "fp16"):
             raise RunnerError(f"precision {self.precision!r}: choose bf16 or fp16 (or leave "
                               "it unset for the model's --dtype)")
@@ -76,7 +81,8 @@ class RunSettings:
 
     def scoring(self) -> dict[str, Any]:
         """The settings that change the stored numbers (and key a finished run)."""
-        return {"seed": self.seed, "n_boot": self.n_boot, "ci_method": self.ci_method}
+        return {"seed": self.seed, "n_boot": self.n_boot, "ci_method": self.ci_method,
+                "unit": self.unit}
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}

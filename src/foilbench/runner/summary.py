@@ -1,11 +1,13 @@
 """``summary.json``: the machine-readable outcome of one ``run`` invocation.
 
 Fields (unchanged from before the runner layer): ``batch_id``, ``db_path``, ``provenance``,
-``results`` (one flat row per run and metric), ``runs`` (one block per run, see
-:func:`summary_entry`), ``reference`` (chance and blind rows per benchmark), ``compass``
-(COMPASS tables per run id, for COMPASS-style benchmarks) and ``autocomp`` (per run id, for runs
-whose items list true negatives: the paper's r1 beside r1_valid, the count of items holding a
-true negative and the per-cell table, :func:`foilbench.analysis.autocomp_valid.run_summary`).
+``results`` (one flat row per run and metric, with its ``unit`` of n), ``runs`` (one block per
+run, see :func:`summary_entry`; on a tiered pair benchmark also ``by_tier``: metric -> tier ->
+the per-tier row, CompoSET Table 10's unit), ``reference`` (chance and blind rows per
+benchmark), ``compass`` (COMPASS tables per run id, for COMPASS-style benchmarks) and
+``autocomp`` (per run id, for runs whose items list true negatives: the paper's r1 beside
+r1_valid, the count of items holding a true negative and the per-cell table,
+:func:`foilbench.analysis.autocomp_valid.run_summary`).
 """
 
 from __future__ import annotations
@@ -14,14 +16,30 @@ from typing import Any
 
 import pandas as pd
 
-SUMMARY_FIELDS = ("value", "k", "n", "ci_low", "ci_high", "ci_method", "chance", "ties")
+SUMMARY_FIELDS = ("value", "k", "n", "ci_low", "ci_high", "ci_method", "chance", "ties", "unit")
 
 
 def overall_metrics(metrics: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """metric -> {value, k, n, ci_low, ci_high, ci_method, chance, ties} of the overall rows."""
-    overall = metrics[metrics["group_by"] == ""]
-    return {row["metric"]: {f: _plain(row[f]) for f in SUMMARY_FIELDS}
-            for _, row in overall.iterrows()}
+    """metric -> {value, k, n, ci_low, ci_high, ci_method, chance, ties, unit} of the overall
+    rows (``unit`` None for a table made without one)."""
+    return _rows(metrics[metrics["group_by"].fillna("") == ""])
+
+
+def tier_metrics(metrics: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
+    """metric -> tier -> the per-tier row (empty without a tier breakdown)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for metric, part in metrics[metrics["group_by"] == "tier"].groupby("metric", sort=False):
+        out[metric] = {str(v): row for v, row in zip(part["group_value"],
+                                                     _rows(part, key=None), strict=True)}
+    return out
+
+
+def _rows(frame: pd.DataFrame, key: str | None = "metric") -> Any:
+    rows = [{f: _plain(row.get(f)) for f in SUMMARY_FIELDS} for row in
+            frame.to_dict(orient="records")]
+    if key is None:
+        return rows
+    return {r: row for r, row in zip(frame[key], rows, strict=True)}
 
 
 def _plain(value: Any) -> Any:
@@ -45,6 +63,7 @@ def summary_entry(record: Any) -> dict[str, Any]:
         "partial": bool(bench.manifest.partial),
         "dropped": ({"n": dropped.n, "by_reason": dropped.by_reason} if dropped else None),
         "metrics": overall_metrics(record.metrics),
+        "by_tier": tier_metrics(record.metrics),
         "eval_stats": record.result.stats,
         "provenance": record.provenance,
     }

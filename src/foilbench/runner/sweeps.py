@@ -39,8 +39,9 @@ from foilbench.store.shared import SharedStore
 
 @dataclass
 class SweepOutcome:
-    """What one :func:`sweep` did. ``cells`` has :data:`matrix.CELL_COLUMNS` plus ``reused``;
-    a failed cell is named in ``failures`` and absent from ``cells``."""
+    """What one :func:`sweep` did. ``cells`` has :data:`matrix.CELL_COLUMNS` plus ``unit``
+    (of n, None for a reused run stored before units) and ``reused``; a failed cell is named
+    in ``failures`` and absent from ``cells``."""
 
     sweep_id: str
     db_path: Path
@@ -120,7 +121,7 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
                          **matrix.cell_from_metrics(metrics, bench.manifest.primary_metric),
                          "partial": bool(bench.manifest.partial), "run_id": run_id,
                          "reused": reused})
-    return pd.DataFrame(rows, columns=[*matrix.CELL_COLUMNS, "reused"])
+    return pd.DataFrame(rows, columns=[*matrix.CELL_COLUMNS, "unit", "reused"])
 
 
 def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],

@@ -41,6 +41,8 @@ MIGRATIONS: dict[int, tuple[str, list[str]]] = {
          "ALTER TABLE runs ADD COLUMN IF NOT EXISTS config_hash VARCHAR",
          "ALTER TABLE runs ADD COLUMN IF NOT EXISTS eval_stats JSON",
          "ALTER TABLE item_results ADD COLUMN IF NOT EXISTS item_index INTEGER"]),
+    2: ("column metrics.unit (the unit of n of each row; older rows keep none)",
+        ["ALTER TABLE metrics ADD COLUMN IF NOT EXISTS unit VARCHAR"]),
 }
 
 

@@ -188,6 +188,8 @@ class ResultsStore:
     def _insert_metrics(self, frame: pd.DataFrame) -> None:
         cols = ["run_id", "metric", "group_by", "group_value", "value", "k", "n", "ci_low",
                 "ci_high", "ci_method", "chance", "ties"]
+        if "unit" in frame.columns:  # every runner-made table; a caller's own may lack it
+            cols.append("unit")
         self._insert_frame("metrics", frame[cols])
 
     def write_sweep(self, sweep_id: str, cells: pd.DataFrame) -> None:
@@ -269,10 +271,14 @@ class ResultsStore:
         return row
 
     def load_metrics(self, run: str) -> pd.DataFrame:
+        """The run's metric rows; ``unit`` is None on rows stored before schema 3."""
         run_id = self.resolve_run_id(run)
-        return self.con.execute(
+        frame = self.con.execute(
             "SELECT * EXCLUDE (run_id) FROM metrics WHERE run_id = ? "
             "ORDER BY metric, group_by, group_value", [run_id]).df()
+        if "unit" not in frame.columns:  # a schema-1/2 store opened read-only
+            frame["unit"] = None
+        return frame
 
     def load_item_results(self, run: str) -> pd.DataFrame:
         """One row per item in benchmark order: the item's columns (payload and metadata),

@@ -11,7 +11,12 @@ item_results   one row per (run, item), ``item_index`` keeping benchmark order: 
                (payload + metadata) as JSON so reports rebuild without the benchmark.
 item_outcomes  one row per (run, item, metric): outcome in [0, 1] (1 = correct under strict >;
                API models average two order-swapped asks, so 0.5 occurs), tie, chance.
-metrics        aggregated metrics: overall (group_by = '') and per metadata column value.
+metrics        aggregated metrics: overall (group_by = '') and per metadata column value;
+               ``unit`` (schema 3) is each row's unit of n (``instance``, ``per_tier``,
+               ``pooled`` on tiered pair benchmarks, ``items`` elsewhere:
+               :mod:`foilbench.stats.units`). Rows written before schema 3 have none: read
+               them as ``pooled`` on tiered pair benchmarks, ``items`` elsewhere
+               (:func:`foilbench.report.units_view.unit_of`).
 compass_tables (schema 2) the COMPASS integration-gap and skill-load tables of a run on a
                COMPASS-style benchmark, as JSON, written in the run's transaction.
 blind_reference (schema 2) the blind text-only audit of a benchmark (cheap cross-fitted
@@ -22,11 +27,12 @@ blind_reference (schema 2) the blind text-only audit of a benchmark (cheap cross
                benchmark is too small to cross-fit.
 sweep_cells    the cells of each ``foilbench sweep`` (see :mod:`foilbench.store.sweeps`).
 
-A store written by schema 1 opens unchanged: the schema-2 tables are created when it is next
-opened for writing, and readers treat a missing table as empty.
+A store written by schema 1 or 2 opens unchanged: the schema-2 tables and the schema-3 column
+are added when it is next opened for writing, and readers treat a missing table as empty and a
+missing ``unit`` as unknown.
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 DDL = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -82,7 +88,8 @@ DDL = [
         ci_high DOUBLE,
         ci_method VARCHAR,
         chance DOUBLE,
-        ties INTEGER
+        ties INTEGER,
+        unit VARCHAR
     )""",
     """CREATE TABLE IF NOT EXISTS compass_tables (
         run_id VARCHAR PRIMARY KEY,
