@@ -191,7 +191,6 @@ def test_estimate_per_stage_prices_each_stage_and_sums_to_the_total():
 
 def test_composet_plan_per_stage_by_hand():
     from foilbench.construct.composet.pipeline import ComposetConfig, plan
-    from foilbench.construct.engine.budget import per_role
 
     # 2 scenes x 3 foils: text 2 spec + 2 QC + 2 instances + 2 foils + 2 self-check + 6
     # verbosity = 16; detector 2 base + 6 edit regions + 12 verify = 20
@@ -278,3 +277,12 @@ def test_call_key_hashes_request_images_by_their_pixels():
     assert key != call_key(backend, "complete", TextRequest("p", images=(blue,)))
     assert key != call_key(backend, "complete", TextRequest("p"))
     assert TextRequest("p", images=(red,)) == TextRequest("p")  # images stay out of ==
+
+
+def per_role(plan: dict[str, dict[str, int]]) -> dict[str, int]:
+    """The per-role totals of a per-stage plan (what the dry run's role lines add up)."""
+    out: dict[str, int] = {}
+    for roles in plan.values():
+        for role, n in roles.items():
+            out[role] = out.get(role, 0) + int(n)
+    return out

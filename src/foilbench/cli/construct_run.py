@@ -77,12 +77,16 @@ def common_options(fn):
 
 
 def _check_cap(ctx, param, value):
-    """--max-spend must be a finite, non-negative USD amount (nan, inf and -1 are refused)."""
-    import math
+    """--max-spend must be a finite, non-negative USD amount (the ledger's one rule)."""
+    from foilbench.construct.engine.ledger import check_cap
+    from foilbench.models.api.spend import SpendCapError
 
-    if value is not None and (not math.isfinite(value) or value < 0):
-        raise click.BadParameter(f"{value!r} is not a finite amount of USD >= 0", ctx, param)
-    return value
+    if value is None:
+        return value
+    try:
+        return check_cap(value, "--max-spend")
+    except SpendCapError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
 
 
 def spend_ledger(run: dict):

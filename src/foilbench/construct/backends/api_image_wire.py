@@ -44,10 +44,6 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def data_url(png: bytes) -> str:
-    return f"data:image/png;base64,{_b64(png)}"
-
-
 def _ratio(text: str) -> float:
     w, h = text.split(":")
     return int(w) / int(h)

@@ -117,16 +117,3 @@ def estimate(plan: dict, backends: dict[str, Backend]) -> Estimate:
             est.rows.append(Row(stage, role, int(n), int(n) * float(b.cost_per_call_usd),
                                 str(getattr(b, "spec", "") or getattr(b, "fingerprint", ""))))
     return est
-
-
-def per_role(plan: dict[str, dict[str, int]]) -> dict[str, int]:
-    """The per-role totals of a per-stage plan.
-
-    >>> per_role({"a": {"text": 2}, "b": {"text": 3, "image": 1}})
-    {'text': 5, 'image': 1}
-    """
-    out: dict[str, int] = {}
-    for roles in plan.values():
-        for role, n in roles.items():
-            out[role] = out.get(role, 0) + int(n)
-    return out
