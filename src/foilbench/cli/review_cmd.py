@@ -253,19 +253,11 @@ def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: boo
             click.echo(format_table(("group", "images", "match", "mismatch", "unsure",
                                      "pending", "agreement"), rows))
             return
-        import uvicorn
-
         from foilbench.review.concepts_app import create_concepts_app
-        from foilbench.review.serve import bind
+        from foilbench.review.serve import serve_app
 
-        sock = bind(host, port)
-        click.echo(f"concept check of {len(checks.units)} images at "
-                   f"http://{host}:{sock.getsockname()[1]}/ (decisions in {checks.path})")
-        server = uvicorn.Server(uvicorn.Config(create_concepts_app(checks, host),
-                                               log_level="warning", lifespan="off"))
-        try:
-            server.run(sockets=[sock])
-        finally:
-            sock.close()
+        serve_app(create_concepts_app(checks, host), host, port,
+                  lambda url: click.echo(f"concept check of {len(checks.units)} images at "
+                                         f"{url} (decisions in {checks.path})"))
     finally:
         checks.close()

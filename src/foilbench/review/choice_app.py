@@ -108,20 +108,7 @@ def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starle
 
 def run_choice_server(session: ChoiceSession, host: str = "127.0.0.1", port: int = 8766,
                       on_ready=None) -> None:
-    """Serve until interrupted, like :func:`foilbench.review.serve.run_server`."""
-    import uvicorn
+    """Serve until interrupted (:func:`foilbench.review.serve.serve_app`)."""
+    from foilbench.review.serve import serve_app
 
-    from foilbench.review.serve import bind
-
-    sock = bind(host, port)
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{sock.getsockname()[1]}/"
-    server = uvicorn.Server(uvicorn.Config(create_choice_app(session, host=host),
-                                           log_level="warning", access_log=False,
-                                           lifespan="off"))
-    if on_ready is not None:
-        on_ready(url)
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
+    serve_app(create_choice_app(session, host=host), host, port, on_ready)

@@ -24,20 +24,26 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_server(session: ReviewSession, host: str = "127.0.0.1", port: int = 8766,
-               on_ready: Callable[[str], None] | None = None) -> None:
-    """Serve until interrupted; ``on_ready(url)`` is called once the socket is bound."""
+def serve_app(app, host: str, port: int,
+              on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve ``app`` on our own socket until interrupted; ``on_ready(url)`` once it is bound
+    (an IPv6 host is shown in brackets, as a URL needs). The one serve loop of the review apps."""
     import uvicorn
 
-    app = create_app(session, host=host)
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}/"
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                           lifespan="off"))
     if on_ready is not None:
         on_ready(url)
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+def run_server(session: ReviewSession, host: str = "127.0.0.1", port: int = 8766,
+               on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve the pair review app until interrupted."""
+    serve_app(create_app(session, host=host), host, port, on_ready)
