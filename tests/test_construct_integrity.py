@@ -496,3 +496,19 @@ def test_the_real_command_prints_one_line_and_exits_2(tmp_path):
                           str(out), *SMALL], capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert res.stderr.strip().startswith("error: --out") and "not empty" in res.stderr
+
+
+def test_a_tailing_cache_keeps_reading_lines_appended_before_its_own_put(tmp_path):
+    """Process B answers a request and appends it; process A then appends its own answer. A
+    must still find B's line (its put used to jump its read offset to the end of the file,
+    past B's line, so A paid for B's request again)."""
+    from foilbench.construct.backends.api_common import TailingResponseCache
+    from foilbench.models.api.wire import Reply
+
+    path = tmp_path / "construct_text_responses.jsonl"
+    a, b = TailingResponseCache(path), TailingResponseCache(path)
+    b.put("k-b", Reply("from b", 3, 2))
+    a.put("k-a", Reply("from a", 4, 1))
+    assert a.get("k-b") == Reply("from b", 3, 2)
+    assert b.get("k-a") == Reply("from a", 4, 1)
+    assert a.get("k-a") == Reply("from a", 4, 1)  # its own line, reread harmlessly

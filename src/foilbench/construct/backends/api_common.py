@@ -151,10 +151,10 @@ class TailingResponseCache(ResponseCache):
         return hit
 
     def put(self, key: str, reply: Reply) -> None:
+        # The offset stays where it is: lines other processes appended before ours must still
+        # be read (jumping to the end skipped them, and their requests were paid for again);
+        # rereading our own line later only sets the same value again.
         super().put(key, reply)
-        # our own line is in the table already; skipping past it is safe because a reread
-        # of a line we hold only sets the same value again
-        self._offset = self.path.stat().st_size
 
 
 class UnusableReplyError(ModelError):
