@@ -66,3 +66,27 @@ def test_object_counts_end_to_end_on_tiny_builtin():
     assert t.loc[(0.2, "including_people"), "mean"] == 4.0
     with pytest.raises(ValueError, match="class list"):
         object_counts(bench, det, [], n=3)
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"thresholds": ()}, "at least one score threshold"),
+    ({"thresholds": (0.3, 1.5)}, r"in \[0, 1\]"),
+    ({"iou": 0.0}, r"iou=0.0"),
+    ({"n": 0}, "at least one image"),
+])
+def test_object_counts_refuses_bad_settings_by_name(kwargs, needle):
+    from foilbench.data.tiny import tiny_benchmark
+
+    with pytest.raises(ValueError, match=needle):
+        object_counts(tiny_benchmark(), FakeDetector(), ["chair"], **{"n": 3, **kwargs})
+
+
+def test_object_counts_refuses_an_inverted_box_naming_the_image():
+    from foilbench.data.tiny import tiny_benchmark
+
+    class Bad:
+        def detect(self, image, labels, threshold=0.1):
+            return [Detection("chair", 0.9, (10.0, 10.0, 5.0, 20.0))]
+
+    with pytest.raises(ValueError, match=r"box \(10.0, 10.0, 5.0, 20.0\)"):
+        object_counts(tiny_benchmark(), Bad(), ["chair"], n=1)

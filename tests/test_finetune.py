@@ -79,6 +79,22 @@ def test_negclip_loss_by_hand():
     assert float(got) == pytest.approx((i2t + t2i) / 2)
 
 
+@pytest.mark.parametrize("shapes,needle", [
+    (((2, 4), (3, 4), None, None), "one caption per image"),
+    (((2, 4), (2, 4), (3, 5), (3,)), r"must be \(M, 4\)"),
+    (((2, 4), (2, 4), (3, 4), (2,)), "one flag per negative"),
+    (((2, 4), (2, 4), None, (2,)), "mask without negatives"),
+])
+def test_losses_refuse_mismatched_shapes(shapes, needle):
+    img, txt, negs, valid = shapes
+    args = (torch.zeros(img), torch.zeros(txt), None if negs is None else torch.zeros(negs),
+            None if valid is None else torch.ones(valid, dtype=torch.bool))
+    with pytest.raises(ValueError, match=needle):
+        negclip_loss(*args, torch.tensor(1.0))
+    with pytest.raises(ValueError, match=needle):
+        sigmoid_loss(*args, torch.tensor(1.0), torch.tensor(0.0))
+
+
 def test_sigmoid_loss_by_hand():
     img = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     negs = torch.tensor([[1.0, 0.0]])

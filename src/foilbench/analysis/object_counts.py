@@ -93,11 +93,23 @@ def object_counts(bench, detector, classes: Sequence[str], n: int = 200, seed: i
 
     if not classes:
         raise ValueError("object counts need the class list the detector is prompted with")
+    if not thresholds or not all(0.0 <= float(t) <= 1.0 for t in thresholds):
+        raise ValueError(f"thresholds {list(thresholds)}: give at least one score threshold "
+                         "in [0, 1] (App. F.3 uses 0.3)")
+    if not 0.0 < float(iou) <= 1.0:
+        raise ValueError(f"iou={iou}: the NMS overlap must be in (0, 1] (App. F.3 uses 0.5)")
+    if n < 1:
+        raise ValueError(f"n={n}: sample at least one image")
     low = min(thresholds)
     rows = []
     for ref in sample_images(bench, n, seed):
         with Image.open(bench.image_path(ref)) as im:
             dets = detector.detect(im.convert("RGB"), list(classes), threshold=low)
+        for d in dets:
+            x0, y0, x1, y1 = d.box
+            if not (x1 >= x0 and y1 >= y0):
+                raise ValueError(f"{ref}: the detector returned a box {tuple(d.box)} that is "
+                                 "not (x0, y0, x1, y1) with x1 >= x0 and y1 >= y0")
         for t in thresholds:
             rows.append({"image": ref, "threshold": t, **count(dets, t, iou, people)})
     per_image = pd.DataFrame(rows)

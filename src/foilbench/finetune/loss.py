@@ -23,10 +23,29 @@ from __future__ import annotations
 import torch
 
 
+def check_shapes(img: torch.Tensor, txt: torch.Tensor, negs: torch.Tensor | None,
+                 neg_valid: torch.Tensor | None) -> None:
+    """B images and B captions of one width d; negatives (M, d) with an (M,) validity mask.
+    A mismatch would broadcast or index silently into a wrong loss, so it is an error."""
+    if img.ndim != 2 or txt.shape != img.shape:
+        raise ValueError(f"loss: images {tuple(img.shape)} and captions {tuple(txt.shape)} "
+                         "must both be (B, d), one caption per image")
+    if negs is not None:
+        if negs.ndim != 2 or negs.shape[1] != img.shape[1]:
+            raise ValueError(f"loss: hard negatives {tuple(negs.shape)} must be (M, "
+                             f"{img.shape[1]}), the embedding width of the images")
+        if neg_valid is not None and tuple(neg_valid.shape) != (negs.shape[0],):
+            raise ValueError(f"loss: the negative mask {tuple(neg_valid.shape)} must be "
+                             f"({negs.shape[0]},), one flag per negative")
+    elif neg_valid is not None:
+        raise ValueError("loss: a negative mask without negatives")
+
+
 def negclip_loss(img: torch.Tensor, txt: torch.Tensor, negs: torch.Tensor | None,
                  neg_valid: torch.Tensor | None, scale: torch.Tensor) -> torch.Tensor:
     """Augmented InfoNCE (unit-norm inputs); ``neg_valid`` (M,) bool masks missing
     negatives."""
+    check_shapes(img, txt, negs, neg_valid)
     target = torch.arange(len(img), device=img.device)
     texts = txt if negs is None else torch.cat([txt, negs])
     logits = scale * img @ texts.T
@@ -44,6 +63,7 @@ def sigmoid_loss(img: torch.Tensor, txt: torch.Tensor, negs: torch.Tensor | None
                  bias: torch.Tensor) -> torch.Tensor:
     """SigLIP's pairwise sigmoid loss over [captions; hard negatives], summed over columns,
     averaged over images (Zhai et al. 2023, Eq. 1)."""
+    check_shapes(img, txt, negs, neg_valid)
     texts = txt if negs is None else torch.cat([txt, negs])
     logits = scale * img @ texts.T + bias
     labels = -torch.ones_like(logits)
