@@ -288,3 +288,21 @@ def test_objects_reaching_past_the_image_edge_are_clipped():
                for x, y in ((0.0, 0.0), (1.0, 1.0))]
     layers = render_layers(Scene(tuple(corners)), 64)
     assert layers.masks.shape == (2, 64, 64) and all(m.any() for m in layers.masks)
+
+
+def test_a_crowded_draw_falls_back_to_small_objects_before_the_grid(monkeypatch):
+    """Eight large objects that random placement cannot fit at their size: the sampler makes
+    them all small and places them again (it used to raise after the grid failed too)."""
+    from foilbench.world import sample as sample_mod
+
+    calls = []
+    real = sample_mod.place_objects
+
+    def first_fails(rng, objects, **kw):
+        calls.append({o.size for o in objects})
+        return None if len(calls) <= 8 else real(rng, objects, **kw)
+
+    monkeypatch.setattr(sample_mod, "place_objects", first_fails)
+    scene = sample_scene(np.random.default_rng(4), 8)
+    assert len(scene.objects) == 8 and layout_ok(scene.objects)
+    assert calls[8] == {"small"} and all(o.size == "small" for o in scene.objects)

@@ -250,6 +250,15 @@ def grid_place(rng: np.random.Generator, objects: Sequence[Obj]) -> list[Obj] | 
     return None
 
 
+def _placed(rng: np.random.Generator, objects: Sequence[Obj], restarts: int
+            ) -> list[Obj] | None:
+    for _ in range(restarts):
+        placed = place_objects(rng, objects)
+        if placed is not None:
+            return placed
+    return None
+
+
 def sample_scene(
     rng: np.random.Generator,
     n_objects: int | None = None,
@@ -263,7 +272,8 @@ def sample_scene(
     """A random scene of ``n_objects`` (default: 1 to 6, uniform) non-overlapping objects.
 
     Objects are placed one by one at random free spots (shrinking one that does not fit);
-    after ``restarts`` failed attempts the same objects are tiled on a jittered grid.
+    after ``restarts`` failed attempts they are all made small and placed again, and after
+    ``restarts`` more tiled on a jittered grid.
 
     The scene id is ``scene_id_prefix`` + the first 12 hex digits of :func:`scene_signature`.
     """
@@ -278,11 +288,10 @@ def sample_scene(
         raise ValueError(f"n_objects={n_objects} out of range; possible: 1 to {MAX_OBJECTS}")
     background_seed = int(rng.integers(N_BACKDROPS))
     objects = [random_object(rng, categories, colors) for _ in range(n_objects)]
-    for _ in range(restarts):
-        placed = place_objects(rng, objects)
-        if placed is not None:
-            break
-    else:
+    placed = _placed(rng, objects, restarts)
+    if placed is None:  # rare: every object small, then the jittered grid
+        placed = _placed(rng, [o.with_(size="small") for o in objects], restarts)
+    if placed is None:
         placed = grid_place(rng, objects)
     if placed is not None:
         return scene_with_id(Scene(tuple(placed), condition, background_seed), scene_id_prefix)
