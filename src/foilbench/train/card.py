@@ -116,6 +116,9 @@ def card_tables(scores: dict[str, dict], suite_label: str) -> str:
     conf = _get(first, "autocomp-confusion", "confusion")
     n = {label: (_get(first, p, m) or {}).get("n") for p, m, label in HEADLINE}
     lines += ["", "Items per cell: " + ", ".join(f"{k} {v}" for k, v in n.items() if v) + ". "
+              "The pair cells pool the three tiers; `foilbench run` states the pairs in "
+              "CompoSET's unit, instances (n = items / 3, each instance's tiers averaged): "
+              "the same values and scene-bootstrap intervals, a smaller n. "
               f"Confusion is scored by `{(conf or {}).get('metric', 'r1')}`.", ""]
     edits = sorted(k.split("/", 1)[1] for k in first
                    if k.startswith("world-pairs/") and k != "world-pairs/short")
