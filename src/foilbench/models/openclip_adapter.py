@@ -63,6 +63,7 @@ from foilbench.models.openclip_fast import (
     trim_blocker,
 )
 from foilbench.models.openclip_import import (
+    config_needs_timm,
     config_needs_transformers,
     import_open_clip,
     packaged_config,
@@ -146,7 +147,7 @@ def _register_json_config(config: Path) -> str:
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenClipAdapter:
     """Build an adapter from the text after ``openclip:`` (see the module docstring)."""
     body, opts = split_options(rest, OPTIONS)
-    import_open_clip(_needs_transformers(body))
+    import_open_clip(*_needs_packages(body))
     kwargs = {"score": opts.get("score", "cosine"), "batch_size": int_option(opts, "batch", 32)}
     if body.startswith("hf-hub:"):
         return OpenClipAdapter(f"openclip:{rest}", body, None, source={"hub": body[7:]},
@@ -343,15 +344,16 @@ class OpenClipAdapter(BatchedDualEncoder):
         return True
 
 
-def _needs_transformers(body: str) -> bool:
+def _needs_packages(body: str) -> tuple[bool, bool]:
     """Whether the model a spec names may need ``transformers`` (a Hugging Face text tower or
-    CoCa); anything not readable before building it counts as yes."""
+    CoCa) and ``timm`` (a timm vision tower); anything not readable before building it counts
+    as yes."""
     if body.startswith("hf-hub:"):
-        return True
+        return True, True
     first = body.partition(":")[0]
     cfg = read_config(Path(first).expanduser()) if first.endswith(".json") \
         else packaged_config(first)
-    return config_needs_transformers(cfg)
+    return config_needs_transformers(cfg), config_needs_timm(cfg)
 
 
 def _downloaded_weights(arch: str, source: dict) -> Path | None:
