@@ -90,6 +90,9 @@ def main() -> None:
     import foilbench.cli.run_output as run_output
 
     _timed(run_output, "print_tables", "printed tables")
+    from foilbench.runner.startup_gc import own_process
+
+    own_process()  # as cli.main.main(fast_exit=True), which `python -m foilbench` calls
     sys.argv = ["foilbench", "run", *sys.argv[1:]]
     code = 0
     try:

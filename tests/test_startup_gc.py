@@ -62,3 +62,25 @@ def test_run_and_sweep_restore_collection_on_success_and_on_error(tmp_path):
     with pytest.raises(FoilbenchError):
         sweep(["no-such-model-scheme:x"], ["tiny-builtin"], tmp_path / "c", progress=False)
     assert gc.isenabled()
+
+
+def test_only_a_process_that_ends_with_the_command_is_owned():
+    """``python -m foilbench`` / the console script (``main(fast_exit=True)``) own their
+    process; an in-process call (``main()``, as tests make) does not."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src"
+    code = ("import sys\n"
+            "import foilbench.cli.main as m\n"
+            "from foilbench.runner import startup_gc\n"
+            "m._main = lambda: print('owned', startup_gc._state['owned'], flush=True)\n"
+            "m.main(fast_exit=sys.argv[1] == 'fast')\n")
+    env = dict(os.environ, PYTHONPATH=f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    for arg, want in (("fast", "owned True"), ("plain", "owned False")):
+        out = subprocess.run([sys.executable, "-c", code, arg], capture_output=True, text=True,
+                             env=env, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == want

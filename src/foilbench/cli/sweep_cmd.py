@@ -39,9 +39,6 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
           --benchmark winoground:/data/winoground --benchmark sugarcrepe:/data/sc?images=/coco
       foilbench sweep --ray auto --device cuda --model hf:/w/siglip --benchmark /data/bench
     """
-    from foilbench.runner.startup_gc import own_process
-
-    own_process()  # this process is the command's: start-up objects may be frozen
     err = Console(stderr=True)
     ray = ray_from(options)
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),

@@ -12,8 +12,10 @@ pass traverses), about 0.01 s. Collection only frees memory: no computed number 
   load until they are done) disables collection and its ``resume`` restores the previous
   state, in every process, the Python API included (cycles made meanwhile are collected
   later, as usual).
-- The freeze is for a process foilbench owns (the CLI calls :func:`own_process`): frozen objects
-  are never collected, which a library must not decide for its caller's process.
+- The freeze is for a process foilbench owns and that ends with the command (the console
+  script and ``python -m foilbench`` call :func:`own_process`; an in-process CLI call, as the
+  tests make, does not): frozen objects are never collected, which a library must not decide
+  for its caller's process.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ _state = {"owned": False}
 
 
 def own_process() -> None:
-    """This process runs one foilbench command (the CLI): start-up objects may be frozen."""
+    """This process runs one foilbench command and then ends: start-up objects may be
+    frozen."""
     _state["owned"] = True
 
 
