@@ -1,14 +1,19 @@
-"""foilbench's whole ``foilbench run`` process against the peers' own evaluation loops.
+"""foilbench's whole ``foilbench run`` process against the peers' own evaluation code.
+
+The peers' code is imported at run time from checkouts the user fetched (nothing of theirs is
+in this project): ``--composet-repo`` (github.com/laure-delisle/CompoSET) and
+``--sugarcrepe-repo`` (github.com/RAIVNLab/sugar-crepe). A peer whose checkout is not given is
+skipped with a line saying how to get it; nothing re-implements it.
 
 Two comparisons, each on the same data and the same tiny open_clip model files:
 
 - CompoSET-shaped release (80 scenes x 22 foils x 3 tiers = 5,280 pair rows, 224 px PNGs;
-  :mod:`peer_data`) read by foilbench through ``composet:DIR``, against CompoSET's
-  ``run_composet`` loop (:mod:`peer_composet`: per row and tier, each image alone and the two
-  captions together, twice).
+  :mod:`peer_data`) read by foilbench through ``composet:DIR``, against CompoSET's entry point
+  ``eval.run.main`` -> ``eval.benchmark.run_composet`` with ``eval.models.VLMScorer``
+  (driver :mod:`peer_composet`, which lists its adaptations).
 - SugarCrepe-shaped set (the real 7,511 items, 1,560 synthetic 640x480 JPEGs under the COCO
-  names) read through ``sugarcrepe:DIR?images=...``, against SugarCrepe's ``main_eval.py`` loop
-  (:mod:`peer_sugarcrepe`: per item, one image and its two captions, batch of 1).
+  names) read through ``sugarcrepe:DIR?images=...``, against SugarCrepe's ``main_eval.load_model``
+  and ``main_eval.evaluate`` (driver :mod:`peer_sugarcrepe`, which lists its adaptations).
 
 Every timed command is a fresh process (``python -m foilbench run`` with a fresh output
 folder, embedding cache and ``$FOILBENCH_HOME``, so nothing is reused from an earlier run;
@@ -21,7 +26,8 @@ threads can use it; torch stays at one thread), reported separately.
 After the timed runs, one instrumented foilbench run (:mod:`fb_phases`, the same CLI path)
 gives the phase table, and the outcomes of foilbench and the peer are compared item by item.
 
-    PYTHONPATH=src python bench/bench_peers.py [--scale 0.25 --repeats 1] [--two-cores]
+    PYTHONPATH=src python bench/bench_peers.py --composet-repo /tmp/peers/CompoSET \
+        --sugarcrepe-repo /tmp/peers/sugar-crepe [--scale 0.25 --repeats 1] [--two-cores]
 """
 
 from __future__ import annotations
@@ -43,7 +49,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import peer_composet  # noqa: E402
 import peer_data  # noqa: E402
+import peer_sugarcrepe  # noqa: E402
 
 SRC = HERE.parent / "src"
 
@@ -196,9 +204,9 @@ def report(name: str, res: dict) -> None:
     wall, cpu = res["phase_wall"], res["phase_cpu"]
     fmt = "  ".join
     print(f"\n== {name} ==")
-    print(f"peer loop process   : median wall {peer_w:7.2f} s, CPU {peer_c:7.2f} s   "
+    print(f"peer own code      : median wall {peer_w:7.2f} s, CPU {peer_c:7.2f} s   "
           + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["peer"]))
-    print(f"foilbench run       : median wall {fb_w:7.2f} s, CPU {fb_c:7.2f} s   "
+    print(f"foilbench run      : median wall {fb_w:7.2f} s, CPU {fb_c:7.2f} s   "
           + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["foilbench"]))
     print(f"ratio peer / foilbench, one core each: CPU {peer_c / fb_c:.2f}x, "
           f"wall {peer_w / fb_w:.2f}x")
@@ -233,6 +241,10 @@ def main() -> None:
     ap.add_argument("--cores2", default="0,1", help="core list of --two-cores runs")
     ap.add_argument("--two-cores", action="store_true")
     ap.add_argument("--only", choices=("composet", "sugarcrepe"), default=None)
+    ap.add_argument("--composet-repo", default=None,
+                    help="a checkout of github.com/laure-delisle/CompoSET (its eval package)")
+    ap.add_argument("--sugarcrepe-repo", default=None,
+                    help="a checkout of github.com/RAIVNLab/sugar-crepe (its main_eval.py)")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -240,10 +252,20 @@ def main() -> None:
     config, weights = peer_data.model_files(work)
     spec = f"openclip:{config}:{weights}"
     todo = []
-    if args.only in (None, "composet"):
+    repos = {"composet": (args.composet_repo, peer_composet),
+             "sugarcrepe": (args.sugarcrepe_repo, peer_sugarcrepe)}
+    for name, (repo, driver) in repos.items():
+        if args.only not in (None, name):
+            continue
+        problem = (f"no --{name}-repo given: {driver.HOW_TO_GET}" if repo is None
+                   else driver.check_repo(Path(repo)))
+        if problem:
+            print(f"skipping {name}: {problem}", flush=True)
+            repos[name] = (None, driver)
+    if args.only in (None, "composet") and repos["composet"][0]:
         root = peer_data.composet_release(work, args.scale)
         todo.append(("composet", (spec, f"composet:{root}"), root))
-    if args.only in (None, "sugarcrepe"):
+    if args.only in (None, "sugarcrepe") and repos["sugarcrepe"][0]:
         jdir, images = peer_data.sugarcrepe_set(work, args.scale)
         todo.append(("sugarcrepe", (spec, f"sugarcrepe:{jdir}?images={images}"), (jdir, images)))
     print(f"data ready in {time.perf_counter() - t0:.1f} s (scale {args.scale}); load average "
@@ -252,15 +274,18 @@ def main() -> None:
     runs = work / "runs"
     results = {}
     for name, fb_args, data in todo:
-        peer_out = runs / f"{name}-peer.out"
         runs.mkdir(exist_ok=True)
+        repo = str(Path(repos[name][0]).resolve())
         if name == "composet":
             warm_files(data)
-            peer_cmd = [sys.executable, str(HERE / "peer_composet.py"), str(config),
-                        str(weights), str(data), str(peer_out)]
+            peer_dir = runs / "composet-peer"
+            peer_out = peer_dir / f"{peer_composet.KEY}.csv"
+            peer_cmd = [sys.executable, str(HERE / "peer_composet.py"), repo, str(config),
+                        str(weights), str(data), str(peer_dir)]
         else:
             warm_files(*data)
-            peer_cmd = [sys.executable, str(HERE / "peer_sugarcrepe.py"), str(config),
+            peer_out = runs / "sugarcrepe-peer.json"
+            peer_cmd = [sys.executable, str(HERE / "peer_sugarcrepe.py"), repo, str(config),
                         str(weights), str(data[0]), str(data[1]), str(peer_out)]
         results[name] = run_pair(name, fb_args, peer_cmd, peer_out, args, work, runs)
     for name, res in results.items():

@@ -1,8 +1,8 @@
 """``foilbench run`` with a stopwatch on each phase: the same CLI path, timed from inside.
 
 Runs the ``foilbench`` command with the given arguments after wrapping the runner's steps
-(model load, benchmark load, engine, metrics, COMPASS tables, store writes, reference rows,
-summary, report, printed tables) in timers that keep wall seconds and the main thread's CPU
+(thread setup with the torch import, model load, benchmark load, engine, reliability notes,
+metrics, COMPASS tables, store writes, reference rows, summary, report, printed tables) in timers that keep wall seconds and the main thread's CPU
 seconds; the engine's own split (hash, cache, decode, forward passes) comes from its
 ``eval_stats``. Writes ``{"phases": {phase: [wall, cpu]}, "eval_stats": [...]}`` as JSON to
 the file named by ``$FB_PHASES_OUT``, then ends the process as ``python -m foilbench`` does
@@ -81,6 +81,8 @@ def main() -> None:
     evaluation.evaluate = evaluate
     _timed(evaluation, "metric_table", "metrics (breakdowns, bootstrap)")
     _timed(cell, "compass_summary", "COMPASS tables")
+    _timed(runs, "configure_threads", "thread setup (imports torch)")
+    _timed(cell, "cell_notes", "reliability notes (text report, data notes)")
     _timed(runs, "write_cell", "store writes")
     _timed(runs, "benchmark_reference", "reference rows (chance, blind)")
     _timed(runs, "build_summary", "summary.json")
@@ -88,6 +90,9 @@ def main() -> None:
     import foilbench.cli.run_output as run_output
 
     _timed(run_output, "print_tables", "printed tables")
+    from foilbench.runner.startup_gc import own_process
+
+    own_process()  # as cli.main.main(fast_exit=True), which `python -m foilbench` calls
     sys.argv = ["foilbench", "run", *sys.argv[1:]]
     code = 0
     try:

@@ -1,86 +1,64 @@
-"""CompoSET's published evaluation loop, re-implemented for timing (read, not copied).
+"""Run CompoSET's own evaluation code, imported from a checkout the user fetched, for timing.
 
-What the release's ``eval/run.py`` -> ``eval/benchmark.run_composet`` does with an open_clip
-model (github.com/laure-delisle/CompoSET, ``eval/benchmark.py`` and ``eval/models.py``):
-for every variation and every caption tier, ``VLMScorer.sim(base_image, [cap_base, cap_var])``
-and ``sim(var_image, [cap_base, cap_var])``; each call opens and converts the image, encodes it
-alone (batch of 1) and the two captions together (batch of 2), normalised, and takes the two
-dot products. I2T, T2I and Group follow from the four similarities (strict ``>``); the rows go
-to a DataFrame and a CSV. The release's entry point also imports ``transformers`` (to patch
-tokenizers for other backends); that import is left out here, which only makes this peer
-faster.
+Nothing of CompoSET is copied here: this driver puts the checkout on ``sys.path``, imports its
+``eval`` package and calls its command-line entry point ``eval.run.main`` (which calls
+``eval.benchmark.run_composet`` with an ``eval.models.VLMScorer``, writes ``<model>.csv`` and
+prints ``eval.analyze.print_summary``), exactly as ``python -m eval.run --models KEY
+--variations ... --image-root ... --output ... --device cpu`` would.
 
-    python bench/peer_composet.py CONFIG.json WEIGHTS RELEASE_DIR OUT.csv
+Adaptations, each the least that lets their code load our tiny local model offline:
+
+1. ``open_clip.add_model_config(CONFIG)``: registers the tiny architecture's JSON config with
+   open_clip, so its name resolves (their models are open_clip's built-in names).
+2. ``eval.models.MODELS[KEY] = {"model_name": <config name>, "pretrained": WEIGHTS}``: one
+   entry in their registry, the way their ``models.py`` says to add a model ("Add new models by
+   extending the MODELS dict"; their custom-weight entries also pass a file path as
+   ``pretrained``). ``VLMScorer`` then builds it with ``open_clip.create_model_and_transforms``.
+3. ``--device cpu`` (their default is ``cuda``), ``--variations``/``--image-root`` point at the
+   local release (their loader would otherwise download it from the Hugging Face Hub).
+
+Everything else (the per-row, per-tier loop; one image per ``sim`` call, the two captions as
+one batch; the CSV) is theirs, including their import of ``transformers`` in ``models.py``.
+
+    python bench/peer_composet.py COMPOSET_REPO CONFIG.json WEIGHTS RELEASE_DIR OUT_DIR
+    -> OUT_DIR/fbpeer.csv
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-T_START = time.perf_counter()
-
-import open_clip  # noqa: E402
-import pandas as pd  # noqa: E402
-import torch  # noqa: E402
-from PIL import Image  # noqa: E402
-from tqdm import tqdm  # noqa: E402
-
-TIERS = ("short", "medium", "long")
+KEY = "fbpeer"
+HOW_TO_GET = ("git clone https://github.com/laure-delisle/CompoSET (tested at commit "
+              "e05658744de182aebc8358da58bf7edf14899e87) and pass its folder as --composet-repo")
 
 
-class Scorer:
-    """One open_clip model; ``sim`` = cosine of one image with each of a few texts."""
-
-    def __init__(self, config: Path, weights: Path) -> None:
-        open_clip.add_model_config(config)
-        self.model, _, self.preprocess = open_clip.create_model_and_transforms(
-            config.stem, pretrained=str(weights), device="cpu")
-        self.tokenizer = open_clip.get_tokenizer(config.stem)
-        self.model.eval()
-
-    @torch.no_grad()
-    def sim(self, image_path: Path, texts: list[str]) -> list[float]:
-        image = Image.open(image_path).convert("RGB")
-        pixels = self.preprocess(image).unsqueeze(0)
-        image_feat = self.model.encode_image(pixels, normalize=True)
-        text_feat = self.model.encode_text(self.tokenizer(texts), normalize=True)
-        return (image_feat @ text_feat.T).squeeze(0).tolist()
-
-
-def run(scorer: Scorer, variations: pd.DataFrame, root: Path) -> pd.DataFrame:
-    rows = []
-    with tqdm(total=len(variations) * len(TIERS), desc="CompoSET") as bar:
-        for row in variations.itertuples(index=False):
-            for tier in TIERS:
-                cap = row.captions[tier]
-                s_base = scorer.sim(root / row.image_base, [cap["base"], cap["var"]])
-                s_var = scorer.sim(root / row.image_var, [cap["base"], cap["var"]])
-                bb, bv = s_base
-                vb, vv = s_var
-                i2t = int(bb > bv and vv > vb)
-                t2i = int(bb > vb and vv > bv)
-                rows.append({"variation_id": row.id, "tier": tier, "scene_id": row.scene_id,
-                             "edit_type": row.edit_type, "sim_base_cb": bb, "sim_base_cv": bv,
-                             "sim_var_cb": vb, "sim_var_cv": vv, "i2t_score": i2t,
-                             "t2i_score": t2i, "group_score": int(i2t and t2i)})
-                bar.update(1)
-    return pd.DataFrame(rows)
+def check_repo(repo: Path) -> str | None:
+    """None when ``repo`` looks like a CompoSET checkout, else what is wrong and how to fix it."""
+    need = [repo / "eval" / "run.py", repo / "eval" / "benchmark.py", repo / "eval" / "models.py"]
+    missing = [str(p) for p in need if not p.is_file()]
+    if missing:
+        return f"{repo} is not a CompoSET checkout (missing {', '.join(missing)}): {HOW_TO_GET}"
+    return None
 
 
 def main() -> None:
-    config, weights, root, out = (Path(a) for a in sys.argv[1:5])
-    torch.set_num_threads(1)
-    t_import = time.perf_counter()
-    scorer = Scorer(config, weights)
-    t_model = time.perf_counter()
-    frame = run(scorer, pd.read_parquet(root / "variations.parquet"), root)
-    t_loop = time.perf_counter()
-    frame.to_csv(out, index=False)
-    print(frame[["i2t_score", "t2i_score", "group_score"]].mean().to_string())
-    print(f"PHASES import={t_import - T_START:.3f} model={t_model - t_import:.3f} "
-          f"loop={t_loop - t_model:.3f} write={time.perf_counter() - t_loop:.3f}")
+    repo, config, weights, root, out = (Path(a).resolve() for a in sys.argv[1:6])
+    problem = check_repo(repo)
+    if problem:
+        raise SystemExit(problem)
+    sys.path.insert(0, str(repo))
+    import open_clip
+    from eval import models as composet_models
+    from eval import run as composet_run
+
+    open_clip.add_model_config(config)  # adaptation 1
+    composet_models.MODELS[KEY] = {"model_name": config.stem,  # adaptation 2
+                                   "pretrained": str(weights)}
+    sys.argv = ["eval.run", "--models", KEY, "--variations", str(root / "variations.parquet"),
+                "--image-root", str(root), "--output", str(out), "--device", "cpu"]  # 3
+    composet_run.main()
 
 
 if __name__ == "__main__":

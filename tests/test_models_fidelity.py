@@ -169,7 +169,7 @@ def test_openclip_shared_preparation_equals_the_engines_own_on_odd_files(tiny_cl
     ``prepare_image`` on every odd file the engine decodes: palette, RGBA, 16-bit, grey."""
     import torch
 
-    from foilbench.scoring.encode import open_rgb
+    from foilbench.scoring.encode import open_image
 
     cfg, weights, _, _ = tiny_clip
     adapter = resolve_model(f"openclip:{cfg}:{weights}", device="cpu")
@@ -183,6 +183,6 @@ def test_openclip_shared_preparation_equals_the_engines_own_on_odd_files(tiny_cl
             path = tmp_path / f"odd{k}.png"
             im.save(path)
             k += 1
-            decoded = open_rgb(path)
+            decoded = open_image(path)  # as the engine decodes for open_clip
             assert torch.equal(prep.finish(prep.pixels(decoded)),
                                adapter.prepare_image(decoded, 0)), path

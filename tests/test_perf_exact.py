@@ -24,7 +24,7 @@ from _models_tiny import TINY_OPENCLIP_CFG, save_tiny_hf_dual, tiny_images
 from foilbench.data.format import Manifest, make_benchmark
 from foilbench.models import openclip_fast
 from foilbench.models.registry import resolve_model
-from foilbench.scoring.encode import open_rgb
+from foilbench.scoring.encode import image_decoder
 from foilbench.scoring.engine import evaluate
 
 TEXTS = ["a", "two cats", "a red cube left of a blue sphere",
@@ -181,7 +181,7 @@ def test_jpeg_is_decoded_at_full_size_because_draft_changes_the_pixels(tmp_path)
     arr = rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)
     path = tmp_path / "photo.jpg"
     Image.fromarray(arr).save(path, quality=90)
-    engine_view = adapter.prepare_image(open_rgb(path), 0)
+    engine_view = adapter.prepare_image(image_decoder(adapter)(path), 0)
     open_clip_view = adapter.preprocess(Image.open(path).convert("RGB"))
     assert torch.equal(engine_view, open_clip_view)
     with Image.open(io.BytesIO(path.read_bytes())) as im:
@@ -201,11 +201,12 @@ def test_jpeg_through_shared_preparation_and_disk_cache_is_bit_identical(tmp_pat
     Image.fromarray(rng.integers(0, 256, (90, 130, 3), dtype=np.uint8)).save(path, quality=90)
     prep = adapter.image_preparer()
     disk = PreparedImageCache(tmp_path / "prepared")
-    disk.put(prep.fingerprint, "ab" * 32, prep.pixels(open_rgb(path)))
+    disk.put(prep.fingerprint, "ab" * 32, prep.pixels(image_decoder(adapter)(path)))
     stored = disk.get(prep.fingerprint, "ab" * 32, (32, 32, 3))
     want = adapter.preprocess(Image.open(path).convert("RGB"))
     assert torch.equal(prep.finish(stored), want)
-    assert torch.equal(prep.finish(stored), adapter.prepare_image(open_rgb(path), 0))
+    assert torch.equal(prep.finish(stored),
+                       adapter.prepare_image(image_decoder(adapter)(path), 0))
 
 
 @pytest.mark.parametrize("stats", [((0.48145466, 0.4578275, 0.40821073),

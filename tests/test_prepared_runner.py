@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from foilbench import runner
-from foilbench.scoring.encode import open_rgb
+from foilbench.scoring.encode import image_decoder
 from foilbench.store.shared import SharedStore
 from test_prepared_share import TINY_OPENCLIP_CFG
 
@@ -113,7 +113,7 @@ def test_ray_image_shards_share_prepared_images_too(tmp_path, monkeypatch):
     assert second._prepared.counts["decoded"] == 0
     assert second._prepared.counts["disk_hits"] == len(got["hashes"])
     adapter = resolve_model(specs[1], device="cpu")
-    plain = adapter.embed_images([open_rgb(bench.image_path(refs[hashes_first(got, bench, refs)[h]]))
+    plain = adapter.embed_images([image_decoder(adapter)(bench.image_path(refs[hashes_first(got, bench, refs)[h]]))
                                   for h in got["hashes"]])
     assert np.array_equal(got["embeddings"], plain)
 

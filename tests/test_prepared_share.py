@@ -17,7 +17,7 @@ from _models_tiny import TINY_OPENCLIP_CFG, tiny_images
 from foilbench.data.format import Manifest, make_benchmark
 from foilbench.models.registry import resolve_model
 from foilbench.scoring import prepared
-from foilbench.scoring.encode import open_rgb
+from foilbench.scoring.encode import open_image
 from foilbench.scoring.engine import evaluate
 from foilbench.store.prepared_cache import PreparedImageCache
 
@@ -83,9 +83,11 @@ def test_shared_pixels_then_tail_are_bit_identical_to_the_models_own_transform(t
 
 
 def open_rgb_of(folder, image):
+    """The file as a sweep's shared preparation decodes it (own mode: each preparer converts
+    as its model does; open_clip's own path decodes the same way)."""
     path = folder / f"img-{image.mode}-{image.width}x{image.height}.png"
     image.save(path)
-    return open_rgb(path)
+    return open_image(path)
 
 
 def test_fingerprint_equal_for_same_preprocessing_and_split_by_size_and_interpolation(tmp_path):
@@ -99,8 +101,9 @@ def test_fingerprint_equal_for_same_preprocessing_and_split_by_size_and_interpol
     from torchvision.transforms import InterpolationMode, Resize
 
     other = [Resize(32, interpolation=InterpolationMode.BILINEAR), *steps[1:]]
-    assert prepared.head_fingerprint(other) != fa
-    assert prepared.head_fingerprint(steps) == fa
+    assert prepared.head_fingerprint(other, source="own-mode") != fa
+    assert prepared.head_fingerprint(steps, source="own-mode") == fa
+    assert prepared.head_fingerprint(steps) != fa  # what the steps receive is named
     # a lambda's behaviour has no name: no fingerprint, that model prepares its own images
     assert prepared.head_fingerprint([*steps, lambda im: im]) is None
 

@@ -77,6 +77,10 @@ def main(fast_exit: bool = False) -> None:
     """The console entry point. ``fast_exit`` (``python -m foilbench``): once the command has
     finished and its output is flushed, end the process without the interpreter's teardown
     (:func:`exit_now`)."""
+    if fast_exit:  # the process ends with the command: run/sweep may freeze start-up objects
+        from foilbench.runner.startup_gc import own_process
+
+        own_process()
     try:
         _main()
     except SystemExit as e:

@@ -35,7 +35,6 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
 
     from foilbench.cli.run_output import console_log, print_autocomp, print_tables
     from foilbench.runner import run as run_benchmarks
-
     err = Console(stderr=True)
     ray = ray_from(options)
     outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),

@@ -133,7 +133,15 @@ def cosine_pair_scores(image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarra
 def to_rgb(image: Image.Image, name: str = "image", max_pixels: int | None = None) -> Image.Image:
     """Convert any PIL mode (L, LA, P, CMYK, I;16, RGBA) to 8-bit RGB, or refuse huge images
     (``max_pixels`` defaults to :func:`foilbench.limits.max_image_pixels`, the limit validation
-    applies from the header)."""
+    applies from the header).
+
+    RGBA, LA, PA and palette images with a transparent index are composited on white, as
+    transformers' ``image_transforms.convert_to_rgb`` does before its processors resize
+    (pixel-equal, tested); every adapter but open_clip's gets its images this way (open_clip
+    converts after its own resize and crop: ``scoring/encode.image_decoder``). Not followed:
+    transformers also composites an L or RGB image that carries a ``transparency`` colour key
+    (a tRNS chunk); here those convert plainly. 16-bit and float images are scaled to 8 bits.
+    """
     from foilbench.errors import ModelError
     from foilbench.limits import max_image_pixels
 

@@ -104,8 +104,14 @@ class HFDualEncoder(BatchedDualEncoder):
     def image_preparer(self):
         """The shareable split of :meth:`prepare_image` (:mod:`foilbench.models.hf_prepare`)."""
         from foilbench.models.hf_prepare import hf_preparer
+        from foilbench.scoring.prepared import Preparer
 
-        return hf_preparer(self.image_processor)
+        prep = hf_preparer(self.image_processor)
+        if prep is None:
+            return None
+        # shared images arrive decoded in their own mode: the same RGB as prepare_image's
+        return Preparer(prep.fingerprint, lambda image: prep.pixels(to_rgb(
+            image, name=getattr(image, "filename", "") or "image")), prep.finish)
 
     def prepare_image(self, image: Image.Image, index: int):
         """One image through the processor (on a prefetch thread) where the processor treats

@@ -24,7 +24,13 @@ crops the image *in its own mode* and only then calls ``convert("RGB")``
 (``MaybeConvertMode``): a palette image is resized with nearest neighbour (PIL resizes "P"
 images so), an RGBA image is resized with premultiplied alpha and then loses its alpha channel
 (fully transparent areas become black, not white). 8-bit images therefore go to that transform
-untouched, so an open_clip model sees exactly what open_clip's own users feed it. The one
+untouched: the engine decodes them in their own mode for this adapter
+(``own_mode_images``, :func:`foilbench.scoring.encode.image_decoder`), and the sweep's shared
+pixels are made the same way, so an open_clip model sees what ``transform(Image.open(path))``
+gives, as in SugarCrepe's ``main_eval.py``. (CompoSET's ``VLMScorer`` calls
+``Image.open(path).convert("RGB")`` first, which drops alpha before the resize; the two agree
+on every RGB file.) Other adapters get :func:`foilbench.scoring.encode.open_rgb`'s RGB, with
+transparency composited on white as transformers' ``convert_to_rgb`` does. The one
 departure, a decision: 16-bit and float images (``I;16``, ``I``, ``F``) are scaled to 8 bits
 first (:func:`foilbench.models.base.to_rgb`), because open_clip's plain ``convert`` clips every
 value above 255 to white.
@@ -57,6 +63,7 @@ from foilbench.models.openclip_fast import (
     trim_blocker,
 )
 from foilbench.models.openclip_import import (
+    config_needs_timm,
     config_needs_transformers,
     import_open_clip,
     packaged_config,
@@ -140,7 +147,7 @@ def _register_json_config(config: Path) -> str:
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenClipAdapter:
     """Build an adapter from the text after ``openclip:`` (see the module docstring)."""
     body, opts = split_options(rest, OPTIONS)
-    import_open_clip(_needs_transformers(body))
+    import_open_clip(*_needs_packages(body))
     kwargs = {"score": opts.get("score", "cosine"), "batch_size": int_option(opts, "batch", 32)}
     if body.startswith("hf-hub:"):
         return OpenClipAdapter(f"openclip:{rest}", body, None, source={"hub": body[7:]},
@@ -173,6 +180,10 @@ def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenCl
 class OpenClipAdapter(BatchedDualEncoder):
     """A dual encoder over an open_clip model; embeddings are L2-normalised float32 (batching,
     normalisation and the score head: :class:`~foilbench.models.batched.BatchedDualEncoder`)."""
+
+    # the engine hands this adapter images in their own mode (scoring/encode.image_decoder):
+    # open_clip's transform converts to RGB itself, after resize and crop
+    own_mode_images = True
 
     def __init__(self, spec: str, arch: str, weights: Path | None, source: dict,
                  device: str = "auto", dtype: str = "float32", score: str = "cosine",
@@ -230,6 +241,10 @@ class OpenClipAdapter(BatchedDualEncoder):
                            or open_clip.get_pretrained_cfg(arch, source["tag"]).get("url"))
             if "tag" in source else None,
             "preprocess": repr(preprocess),
+            # images reach the transform in their own mode (palette, RGBA: see the module
+            # docstring); before this entry the engine composited them on white first, so
+            # embeddings cached under the old fingerprint are not reused
+            "image_input": IMAGE_INPUT,
             "context_length": getattr(self.tokenizer, "context_length", None),
             "dtype": dtype,
             "score": self._score_kind(),
@@ -285,10 +300,10 @@ class OpenClipAdapter(BatchedDualEncoder):
         head, mean, std = self._tail
         if len(mean) not in (1, 3) or len(std) not in (1, 3):
             return None
-        fp = head_fingerprint(list(self.preprocess.transforms)[:-2])
+        fp = head_fingerprint(list(self.preprocess.transforms)[:-2], source=IMAGE_INPUT)
         if fp is None:
             return None
-        return Preparer(fp, lambda image: _rgb_pixels(head(image)),
+        return Preparer(fp, lambda image: _rgb_pixels(head(_named_rgb(image, 0))),
                         lambda pixels: to_normalised_tensor(pixels, mean, std))
 
     def prepared_features(self, prepared: list, offset: int):
@@ -329,15 +344,16 @@ class OpenClipAdapter(BatchedDualEncoder):
         return True
 
 
-def _needs_transformers(body: str) -> bool:
+def _needs_packages(body: str) -> tuple[bool, bool]:
     """Whether the model a spec names may need ``transformers`` (a Hugging Face text tower or
-    CoCa); anything not readable before building it counts as yes."""
+    CoCa) and ``timm`` (a timm vision tower); anything not readable before building it counts
+    as yes."""
     if body.startswith("hf-hub:"):
-        return True
+        return True, True
     first = body.partition(":")[0]
     cfg = read_config(Path(first).expanduser()) if first.endswith(".json") \
         else packaged_config(first)
-    return config_needs_transformers(cfg)
+    return config_needs_transformers(cfg), config_needs_timm(cfg)
 
 
 def _downloaded_weights(arch: str, source: dict) -> Path | None:
@@ -358,6 +374,7 @@ def _downloaded_weights(arch: str, source: dict) -> Path | None:
 
 
 _WIDE_MODES = ("I;16", "I;16B", "I;16L", "I", "F")
+IMAGE_INPUT = "own-mode"  # what the engine decodes for open_clip (fingerprinted)
 
 
 def _rgb_pixels(small):

@@ -1,14 +1,16 @@
-"""Import open_clip without Hugging Face ``transformers`` when the chosen model has no use for it.
+"""Import open_clip without ``transformers`` or ``timm`` when the chosen model has no use for them.
 
 ``import open_clip`` imports ``transformers`` (for Hugging Face text towers and CoCa's text
-generation) whatever the model: over a second of CPU on every run of a model whose towers are
-open_clip's own. :func:`import_open_clip` hides ``transformers`` while open_clip is first
-imported when the architecture config shows neither a Hugging Face text tower
-(``text_cfg.hf_model_name``) nor a multimodal decoder (CoCa); open_clip then runs its own
-"transformers is not installed" branch, which those models never reach. When a later model in
-the same process does need it, the two open_clip modules that looked for it are reloaded with
-it visible (a reload re-runs a module in its own namespace, so classes already handed out see
-the new names too). A config that cannot be read counts as needing it.
+generation) and ``timm`` (for timm vision towers) whatever the model: over a second of CPU
+(``transformers``) and about half a second (``timm``) on every run of a model whose towers
+are open_clip's own. :func:`import_open_clip` hides each while open_clip is first imported
+when the architecture config shows no use for it (``transformers``: neither a Hugging Face
+text tower, ``text_cfg.hf_model_name``, nor a multimodal decoder, CoCa; ``timm``: no
+``vision_cfg.timm_model_name``); open_clip then runs its own "not installed" branches
+(``timm_model.py``: ``timm = None``), which those models never reach. When a later model in
+the same process does need one, the open_clip modules that looked for it are reloaded with it
+visible (a reload re-runs a module in its own namespace, so classes already handed out see
+the new names too). A config that cannot be read counts as needing both.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-HIDDEN = "transformers"
-_state = {"hidden": False}
+# each package that may be hidden -> the open_clip modules that look for it at import
+LOOKERS = {"transformers": ("hf_model", "coca_model"), "timm": ("timm_model",)}
+_state: dict[str, set[str]] = {"hidden": set()}
 
 
 class _Hide:
@@ -63,35 +66,51 @@ def read_config(path: Path) -> dict | None:
         return None
 
 
-def import_open_clip(needs_transformers: bool = True) -> ModuleType:
-    """open_clip, imported without ``transformers`` unless ``needs_transformers`` (or it is
-    already imported); a module imported that way gets it back when a later call needs it."""
+def config_needs_timm(cfg: dict | None) -> bool:
+    """True unless ``cfg`` (an open_clip architecture config) plainly does without timm."""
+    if not isinstance(cfg, dict):
+        return True
+    vision = cfg.get("vision_cfg")
+    if not isinstance(vision, dict):
+        return True
+    return bool(vision.get("timm_model_name"))
+
+
+def import_open_clip(needs_transformers: bool = True, needs_timm: bool = True) -> ModuleType:
+    """open_clip, imported without ``transformers`` unless ``needs_transformers`` and without
+    ``timm`` unless ``needs_timm`` (or either is already imported); a module imported that way
+    gets a hidden package back when a later call needs it."""
+    needed = {"transformers": needs_transformers, "timm": needs_timm}
     module = sys.modules.get("open_clip")
     if module is not None:
-        if needs_transformers and _state["hidden"]:
-            _bring_back(module)
+        for name in sorted(_state["hidden"]):
+            if needed[name]:
+                _bring_back(module, name)
         return module
-    if needs_transformers or HIDDEN in sys.modules \
-            or importlib.util.find_spec(HIDDEN) is None:
+    hide = [name for name, need in needed.items()
+            if not need and name not in sys.modules and importlib.util.find_spec(name)]
+    if not hide:
         return importlib.import_module("open_clip")
-    finder = _Hide(HIDDEN)
-    sys.meta_path.insert(0, finder)
+    finders = [_Hide(name) for name in hide]
+    for finder in finders:
+        sys.meta_path.insert(0, finder)
     try:
         module = importlib.import_module("open_clip")
-    except ImportError:  # some dependency insists on it: start again the ordinary way
+    except ImportError:  # some dependency insists on one: start again the ordinary way
         for name in [m for m in sys.modules if m == "open_clip" or m.startswith("open_clip.")]:
             del sys.modules[name]
-        sys.meta_path.remove(finder)
+        for finder in finders:
+            sys.meta_path.remove(finder)
         return importlib.import_module("open_clip")
-    else:
+    for finder in finders:
         sys.meta_path.remove(finder)
-    _state["hidden"] = True
+    _state["hidden"] = set(hide)
     return module
 
 
-def _bring_back(module: ModuleType) -> None:
-    for name in ("hf_model", "coca_model"):
-        sub = getattr(module, name, None)
+def _bring_back(module: ModuleType, name: str) -> None:
+    for looker in LOOKERS[name]:
+        sub = getattr(module, looker, None)
         if sub is not None:
             importlib.reload(sub)
-    _state["hidden"] = False
+    _state["hidden"].discard(name)

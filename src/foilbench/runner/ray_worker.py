@@ -31,7 +31,14 @@ from foilbench.runner.cell import evaluate_cell
 from foilbench.runner.ray_cache import MemoryCache, RemoteCache, worker_preparation
 from foilbench.runner.ray_payload import to_payload
 from foilbench.runner.settings import RunSettings
-from foilbench.scoring.encode import Timer, encode_unique, hash_images, hash_texts, open_rgb
+from foilbench.scoring.encode import (
+    Timer,
+    encode_unique,
+    hash_images,
+    hash_texts,
+    image_decoder,
+    open_image,
+)
 from foilbench.scoring.prepared import Bound, bind, sharing
 from foilbench.store.cache import EmbeddingCache
 
@@ -162,16 +169,18 @@ class ModelWorker:
         if bound is not None:
             embed = adapter.embed_prepared
 
+        decode = image_decoder(adapter)  # as the engine decodes (scoring/engine.py)
+
         def load_one(shared: Bound, p: int) -> Any:
             path = bench.image_path(refs[first[unique[p]]])
-            ready = shared.load(unique[p], lambda: open_rgb(path))
-            return ready if ready is not None else adapter.prepare_image(open_rgb(path), p)
+            ready = shared.load(unique[p], lambda: open_image(path))
+            return ready if ready is not None else adapter.prepare_image(decode(path), p)
 
         def load(positions: list[int]) -> list[Any]:
             if bound is not None:
                 return [load_one(bound, p) for p in positions]
             picked = [refs[first[unique[p]]] for p in positions]
-            return [open_rgb(bench.image_path(r)) for r in picked] if side == "image" else picked
+            return [decode(bench.image_path(r)) for r in picked] if side == "image" else picked
 
         emb, encoded, hits = encode_unique(
             unique, load, embed, fingerprint=adapter.info.fingerprint,

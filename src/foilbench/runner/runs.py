@@ -13,7 +13,7 @@ stored row read (:class:`foilbench.store.shared.SharedStore`), so other runs on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from foilbench.runner.settings import (
     make_settings,
 )
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.summary import build_summary
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import (
@@ -83,6 +84,16 @@ def run(models: str | Iterable[str] | None = None,
     ``OUT/<batch_id>/summary.json`` (and ``report.html`` when ``report``) and returns a
     :class:`RunOutcome`.
     """
+    resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
+    try:
+        return _run(models, benchmarks, out, settings, log, report, ray, options, resume_gc)
+    finally:
+        resume_gc()
+
+
+def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | None,
+         out: str | Path, settings: RunSettings | None, log: Log | None, report: bool,
+         ray: Any, options: dict[str, Any], resume_gc: Callable[[], None]) -> RunOutcome:
     settings = make_settings(settings, options)
     log = log or to_logging
     check_out(Path(out))
@@ -108,6 +119,7 @@ def run(models: str | Iterable[str] | None = None,
     progress = RunProgress(None, enabled=settings.progress, desc="foilbench run")
     try:
         benches = load_benchmarks(bench_specs, settings, progress.wrap(log), progress=progress)
+        resume_gc()
         return _store_cells(model_specs, loaded, benches, settings, ray_options, Path(out),
                             report, log, progress)
     finally:

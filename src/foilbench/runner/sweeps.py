@@ -11,7 +11,7 @@ and LaTeX under ``OUT/sweep-<id>/``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import check_out, sentences, usable_home, write_text
 from foilbench.scoring.prepared import shared_preparation
@@ -151,6 +152,16 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     computes the cells on Ray workers (:mod:`foilbench.runner.ray_runs`); the stored rows are
     the same.
     """
+    resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
+    try:
+        return _start(models, benchmarks, out, db, settings, log, ray, options, resume_gc)
+    finally:
+        resume_gc()
+
+
+def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: str | Path,
+           db: str | Path | None, settings: RunSettings | None, log: Log | None, ray: Any,
+           options: dict[str, Any], resume_gc: Callable[[], None]) -> SweepOutcome:
     settings = make_settings(settings, options)
     log = log or to_logging
     model_specs, bench_specs = spec_list(models, "models"), spec_list(benchmarks, "benchmarks")
@@ -170,6 +181,7 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
         if ray_options is None:
             configure_threads(settings.threads, log)
         loaded = load_models(model_specs, settings) if ray_options is None else []
+        resume_gc()
         out_dir = Path(out)
         db_path = Path(db) if db else out_dir / DB_FILE
         sweep_id = new_batch_id()

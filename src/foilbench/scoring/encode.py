@@ -91,8 +91,23 @@ def hash_texts(texts: Sequence[str], timer: Timer) -> list[str]:
     return out
 
 
+def open_image(path: Path) -> Image.Image:
+    """Decode an image fully, in its own mode (palette, RGBA, L stay as they are); a failure
+    names the file. What an adapter that converts the way its library does gets
+    (:func:`image_decoder`)."""
+    try:
+        with Image.open(path) as im:
+            im.load()
+            return im
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError,
+            ValueError) as e:
+        raise BenchmarkError(f"cannot decode image {path}: {e}") from None
+
+
 def open_rgb(path: Path) -> Image.Image:
-    """Decode an image fully and convert it to RGB; a failure names the file."""
+    """Decode an image fully and convert it to 8-bit RGB with
+    :func:`foilbench.models.base.to_rgb` (transparency composited on white, as transformers'
+    ``convert_to_rgb`` does); a failure names the file."""
     try:
         with Image.open(path) as im:
             im.load()
@@ -100,6 +115,13 @@ def open_rgb(path: Path) -> Image.Image:
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError,
             ValueError) as e:
         raise BenchmarkError(f"cannot decode image {path}: {e}") from None
+
+
+def image_decoder(adapter: Any) -> Callable[[Path], Image.Image]:
+    """How the engine decodes images for ``adapter``: :func:`open_image` when the adapter
+    says ``own_mode_images = True`` (it converts as its library does, e.g. open_clip's
+    transform converts to RGB after resizing and cropping), else :func:`open_rgb`."""
+    return open_image if getattr(adapter, "own_mode_images", False) else open_rgb
 
 
 def encode_unique(

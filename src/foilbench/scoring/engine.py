@@ -34,6 +34,8 @@ from foilbench.scoring.encode import (
     encode_unique,
     hash_images,
     hash_texts,
+    image_decoder,
+    open_image,
     open_rgb,
     prefetch_workers,
 )
@@ -132,13 +134,15 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     bound = prepared.bind(adapter) if batched else None
     before = bound.counts() if bound is not None else {}
 
+    decode = image_decoder(adapter)
+
     def load_image(p: int):
         path = bench.image_path(images[first_img_ref[p]])
-        if bound is not None:
-            ready = bound.load(uniq_img[p], lambda: open_rgb(path))
+        if bound is not None:  # shared by models of any kind: each preparer converts
+            ready = bound.load(uniq_img[p], lambda: open_image(path))
             if ready is not None:
                 return ready
-        image = open_rgb(path)
+        image = decode(path)
         return adapter.prepare_image(image, p) if batched else image
 
     def load_images(pos: list[int]):

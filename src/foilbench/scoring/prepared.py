@@ -80,8 +80,9 @@ def step_description(step: Any) -> dict | None:
     return desc
 
 
-def head_fingerprint(steps: list, size_hint: str = "") -> str | None:
-    """Fingerprint of a list of pixel transform steps (None: not fingerprintable)."""
+def head_fingerprint(steps: list, size_hint: str = "", source: str = "") -> str | None:
+    """Fingerprint of a list of pixel transform steps (None: not fingerprintable); ``source``
+    names what the steps receive (e.g. "own-mode": the decoded image unconverted)."""
     import PIL
     import torchvision
 
@@ -92,14 +93,16 @@ def head_fingerprint(steps: list, size_hint: str = "") -> str | None:
             return None
         described.append(desc)
     text = json.dumps({"steps": described, "pillow": PIL.__version__,
-                       "torchvision": torchvision.__version__, "out": size_hint},
+                       "torchvision": torchvision.__version__, "out": size_hint,
+                       **({"in": source} if source else {})},
                       sort_keys=True)
     return "pixels-" + hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
 class Preparer:
-    """A model's preprocessing split in two: ``pixels(rgb_image) -> uint8 (H, W, 3) or None``
+    """A model's preprocessing split in two: ``pixels(image) -> uint8 (H, W, 3) or None``
+    (``image`` as decoded, in its own mode: each preparer converts as its model does)
     (None: this image is not shareable, prepare it the model's own way) and
     ``finish(uint8) -> tensor``; ``fingerprint`` names the pixel part."""
 

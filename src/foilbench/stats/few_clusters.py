@@ -38,9 +38,12 @@ def t_quantile(level: float, df: int) -> float:
     >>> round(t_quantile(0.95, 1), 3), round(t_quantile(0.95, 9), 3)
     (12.706, 2.262)
     """
-    from scipy.stats import t
+    # scipy.stats' t.ppf is stdtrit(df, q) * 1 + 0; scipy.special imports in a third of the
+    # time of scipy.stats (0.24 s vs 0.59 s on one core), which a run pays when any row has
+    # fewer than 30 scenes. tests/test_few_clusters.py checks the two agree bit for bit.
+    from scipy.special import stdtrit
 
-    return float(t.ppf(1 - (1 - level) / 2, df))
+    return float(stdtrit(df, 1 - (1 - level) / 2))
 
 
 def design_effect(values: np.ndarray, codes: np.ndarray, n_clusters: int) -> float:
