@@ -178,6 +178,20 @@ def _all_negatives_confined(cap) -> tuple[int, int]:
     return n, ok
 
 
+def test_a_repeated_word_does_not_confuse_the_span_check():
+    """Two cubes, both "the cube": replacing one of them changes its three mentions only. The
+    old difflib alignment matched the untouched last "cube" to a replaced one and called the
+    negative unconfined; word by word it is confined."""
+    pos = ("the cone left of a cube, and a ball left of the cube, and the bottle in front of "
+           "the cube, and the bottle in front of the cube")
+    neg = ("the cone left of a cylinder, and a ball left of the cylinder, and the bottle in "
+           "front of the cylinder, and the bottle in front of the cube")
+    starts = [i for i in range(len(pos)) if pos.startswith("cube", i)][:3]
+    spans = [(i, i + 4) for i in starts]
+    assert diff_confined(pos, neg, spans)
+    assert not diff_confined(pos, neg, spans[:2])  # the third mention is outside these
+
+
 def test_offline_world_build_every_negative_is_confined_to_its_span():
     """§3.2 + §5.1 ("the exact same perturbation"): on an offline build of world scenes, 100%
     of composed and skill negatives differ from their positive only inside the replaced span,

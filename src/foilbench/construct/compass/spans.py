@@ -210,8 +210,9 @@ def diff_confined(positive: str, negative: str, spans: Sequence[Span]) -> bool:
     """Whether every token of ``positive`` that ``negative`` changes, drops, or inserts next to
     lies inside ``spans`` or is the article token right before one; and the negative differs.
 
-    Computed from the two texts alone (difflib over word tokens), not from how the negative
-    was made, so it also catches a negative that was reworded."""
+    Computed from the two texts alone (word by word when they have as many words, else difflib
+    over word tokens), not from how the negative was made, so it also catches a negative that
+    was reworded."""
     a, b = tokens(positive), tokens(negative)
     if [t for t, _, _ in a] == [t for t, _, _ in b]:
         return False
@@ -221,6 +222,11 @@ def diff_confined(positive: str, negative: str, spans: Sequence[Span]) -> bool:
             allowed.add(k)
             if k > 0 and a[k - 1][0].lower() in ("a", "an"):
                 allowed.add(k - 1)
+    if len(a) == len(b):
+        # same length: compare word by word. difflib's alignment is ambiguous when a replaced
+        # word repeats ("... in front of the cube, and ... in front of the cube") and could
+        # report a change outside the spans that this valid alignment does not have
+        return all(k in allowed for k in range(len(a)) if a[k][0].lower() != b[k][0].lower())
     sm = difflib.SequenceMatcher(a=[t.lower() for t, _, _ in a],
                                  b=[t.lower() for t, _, _ in b], autojunk=False)
     for op, i1, i2, _, _ in sm.get_opcodes():
