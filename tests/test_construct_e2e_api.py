@@ -110,13 +110,14 @@ def test_composet_with_api_backends_end_to_end(fake, tmp_path):
 def test_spend_cap_stops_the_run_and_a_rerun_resumes_without_repeats(fake, tmp_path):
     fake.responder = ComposetResponder()
     out = tmp_path / "cs"
-    # text and the two base images fit in $0.40; the first edit's worst case does not
-    stopped = construct(out, "--max-spend", "0.40")
+    # text and the two base images fit in $0.30 (each base reserved at $0.042 under the
+    # maxOutputTokens we send); the first edit's worst case ($0.30) does not
+    stopped = construct(out, "--max-spend", "0.30")
     assert isinstance(stopped.exception, SpendCapError), stopped.output
     assert "--max-spend" in str(stopped.exception)
     first = bodies(fake.requests)
     assert not any(r["path"] == "/v1/images/edits" for r in fake.requests)
-    same_cap = construct(out, "--max-spend", "0.40")  # the cap is for the folder, not per run
+    same_cap = construct(out, "--max-spend", "0.30")  # the cap is for the folder, not per run
     assert isinstance(same_cap.exception, SpendCapError)
     assert "committed" in str(same_cap.exception) and len(fake.requests) == len(first)
     resumed = construct(out, "--max-spend", "20")
