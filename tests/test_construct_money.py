@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -260,6 +261,9 @@ def test_four_capped_resumes_never_bill_past_the_cap(strict, tmp_path):
 def test_two_concurrent_processes_share_one_cap(strict, tmp_path):
     out = tmp_path / "o"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # slow answers keep the first process busy while the second starts (on a loaded machine
+    # the first could spend the whole cap before the second made its first reservation)
+    strict.on_request = lambda path: time.sleep(0.3)
     procs = [subprocess.Popen([sys.executable, "-m", "foilbench", *args(out, "--max-spend",
                                                                        "0.30")],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
