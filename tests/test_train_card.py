@@ -65,6 +65,12 @@ def test_scale_block_reports_the_edit_share_and_the_pilot(tmp_path):
         {"unit": 0.2, "scenes": 30, "twin_pairs": 10, "steps": 5, "final_loss": 3.9,
          "pairs_group_short": 7.5, "modify_color_short_group": 25.0, "autocomp-n1_r1": 40.0}]}
     text = scale_tables(bench, pilot)
+    from foilbench.train.card import mask_shares
+
+    shares = mask_shares(bench)
+    assert len(shares) == len(bench.items.drop_duplicates(["image_base", "image_foil"]))
+    assert 0 < shares.min() and shares.max() < 1
+    assert f"covers a median {100 * float(np.median(shares)):.1f}% of the image" in text
     assert f"median {100 * px['fraction_affected_median']:.1f}%" in text
     assert f"mean {100 * px['fraction_affected']:.1f}%" in text and "median 4.8%" in text
     assert "| 0.2 | 3.9 | 7.5 | 25.0 | n/a | n/a | n/a | 40.0 | n/a |" in text
