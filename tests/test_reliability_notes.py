@@ -31,18 +31,23 @@ def test_truncated_captions_and_unknown_tokens_are_counted_printed_stored_shown(
     code, _, err = fb(["run", "--model", "foilbench-plain", "--benchmark", folder, "--out", out,
                        "--n-boot", "100", "--quiet", "--no-cache", "--device", "cpu"], capsys)
     assert code == 0, err
-    assert "1 of 5 unique captions truncated to the model's 48 tokens" in " ".join(err.split())
+    from foilbench.models.embedded import weights_dir
+
+    limit = json.loads((weights_dir() / "foilbench-plain.json").read_text())["tokenizer"]["max_len"]
+    assert limit == 80  # the shipped models' text length (0.3.0)
+    assert f"1 of 5 unique captions truncated to the model's {limit} tokens" in " ".join(
+        err.split())
     assert "1 unknown token(s) (zorblax x1)" in " ".join(err.split())
     [summary_path] = out.glob("*/summary.json")
     [run] = json.loads(summary_path.read_text())["runs"]
     text = run["eval_stats"]["text"]
     assert (text["n_texts"], text["n_truncated"], text["n_unknown"]) == (5, 1, 1)
-    assert text["max_tokens"] == 48 and text["longest"] > 5000
+    assert text["max_tokens"] == limit and text["longest"] > 5000
     assert run["provenance"]["text"] == text
     with ResultsStore(out / "foilbench.duckdb", read_only=True) as store:
         assert store.get_run(run["run_id"])["eval_stats"]["text"] == text
     code, shown, _ = fb(["show", run["run_id"], "--db", out / "foilbench.duckdb"], capsys)
-    assert code == 0 and "1 of 5 (limit 48 tokens)" in shown and "zorblax x1" in shown
+    assert code == 0 and f"1 of 5 (limit {limit} tokens)" in shown and "zorblax x1" in shown
     html = next(out.glob("*/report.html")).read_text()
     assert "captions truncated" in html and "1 of 5" in html and "zorblax x1" in html
 
