@@ -77,6 +77,8 @@ def tiered_instance(bench: Benchmark) -> str | None:
                                                                 items):
         return None
     instance = instance_column(items.columns)
+    if instance is None:  # unreachable: is_tiered found an instance key (for the type checker)
+        return None
     check_instances(items, instance, where=f"benchmark {bench.name!r}")
     return instance
 
@@ -87,11 +89,12 @@ def metrics_of(result: EvalResult, unit: str = DEFAULT_UNIT, *, instance: str | 
     """The metric table of ``result`` with a ``unit`` column: items on most benchmarks,
     ``unit``'s plan on a tiered pair benchmark (``instance`` names its instance column)."""
     long = long_outcomes(result)
-    kw = {"by": by, "candidates": METADATA_COLUMNS, "method": ci_method, "n_boot": n_boot,
-          "seed": seed}
     if instance is None:
-        return metric_table(long, **kw).assign(unit="items")
-    return tiered_metric_table(long, unit=unit, instance=instance, **kw)
+        return metric_table(long, by=by, candidates=METADATA_COLUMNS, method=ci_method,
+                            n_boot=n_boot, seed=seed).assign(unit="items")
+    return tiered_metric_table(long, unit=unit, instance=instance, by=by,
+                               candidates=METADATA_COLUMNS, method=ci_method, n_boot=n_boot,
+                               seed=seed)
 
 
 def hashed_unit(bench: Benchmark, unit: str) -> str | None:

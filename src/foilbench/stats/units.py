@@ -100,14 +100,12 @@ def tiered_metric_table(table: pd.DataFrame, *, unit: str = DEFAULT_UNIT, instan
     if table.empty:
         raise ValueError("the unit-of-n metric table got no rows (no items were scored)")
     columns = list(by) if by is not None else default_breakdown_columns(table, candidates or [])
-    kw = {"method": method, "cluster_col": cluster_col, "n_boot": n_boot, "seed": seed,
-          "level": level}
-
     def rows(frame: pd.DataFrame, col: str | None, row_unit: str) -> pd.DataFrame:
         keys = [] if col is None else [col]
         if row_unit == "instance":
             frame = instance_means(frame, instance, keys, cluster_col)
-        out = metric_table(frame, by=keys, **kw)
+        out = metric_table(frame, by=keys, method=method, cluster_col=cluster_col,
+                           n_boot=n_boot, seed=seed, level=level)
         out = out[out["group_by"] == ("" if col is None else col)]
         return out.assign(unit=row_unit)
 
