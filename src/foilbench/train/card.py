@@ -163,7 +163,10 @@ def mask_shares(pairs) -> np.ndarray:
 
 def scale_tables(pairs, pilot: dict | None) -> str:
     """Markdown: the world-pairs edit-region share (CompoSET App. F.1's fraction of pixels
-    affected, beside the paper's median 0.048 and mean 0.083, §4) and the scale pilot's table
+    affected, beside the paper's figures: "The mean fraction of pixels changed between base and
+    foil is 0.083 on CompoSET (median 0.048)", §4; F.1 measures it "after σ=1.0 Gaussian blur"
+    as the "fraction of pixels with channel-max difference above 10/255" at 512 x 512) and the
+    edit-mask share (the issue's own measure, not the paper's), and the scale pilot's table
     (``bench/pilot_scale.py``), so the card says at what scale the models were trained and why."""
     from foilbench.analysis.controls import audit_controls
 
