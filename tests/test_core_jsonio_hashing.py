@@ -32,3 +32,29 @@ def test_sha256_helpers_agree(tmp_path):
     assert sha256_file(tmp_path / "f", chunk=7) == sha256_bytes(data)
     assert sha256_text("ünïcode caption" * 1000) == sha256_bytes(data)
     assert sha256_bytes(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_a_file_is_read_once_inside_remembered_file_hashes_and_always_outside(tmp_path,
+                                                                               monkeypatch):
+    import hashlib
+
+    from foilbench import hashing
+
+    path = tmp_path / "a.bin"
+    path.write_bytes(b"first")
+    reads = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashing.hashlib, "sha256", lambda *a: reads.append(1) or real(*a))
+    assert sha256_file(path) == sha256_file(path) == sha256_bytes(b"first")
+    assert len(reads) == 2 + 1  # twice outside a block (sha256_bytes is the third)
+    reads.clear()
+    with hashing.remembered_file_hashes():
+        first = sha256_file(path)
+        with hashing.remembered_file_hashes():  # nested: the same memory
+            assert sha256_file(path) == first
+        assert len(reads) == 1
+        path.write_bytes(b"other!")  # another size: a new key, read again
+        assert sha256_file(path) == sha256_bytes(b"other!")
+    reads.clear()
+    assert sha256_file(path) == sha256_bytes(b"other!")  # outside: read, never remembered
+    assert len(reads) == 2

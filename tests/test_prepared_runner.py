@@ -51,11 +51,16 @@ def test_sweep_shares_preparation_and_a_second_sweep_decodes_nothing(tmp_path, m
         sa, sb = db_scores(old.db_path, a), db_scores(new.db_path, b)
         assert all(np.array_equal(x, y) for x, y in zip(sa, sb, strict=True))
     stats = [db.get_run(r)["eval_stats"] for r in new.cells["run_id"]]
-    assert stats[0]["prepare_decoded"] > 0 and stats[1]["prepare_decoded"] == 0
+    n_images = stats[0]["images_unique"]
+    # decoded once, by validation's pixel check, for both models; the cells decode nothing
+    assert new.preparation["decoded"] == n_images > 0
+    for s in stats:
+        assert s["prepare_decoded"] == 0 and s["prepare_memory_hits"] == n_images
     again = runner.sweep(specs, ["tiny-builtin"], tmp_path / "new", **opts)
     assert again.reused == 2 and again.computed == 1
+    assert again.preparation["decoded"] == 0 and again.preparation["disk_hits"] == n_images
     third = db.get_run(again.cells["run_id"].iloc[2])["eval_stats"]
-    assert third["prepare_decoded"] == 0 and third["prepare_disk_hits"] > 0
+    assert third["prepare_decoded"] == 0 and third["prepare_memory_hits"] == n_images
 
 
 def test_run_with_several_models_decodes_each_image_once(tmp_path, monkeypatch):
@@ -64,9 +69,10 @@ def test_run_with_several_models_decodes_each_image_once(tmp_path, monkeypatch):
     out = runner.run(specs, ["tiny-builtin"], tmp_path / "out", n_boot=100, progress=False,
                      report=False, use_cache=False)  # no disk: memory sharing alone
     stats = [r.result.stats for r in out.records]
-    assert stats[0]["prepare_decoded"] == stats[0]["images_unique"] > 0
-    assert stats[1]["prepare_decoded"] == 0
-    assert stats[1]["prepare_memory_hits"] == stats[1]["images_unique"]
+    assert out.preparation["decoded"] == stats[0]["images_unique"] > 0  # in validation
+    for s in stats:
+        assert s["prepare_decoded"] == 0
+        assert s["prepare_memory_hits"] == s["images_unique"]
     assert not (tmp_path / "home").exists() or not list((tmp_path / "home").rglob(
         "prepared-images"))
 
@@ -125,3 +131,36 @@ def hashes_first(got, bench, refs):
     for k, r in enumerate(refs):
         first.setdefault(sha256_file(bench.image_path(r)), k)
     return first
+
+
+def test_a_run_whose_validation_decodes_for_its_models_still_refuses_corrupt_pixels(
+        tmp_path, monkeypatch):
+    """Validation's pixel check is the shared preparation's full decode inside a run: a file
+    with a valid header and corrupt data is still refused by name before any cell, or dropped
+    with --allow-partial, and the good images are decoded once."""
+    import pytest
+
+    from _core_helpers import write_folder
+    from _reliability import choice_items
+    from foilbench.data.images import CORRUPT
+    from foilbench.errors import BenchmarkError
+    from test_reliability_data import corrupt_images
+
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    spec = _model_spec(tmp_path, "fb-corrupt", 0)
+    folder = tmp_path / "b"
+    items = choice_items(folder, 6)
+    items["image"] = items["image"].str.replace("blue.png", "blue.jpg")
+    write_folder(folder, "choice", items)
+    corrupt_images(folder)
+    opts = {"n_boot": 100, "progress": False, "report": False}
+    with pytest.raises(BenchmarkError, match="green.png") as refused:
+        runner.run([spec], [str(folder)], tmp_path / "out", **opts)
+    assert "blue.jpg" in str(refused.value) and CORRUPT in str(refused.value)
+    out = runner.run([spec], [str(folder)], tmp_path / "out", allow_partial=True, **opts)
+    [record] = out.records
+    assert {len(v) for v in record.result.outcomes.values()} == {2}
+    good = {p for p in items["image"] if p not in ("green.png", "blue.jpg")}
+    # the refused run had already decoded the good image into the prepared-image cache
+    assert out.preparation["decoded"] == 0 and out.preparation["disk_hits"] == len(good)
+    assert record.result.stats["prepare_decoded"] == 0

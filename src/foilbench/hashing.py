@@ -4,10 +4,16 @@ same in a file name, a table and a log line."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 CHUNK = 1 << 20  # files are hashed in 1 MiB blocks: a multi-GB checkpoint never sits in memory
+_FILE_HASHES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "foilbench_file_hashes", default=None)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -29,10 +35,38 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@contextlib.contextmanager
+def remembered_file_hashes() -> Iterator[None]:
+    """Inside the block a file is hashed once while its identity and times are unchanged
+    (device, inode, size, mtime, ctime, read from the open file): a run's validation, its
+    benchmark checksum and its engine each key an image by its sha256, and reading every image
+    three times is a cost of its own. Scoped to a run, not the process, because a file can
+    be rewritten within one clock tick of the file system; a nested block shares the outer
+    one's memory. Threads started inside see it only when given the context
+    (``contextvars.copy_context().run``)."""
+    token = _FILE_HASHES.set(_FILE_HASHES.get() if _FILE_HASHES.get() is not None else {})
+    try:
+        yield
+    finally:
+        _FILE_HASHES.reset(token)
+
+
 def sha256_file(path: str | Path, chunk: int = CHUNK) -> str:
-    """Hex sha256 of a file's bytes, read in blocks of ``chunk`` bytes."""
-    h = hashlib.sha256()
+    """Hex sha256 of a file's bytes, read in blocks of ``chunk`` bytes (remembered inside
+    :func:`remembered_file_hashes`)."""
+    memo = _FILE_HASHES.get()
     with open(path, "rb") as f:
+        key = None
+        if memo is not None:
+            st = os.fstat(f.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            known = memo.get(key)
+            if known is not None:
+                return known
+        h = hashlib.sha256()
         while block := f.read(chunk):
             h.update(block)
-    return h.hexdigest()
+    digest = h.hexdigest()
+    if memo is not None and key is not None:
+        memo[key] = digest
+    return digest

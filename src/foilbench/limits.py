@@ -14,6 +14,7 @@ import os
 
 from foilbench.errors import FoilbenchError
 
+MAX_DECODE_WORKERS = 4
 MAX_IMAGE_PIXELS_ENV = "FOILBENCH_MAX_IMAGE_PIXELS"
 DEFAULT_MAX_IMAGE_PIXELS = 8192 * 8192
 
@@ -35,3 +36,17 @@ def max_image_pixels() -> int:
         raise FoilbenchError(f"{MAX_IMAGE_PIXELS_ENV}={os.environ[MAX_IMAGE_PIXELS_ENV]!r}: "
                              "expected a whole number of pixels >= 1, e.g. 67108864")
     return value
+
+
+def decode_workers() -> int:
+    """Image decode threads (validation's pixel check, the engine's prefetch): the cores this
+    process may use, at most :data:`MAX_DECODE_WORKERS`.
+
+    >>> 1 <= decode_workers() <= MAX_DECODE_WORKERS
+    True
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_DECODE_WORKERS, cores))

@@ -12,13 +12,19 @@ Three levels, cheapest first, each naming the file in its message:
 3. **Pixels** (``decode=True``): the pixel data decodes completely. A file whose header is
    valid but whose data is corrupt or truncated passes 1 and 2 and would otherwise stop a run
    midway; JPEGs are decoded at reduced scale (``draft``), which still reads every byte of
-   the compressed stream.
+   the compressed stream. Inside :func:`pixels_checked_by` (a run or sweep whose models share
+   their image preparation) the decode is instead the engine's own, full one: the image is
+   decoded and prepared for the models there, once (:mod:`foilbench.scoring.prepared`), so a
+   run never decodes an image twice.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +35,26 @@ MISSING = "missing_image"
 UNREADABLE = "unreadable_image"
 TOO_LARGE = "image_too_large"
 CORRUPT = "corrupt_image"
+
+
+# decode(path) -> True when it decoded the pixels in full (a failure raises), False when it
+# leaves the check to check_image's own reduced decode
+PixelCheck = Callable[[Path], bool]
+_PIXEL_CHECK: contextvars.ContextVar[PixelCheck | None] = contextvars.ContextVar(
+    "foilbench_pixel_check", default=None)
+
+
+@contextlib.contextmanager
+def pixels_checked_by(check: PixelCheck | None) -> Iterator[None]:
+    """Inside the block, level 3 of :func:`check_image` calls ``check(path)`` (None: the
+    reduced decode, as outside any block). A run passes the decode that prepares each image
+    for its models, so validating the pixels is the engine's decode done early, not a
+    second one."""
+    token = _PIXEL_CHECK.set(check)
+    try:
+        yield
+    finally:
+        _PIXEL_CHECK.reset(token)
 
 
 @dataclass(frozen=True)
@@ -90,7 +116,10 @@ def check_image(root: Path, rel: str, *, decode: bool = True,
             width, height = im.size
             if width * height > limit:
                 return ImageProblem(TOO_LARGE, _too_large(shown, width, height, limit))
-            if decode:
+            check = _PIXEL_CHECK.get() if decode else None
+            if check is not None and check(path):
+                pass  # decoded in full (and prepared for the run's models)
+            elif decode:
                 if im.format == "JPEG":
                     im.draft("RGB", (max(1, width // 8), max(1, height // 8)))
                 im.load()

@@ -87,7 +87,7 @@ def validate(bench: Benchmark, *, check_images: bool = True,
         if n > 1:
             problems.append(Problem(dup_id, "item_id", "duplicate_id",
                                     f"duplicate item id ({n} rows)"))
-    image_status: dict[str, ImageProblem | None] = {}
+    image_status = _image_statuses(bench, spec) if check_images and check_readable else {}
     for row_no, (row, item_id) in enumerate(zip(items.itertuples(index=False), ids,
                                                 strict=True)):
         rec = row._asdict()
@@ -124,6 +124,34 @@ def validate(bench: Benchmark, *, check_images: bool = True,
                 if found is not None:
                     add(col, found.reason, found.message)
     return problems
+
+
+def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
+    """Every well-formed image path's problem (decoding each in full), on the decode threads
+    the engine uses: PIL releases the GIL while it decodes and resizes, so on several cores
+    validation (which, in a run, is the engine's own decode: :mod:`foilbench.data.images`)
+    takes a fraction of the time. Each thread runs in the caller's context, so a run's pixel
+    check and remembered file hashes reach it."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    from foilbench.limits import decode_workers
+
+    rels: dict[str, None] = {}
+    for col in spec.image_columns:
+        rels.update(dict.fromkeys(v for v in bench.items[col] if isinstance(v, str)))
+    for col in spec.image_list_columns:
+        for paths in bench.items[col]:
+            if isinstance(paths, (list, tuple, np.ndarray)):
+                rels.update(dict.fromkeys(v for v in paths if isinstance(v, str)))
+    todo = [r for r in rels if r.strip() and not _escapes_root(r)]
+    workers = decode_workers()
+    if workers < 2 or len(todo) < 2:
+        return {r: _image_check(bench, r, True) for r in todo}
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="foilbench-check") as pool:
+        found = pool.map(lambda r: context.copy().run(_image_check, bench, r, True), todo)
+        return dict(zip(todo, found, strict=True))
 
 
 def _image_check(bench: Benchmark, rel: str, check_readable: bool) -> ImageProblem | None:

@@ -34,7 +34,13 @@ from foilbench.runner.settings import (
     RunSettings,
     make_settings,
 )
-from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.runner.setup import (
+    decoding_once,
+    load_benchmarks,
+    load_models,
+    open_cache,
+    spec_list,
+)
 from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.summary import build_summary
 from foilbench.runner.threads import configure_threads
@@ -45,7 +51,6 @@ from foilbench.runner.writable import (
     usable_home,
     write_text,
 )
-from foilbench.scoring.prepared import shared_preparation
 from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
 
@@ -61,6 +66,7 @@ class RunOutcome:
     records: list[CellRecord]
     reference: dict[str, dict[str, Any]]
     report_path: Path | None = None
+    preparation: dict[str, int] | None = None  # images decoded / prepared / cache hits, all cells
 
     @property
     def run_ids(self) -> list[str]:
@@ -118,10 +124,14 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
     # one display from here on: a first run's suite build shows on it, then the cells
     progress = RunProgress(None, enabled=settings.progress, desc="foilbench run")
     try:
-        benches = load_benchmarks(bench_specs, settings, progress.wrap(log), progress=progress)
-        resume_gc()
-        return _store_cells(model_specs, loaded, benches, settings, ray_options, Path(out),
-                            report, log, progress)
+        with decoding_once(loaded, settings, log) as prepared:
+            benches = load_benchmarks(bench_specs, settings, progress.wrap(log),
+                                      progress=progress, prepared=prepared)
+            resume_gc()
+            outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
+                                   Path(out), report, log, progress)
+            outcome.preparation = dict(prepared.counts) if prepared is not None else None
+            return outcome
     finally:
         progress.close()
 
@@ -134,7 +144,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
     db_path = out_dir / DB_FILE
     try:
         with sentences(str(out_dir), f"runs already stored are kept in {db_path}"), \
-                in_progress(db_path, "run"), shared_preparation(loaded, settings, log):
+                in_progress(db_path, "run"):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log, progress)

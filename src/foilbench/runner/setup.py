@@ -6,15 +6,19 @@ the caller's ``log`` (a dropped item is a warning, never silent).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from foilbench.data.format import Benchmark
+from foilbench.data.images import pixels_checked_by
 from foilbench.data.registry import resolve_benchmarks
 from foilbench.data.validate import format_problems
+from foilbench.hashing import remembered_file_hashes
 from foilbench.models.registry import resolve_model
 from foilbench.runner.log import Log
 from foilbench.runner.settings import RunnerError, RunSettings
+from foilbench.scoring.prepared import SharedPreparation, shared_preparation
 from foilbench.store.cache import EmbeddingCache
 
 
@@ -37,17 +41,33 @@ def load_models(specs: Sequence[str], settings: RunSettings) -> list[tuple[str, 
             for spec in specs]
 
 
+@contextlib.contextmanager
+def decoding_once(loaded: list, settings: RunSettings, log: Log
+                  ) -> Iterator[SharedPreparation | None]:
+    """The block of a run or sweep over ``loaded`` ((spec, adapter) pairs) where each image is
+    decoded and read once: image files hashed once (validation's checksum and the engine both
+    key by sha256), the models' shared preparation open (:mod:`foilbench.scoring.prepared`),
+    and benchmarks loaded inside it (:func:`load_benchmarks` with ``prepared``) have their
+    pixels checked by that preparation's decode, which the cells then reuse."""
+    with remembered_file_hashes(), shared_preparation(loaded, settings, log) as shared:
+        yield shared
+
+
 def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log,
-                    progress: Any = None) -> list[Benchmark]:
+                    progress: Any = None, prepared: SharedPreparation | None = None
+                    ) -> list[Benchmark]:
     """Every benchmark the specs name (a suite names several), validated and with a checksum
     (computed when the manifest has none: it keys resume and the stored blind audit); dropped
     items (with ``allow_partial``) are logged as a warning with their counts and reasons.
     ``progress``: the run's display, where a suite built on first use shows its parts (None:
-    bars of their own when ``settings.progress``)."""
+    bars of their own when ``settings.progress``). ``prepared``: the run's shared
+    preparation (:func:`decoding_once`), which validation's pixel check decodes into."""
     shown = settings.progress if progress is None else progress
-    benches = [b for spec in specs
-               for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid,
-                                           progress=shown)]
+    check = prepared.check_pixels if prepared is not None else None
+    with pixels_checked_by(check):
+        benches = [b for spec in specs
+                   for b in resolve_benchmarks(spec, on_invalid=settings.on_invalid,
+                                               progress=shown)]
     disambiguate(benches, log)
     for bench in benches:
         ensure_checksum(bench)

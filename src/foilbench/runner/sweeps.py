@@ -29,11 +29,16 @@ from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
-from foilbench.runner.setup import load_benchmarks, load_models, open_cache, spec_list
+from foilbench.runner.setup import (
+    decoding_once,
+    load_benchmarks,
+    load_models,
+    open_cache,
+    spec_list,
+)
 from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import check_out, sentences, usable_home, write_text
-from foilbench.scoring.prepared import shared_preparation
 from foilbench.store.db import new_batch_id
 from foilbench.store.shared import SharedStore
 
@@ -52,6 +57,7 @@ class SweepOutcome:
     paths: list[Path]
     failures: list[str] = field(default_factory=list)
     ray_stats: Any = None  # :class:`~foilbench.runner.ray_schedule.RayStats` of a Ray sweep
+    preparation: dict[str, int] | None = None  # images decoded / prepared / cache hits
 
     @property
     def reused(self) -> int:
@@ -177,22 +183,25 @@ def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: st
     # one display from here on: a first sweep's suite build shows on it, then the cells
     progress = RunProgress(None, enabled=settings.progress, desc="foilbench sweep")
     try:
-        benches = load_benchmarks(bench_specs, settings, progress.wrap(log), progress=progress)
-        if ray_options is None:
+        if ray_options is None:  # loaded first: validation decodes each image for them
             configure_threads(settings.threads, log)
         loaded = load_models(model_specs, settings) if ray_options is None else []
-        resume_gc()
-        out_dir = Path(out)
-        db_path = Path(db) if db else out_dir / DB_FILE
-        sweep_id = new_batch_id()
-        store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # opened per call
-        kept = (f"every cell already stored in {db_path} is kept and reused when you run the "
-                f"same command again")
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        with sentences(str(out_dir), kept), in_progress(db_path, "sweep"), \
-                shared_preparation(loaded, settings, log):
-            return _sweep(model_specs, loaded, benches, store, settings, ray_options, out_dir,
-                          db_path, sweep_id, log, progress)
+        with decoding_once(loaded, settings, log) as prepared:
+            benches = load_benchmarks(bench_specs, settings, progress.wrap(log),
+                                      progress=progress, prepared=prepared)
+            resume_gc()
+            out_dir = Path(out)
+            db_path = Path(db) if db else out_dir / DB_FILE
+            sweep_id = new_batch_id()
+            store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # per call
+            kept = (f"every cell already stored in {db_path} is kept and reused when you run "
+                    f"the same command again")
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
+                outcome = _sweep(model_specs, loaded, benches, store, settings, ray_options,
+                                 out_dir, db_path, sweep_id, log, progress)
+            outcome.preparation = dict(prepared.counts) if prepared is not None else None
+            return outcome
     finally:
         progress.close()
 

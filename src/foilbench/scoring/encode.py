@@ -22,7 +22,6 @@ other threads ran, CPU time does not.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import deque
@@ -40,16 +39,6 @@ from foilbench.models.base import to_rgb
 from foilbench.scoring.progress import stage
 
 PREFETCH_BATCHES = 2  # batches decoded ahead of the one being encoded
-MAX_WORKERS = 4
-
-
-def prefetch_workers() -> int:
-    """Decode threads: the cores this process may use, at most :data:`MAX_WORKERS`."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(MAX_WORKERS, cores))
 
 
 class Cache(Protocol):

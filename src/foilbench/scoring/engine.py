@@ -25,6 +25,7 @@ import numpy as np
 from foilbench.data.format import Benchmark
 from foilbench.errors import ModelError
 from foilbench.kinds import ItemKind, kind_of
+from foilbench.limits import decode_workers
 from foilbench.models.base import ApiChoiceModel, DualEncoder, family_of
 from foilbench.models.batched import BatchedDualEncoder, forward_batch_size
 from foilbench.scoring import api_protocol, gpu, norms, prepared
@@ -37,7 +38,6 @@ from foilbench.scoring.encode import (
     image_decoder,
     open_image,
     open_rgb,
-    prefetch_workers,
 )
 from foilbench.scoring.layout import SlotLayout, build_layout
 from foilbench.scoring.pairwise import score_unique_pairs
@@ -157,7 +157,7 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
         uniq_img, load_images, adapter.embed_prepared if batched else adapter.embed_images,
         fingerprint=fp, cache=cache, batch_size=batch_size, timer=timer,
         label=f"{name}: images", progress=progress, load_one=load_image,
-        workers=prefetch_workers(), phase="forward_image")
+        workers=decode_workers(), phase="forward_image")
     text_order = [len(texts[first_txt_ref[p]]) for p in range(len(uniq_txt))] \
         if getattr(adapter, "trims_text", False) else None
     txt_emb, txt_enc, txt_hits = encode_unique(

@@ -34,6 +34,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -159,20 +160,58 @@ class SharedPreparation:
                 return hit
         image = decode()
         self._count("decoded")
-        wanted = None
-        for fp, prep in list(self.preparers.items()):
-            if fp != fingerprint and self._has(fp, image_hash):
+        return self._prepare_all(image_hash, image, [
+            fp for fp in list(self.preparers)
+            if fp == fingerprint or not self._has(fp, image_hash)]).get(fingerprint)
+
+    def check_pixels(self, path: Path) -> bool:
+        """Validation's pixel check done as the engine's decode (the run installs it with
+        :func:`foilbench.data.images.pixels_checked_by`): the image decoded in full, in its
+        own mode as the engine decodes it, and prepared for every registered fingerprint,
+        kept here for the cells; True. A failure to decode raises, as PIL raises it, and
+        validation reports the file. An image every fingerprint already holds (in memory, or
+        on disk: pixels made from a full decode of these very bytes) is not decoded again.
+        False (validation decodes it the reduced way) when nothing would keep the result: no
+        preparer, or no disk cache and the memory limit reached."""
+        if not self.preparers or (self.disk is None and self._bytes >= self.max_memory_bytes):
+            return False
+        from PIL import Image
+
+        from foilbench.hashing import sha256_file
+
+        image_hash = sha256_file(path)
+        missing = []
+        for fp in list(self.preparers):
+            if self._has(fp, image_hash):
                 continue
-            arr = prep.pixels(image)
+            hit = self.disk.get(fp, image_hash) if self.disk is not None else None
+            if hit is None:
+                missing.append(fp)
+                continue
+            self._remember((fp, image_hash), hit)
+            self._count("disk_hits")
+        if missing:
+            with Image.open(path) as image:
+                image.load()
+            self._count("decoded")
+            self._prepare_all(image_hash, image, missing)
+        return True
+
+    def _prepare_all(self, image_hash: str, image: Any, fingerprints: list[str]
+                     ) -> dict[str, np.ndarray]:
+        """``image`` prepared under each of ``fingerprints``, kept in memory and on disk;
+        the shareable results by fingerprint."""
+        out = {}
+        for fp in fingerprints:
+            arr = self.preparers[fp].pixels(image)
             self._count("prepared")
             if arr is None:
                 continue
             self._remember((fp, image_hash), arr)
             if self.disk is not None:
                 self.disk.put(fp, image_hash, arr)
-            if fp == fingerprint:
-                wanted = arr
-        return wanted
+            out[fp] = arr
+        return out
 
     def _has(self, fingerprint: str, image_hash: str) -> bool:
         with self._lock:
