@@ -60,6 +60,25 @@ def model_files(work: Path) -> tuple[Path, Path]:
     return cfg, weights
 
 
+def more_weights(work: Path, n: int) -> list[Path]:
+    """Weights of ``n`` tiny models sharing the one config (so one preprocessing): seed 0 is
+    :func:`model_files`' file, seeds 1.. are written once beside it."""
+    import open_clip
+    import torch
+    from safetensors.torch import save_file
+
+    _, first = model_files(work)
+    out = [first]
+    for seed in range(1, n):
+        weights = work / f"{MODEL_NAME}_seed{seed}.safetensors"
+        if not weights.exists():
+            torch.manual_seed(seed)
+            model = open_clip.CLIP(**TINY_CFG)
+            save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
+        out.append(weights)
+    return out
+
+
 def _draw(objects, bg):
     from PIL import Image, ImageDraw
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
+from foilbench.scoring.prepared import summary_line
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,3 +52,6 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
               f"summary: {outcome.summary_path}")
     if outcome.report_path is not None:
         err.print(f"report: {outcome.report_path}")
+    images = summary_line(outcome.preparation)
+    if images:
+        err.print(images)

@@ -13,6 +13,7 @@ from foilbench.cli.options import evaluation_options, ray_from, ray_options, set
 from foilbench.cli.run_output import console_log
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
+from foilbench.scoring.prepared import summary_line
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,6 +48,9 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "
               f"{', '.join(map(str, outcome.paths))}")
+    images = summary_line(outcome.preparation)
+    if images:
+        err.print(images)
     if outcome.failures:
         raise click.ClickException(f"{len(outcome.failures)} cell(s) failed: "
                                    f"{'; '.join(outcome.failures)}")

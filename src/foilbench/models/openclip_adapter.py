@@ -69,6 +69,7 @@ from foilbench.models.openclip_import import (
     packaged_config,
     read_config,
 )
+from foilbench.models.openclip_tokens import share_encode
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.weight_errors import (
     is_weights_only_refusal,
@@ -220,6 +221,7 @@ class OpenClipAdapter(BatchedDualEncoder):
         self.model = model.to(self.torch_dtype).eval()
         self.preprocess = preprocess
         self.tokenizer = open_clip.get_tokenizer(arch)
+        share_encode(self.tokenizer)  # captions encoded once for all models with this BPE
         with torch.no_grad():
             self.logit_scale = float(model.logit_scale.exp().item())
             bias = getattr(model, "logit_bias", None)

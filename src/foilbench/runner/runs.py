@@ -51,6 +51,7 @@ from foilbench.runner.writable import (
     usable_home,
     write_text,
 )
+from foilbench.scoring.prepared import summary as prepared_summary
 from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
 
@@ -130,7 +131,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
             resume_gc()
             outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
                                    Path(out), report, log, progress)
-            outcome.preparation = dict(prepared.counts) if prepared is not None else None
+            outcome.preparation = prepared_summary(prepared)
             return outcome
     finally:
         progress.close()

@@ -303,6 +303,31 @@ def for_run(adapters: list, settings: Any, notify: Callable[[str], None] | None 
     return SharedPreparation.for_adapters(adapters, disk)
 
 
+def summary(shared: SharedPreparation | None) -> dict[str, int] | None:
+    """What a run's or sweep's preparation did, for its outcome and its last console line:
+    the counts and the number of distinct preprocessings (None: nothing was shared)."""
+    if shared is None:
+        return None
+    with shared._lock:
+        return {**shared.counts, "preprocessings": len(shared.preparers)}
+
+
+def summary_line(counts: dict[str, int] | None) -> str | None:
+    """``images: 1,560 decoded once for 1 preprocessing, 0 from the prepared-image cache``.
+
+    >>> summary_line({"decoded": 3, "prepared": 3, "memory_hits": 6, "disk_hits": 1,
+    ...               "preprocessings": 1})
+    'images: 3 decoded once for 1 preprocessing, 1 from the prepared-image cache'
+    >>> summary_line(None) is None
+    True
+    """
+    if not counts:
+        return None
+    n = counts.get("preprocessings", 0)
+    return (f"images: {counts['decoded']:,} decoded once for {n} preprocessing"
+            f"{'' if n == 1 else 's'}, {counts['disk_hits']:,} from the prepared-image cache")
+
+
 def shared_preparation(loaded: list, settings: Any, log: Callable[[str, str], None] | None
                        = None) -> contextlib.AbstractContextManager:
     """The :func:`sharing` block of a ``run`` or ``sweep`` over ``loaded`` ((spec, adapter)
