@@ -28,6 +28,11 @@ gives the phase table, and the outcomes of foilbench and the peer are compared i
 
     PYTHONPATH=src python bench/bench_peers.py --composet-repo /tmp/peers/CompoSET \
         --sugarcrepe-repo /tmp/peers/sugar-crepe [--scale 0.25 --repeats 1] [--two-cores]
+        [--device cuda --cores 0-15]
+
+``--device cuda`` runs every process on the GPU (give it the cores too). On either device the
+report gives images per second of wall for foilbench and the peer, and foilbench's image
+encoder's images per second of forward time.
 """
 
 from __future__ import annotations
@@ -60,11 +65,16 @@ ENGINE_EARLY = "image decode + prepare, in validation (engine work)"
 IMPORTS = ("thread setup (imports torch)", "import open_clip (+torch)")
 
 
+DEVICE = {"name": "cpu"}  # set by --device: every timed process runs there
+
+
 def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FOILBENCH_HOME=str(home),
                PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
                TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
     env.pop("FOILBENCH_CACHE", None)
+    if DEVICE["name"] == "cpu":  # SugarCrepe's glue takes a visible GPU by itself: hide it
+        env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
 
@@ -92,7 +102,7 @@ def foilbench_cmd(spec: str, bench: str, out: Path, driver: bool = False) -> lis
     head = [sys.executable, str(HERE / "fb_phases.py")] if driver else \
         [sys.executable, "-m", "foilbench", "run"]
     return [*head, "--model", spec, "--benchmark", bench, "--out", str(out),
-            "--cache", str(out / "cache"), "--quiet"]
+            "--cache", str(out / "cache"), "--quiet", "--device", DEVICE["name"]]
 
 
 def warm_files(*folders: Path) -> None:
@@ -241,6 +251,13 @@ def report(name: str, res: dict) -> None:
           f"reference rows, report): {fixed:.2f} s = {100 * fixed / wall:.1f}% of wall; "
           f"without the torch and open_clip imports ({libs:.2f} s, which the peer pays too): "
           f"{fixed - libs:.2f} s = {100 * (fixed - libs) / wall:.1f}%")
+    n_images = stats[0].get("images_unique", 0) if stats else 0
+    img_fwd = sum(s.get("forward_image_seconds", 0.0) for s in stats)
+    encoded = sum(s.get("images_encoded", 0) for s in stats)
+    print(f"images per second of whole-process wall ({n_images:,} distinct images, "
+          f"{DEVICE['name']}): foilbench {n_images / fb_w:.1f}, peer {n_images / peer_w:.1f}; "
+          f"foilbench's image encoder alone: {encoded / img_fwd if img_fwd else 0:.1f} images/s "
+          f"of forward time")
     out = res["outcomes"]
     print(f"outcomes: {out['n']} items; agreeing per metric {out['agree']}; largest score "
           f"difference {out['max_abs_diff']:.2e}")
@@ -257,11 +274,21 @@ def main() -> None:
     ap.add_argument("--cores2", default="0,1", help="core list of --two-cores runs")
     ap.add_argument("--two-cores", action="store_true")
     ap.add_argument("--only", choices=("composet", "sugarcrepe"), default=None)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="where every timed process runs its model: cuda gives foilbench "
+                         "--device cuda, CompoSET --device cuda and SugarCrepe its own "
+                         "'cuda if available'; cpu hides any GPU from all of them")
     ap.add_argument("--composet-repo", default=None,
                     help="a checkout of github.com/laure-delisle/CompoSET (its eval package)")
     ap.add_argument("--sugarcrepe-repo", default=None,
                     help="a checkout of github.com/RAIVNLab/sugar-crepe (its main_eval.py)")
     args = ap.parse_args()
+    DEVICE["name"] = args.device
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SystemExit("--device cuda: torch sees no CUDA device on this machine")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -297,7 +324,7 @@ def main() -> None:
             peer_dir = runs / "composet-peer"
             peer_out = peer_dir / f"{peer_composet.KEY}.csv"
             peer_cmd = [sys.executable, str(HERE / "peer_composet.py"), repo, str(config),
-                        str(weights), str(data), str(peer_dir)]
+                        str(weights), str(data), str(peer_dir), args.device]
         else:
             warm_files(*data)
             peer_out = runs / "sugarcrepe-peer.json"

@@ -7,9 +7,12 @@ more input costs (measured, :func:`probe_per_item`), the largest batch that keep
 capped. :func:`size_to_memory` applies it to an adapter on a CUDA device and leaves every
 other device's batch exactly as it was (the CPU path is unchanged).
 
-Preparation overlaps the forward pass as on the CPU (the engine's prefetch threads,
-:mod:`foilbench.scoring.encode`); on CUDA the batch is copied from page-locked memory
-without blocking (``OpenClipAdapter.prepared_features``).
+Preparation: in a run or sweep each image is decoded and prepared once, while the benchmark
+is validated, on the decode threads (one per usable core, at most four;
+:mod:`foilbench.scoring.prepared`), so the cells' forward passes read ready pixels; outside one
+(a bare :func:`foilbench.scoring.engine.evaluate`) the engine's prefetch threads prepare while
+the model runs (:mod:`foilbench.scoring.encode`). On CUDA the batch is copied from page-locked
+memory without blocking (``OpenClipAdapter.prepared_features``).
 """
 
 from __future__ import annotations
