@@ -12,7 +12,8 @@ type file). Three sweeps, each a fresh process (``foilbench.runner.sweep``, the 
             new model reads every prepared image from the disk cache
 
 Per sweep: images decoded, decode/prepare seconds (the prefetch threads' wall and CPU time,
-summed over computed cells), forward seconds, and the whole process's wall and CPU seconds
+summed over computed cells, plus, when shared, validation's decode-and-prepare CPU time: the
+one decode of a shared run happens there, with its wall counted as its CPU), forward seconds, and the whole process's wall and CPU seconds
 (user + system of it and its threads); "rest" is the sweep's CPU outside decode/prepare and
 forward passes (start-up, imports, hashing, texts' tokenising, bootstrap, store, reference
 rows, matrix). Ratios are of sweeps run side by side in this one
@@ -76,7 +77,8 @@ def child(args: argparse.Namespace) -> None:
     outcomes = {m: store.load_item_results(r)["r1"].astype(int).tolist()
                 for m, r in zip(out.cells["model"], out.cells["run_id"], strict=True)}
     Path(args.result).write_text(json.dumps({"stats": stats, "outcomes": outcomes,
-                                             "reused": out.reused}))
+                                             "reused": out.reused,
+                                             "preparation": out.preparation}))
 
 
 def _children_cpu() -> float:
@@ -105,10 +107,15 @@ def timed_sweep(mode: str, models: list[str], bench: str, home: Path, out: Path,
     def total(key: str) -> float:
         return sum(s.get(key, 0.0) for s in stats)
 
-    decoded = total("prepare_decoded") if mode != "today" else total("images_encoded")
+    # shared: the one decode is validation's (the run's preparation), plus any the cells did
+    prep = data.get("preparation") or {}
+    decoded = prep.get("decoded", 0) + total("prepare_decoded") if mode != "today" \
+        else total("images_encoded")
+    early = prep.get("check_cpu_seconds", 0.0)
     return {"mode": mode, "wall": wall, "cpu": cpu, "cells": len(stats),
-            "decoded": int(decoded), "prep_wall": total("prefetch_seconds"),
-            "prep_cpu": total("prefetch_cpu_seconds"), "forward": total("forward_seconds"),
+            "decoded": int(decoded), "prep_wall": total("prefetch_seconds") + early,
+            "prep_cpu": total("prefetch_cpu_seconds") + early,
+            "forward": total("forward_seconds"),
             "forward_cpu": total("forward_cpu_seconds"), "outcomes": data["outcomes"]}
 
 

@@ -178,6 +178,39 @@ def test_memory_is_bounded_least_recently_used_first():
     assert list(shared._memory) == [("fp", f"{2:064x}"), ("fp", f"{0:064x}")]
 
 
+def test_validations_pixel_check_prepares_once_and_declines_when_nothing_would_keep_it(
+        tmp_path):
+    """check_pixels (validation's decode inside a run): decodes and prepares for every
+    preprocessing, a second check of the same bytes decodes nothing, a corrupt file raises as
+    PIL does; with no preparer, or no disk and a memory that has had to drop an array, it
+    declines (validation then decodes the reduced way and the cell decodes in full)."""
+    import hashlib
+
+    prep = prepared.Preparer("fp", lambda image: np.asarray(image.convert("RGB"))[:2, :2],
+                             lambda px: px)
+    paths = []
+    for k in range(3):
+        paths.append(tmp_path / f"{k}.png")
+        Image.new("RGB", (4, 4), (k, 0, 0)).save(paths[-1])
+    assert not prepared.SharedPreparation([]).check_pixels(paths[0])
+    shared = prepared.SharedPreparation([prep], max_memory_bytes=24)  # two 12-byte arrays
+    assert shared.check_pixels(paths[0]) and shared.check_pixels(paths[0])
+    assert shared.counts["decoded"] == 1 and shared.check_cpu_seconds > 0
+    key = hashlib.sha256(paths[0].read_bytes()).hexdigest()
+    assert int(shared.pixels("fp", key, lambda: pytest.fail("held"))[0, 0, 0]) == 0
+    assert shared.check_pixels(paths[1]) and shared.check_pixels(paths[2])  # drops paths[0]
+    assert not shared.check_pixels(paths[0]) and shared.counts["decoded"] == 3
+    (tmp_path / "bad.png").write_bytes(paths[0].read_bytes()[:40])
+    disk = PreparedImageCache(tmp_path / "prepared")
+    with pytest.raises(OSError):
+        prepared.SharedPreparation([prep], disk).check_pixels(tmp_path / "bad.png")
+    warm = prepared.SharedPreparation([prep], disk)
+    assert warm.check_pixels(paths[1]) and warm.counts["decoded"] == 1  # written to disk
+    again = prepared.SharedPreparation([prep], disk)
+    assert again.check_pixels(paths[1]) and again.counts == {
+        "decoded": 0, "prepared": 0, "memory_hits": 0, "disk_hits": 1}
+
+
 def test_a_second_sweep_with_a_new_model_decodes_nothing(tmp_path):
     bench = pair_bench(tmp_path / "bench")
     a = openclip_model(tmp_path, "fb-disk-a", seed=0)

@@ -67,7 +67,7 @@ class RunOutcome:
     records: list[CellRecord]
     reference: dict[str, dict[str, Any]]
     report_path: Path | None = None
-    preparation: dict[str, int] | None = None  # images decoded / prepared / cache hits, all cells
+    preparation: dict[str, float] | None = None  # images decoded / prepared / cache hits, all cells
 
     @property
     def run_ids(self) -> list[str]:

@@ -58,7 +58,7 @@ class SweepOutcome:
     paths: list[Path]
     failures: list[str] = field(default_factory=list)
     ray_stats: Any = None  # :class:`~foilbench.runner.ray_schedule.RayStats` of a Ray sweep
-    preparation: dict[str, int] | None = None  # images decoded / prepared / cache hits
+    preparation: dict[str, float] | None = None  # images decoded / prepared / cache hits
 
     @property
     def reused(self) -> int:
