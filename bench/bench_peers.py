@@ -263,6 +263,28 @@ def report(name: str, res: dict) -> None:
           f"difference {out['max_abs_diff']:.2e}")
 
 
+DRIVERS = {"composet": peer_composet, "sugarcrepe": peer_sugarcrepe}
+
+
+def usable_repos(args: argparse.Namespace) -> dict[str, str | None]:
+    """Each peer's checkout from ``--composet-repo`` / ``--sugarcrepe-repo``, or None (with a
+    line saying why and how to get it) when not given, not a checkout, or left out by
+    ``--only``."""
+    out: dict[str, str | None] = {}
+    for name, driver in DRIVERS.items():
+        repo = getattr(args, f"{name}_repo")
+        out[name] = None
+        if args.only not in (None, name):
+            continue
+        problem = (f"no --{name}-repo given: {driver.HOW_TO_GET}" if repo is None
+                   else driver.check_repo(Path(repo)))
+        if problem:
+            print(f"skipping {name}: {problem}", flush=True)
+            continue
+        out[name] = repo
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0,
@@ -295,16 +317,7 @@ def main() -> None:
     config, weights = peer_data.model_files(work)
     spec = f"openclip:{config}:{weights}"
     todo = []
-    repos = {"composet": (args.composet_repo, peer_composet),
-             "sugarcrepe": (args.sugarcrepe_repo, peer_sugarcrepe)}
-    for name, (repo, driver) in repos.items():
-        if args.only not in (None, name):
-            continue
-        problem = (f"no --{name}-repo given: {driver.HOW_TO_GET}" if repo is None
-                   else driver.check_repo(Path(repo)))
-        if problem:
-            print(f"skipping {name}: {problem}", flush=True)
-            repos[name] = (None, driver)
+    repos = {name: (repo, DRIVERS[name]) for name, repo in usable_repos(args).items()}
     if args.only in (None, "composet") and repos["composet"][0]:
         root = peer_data.composet_release(work, args.scale)
         todo.append(("composet", (spec, f"composet:{root}"), root))

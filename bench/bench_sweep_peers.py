@@ -46,7 +46,6 @@ sys.path.insert(0, str(HERE))
 import bench_peers  # noqa: E402
 import peer_composet  # noqa: E402
 import peer_data  # noqa: E402
-import peer_sugarcrepe  # noqa: E402
 
 N_MODELS = 5
 
@@ -141,7 +140,7 @@ def run_bench(name: str, bench: str, repo: str, config: Path, weights: list[Path
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
     cells = stored_cells(last / "out" / "foilbench.duckdb")
     log = (last / "log.txt").read_text()
-    decoded = re.search(r"images: ([\d,]+) decoded once for (\d+) preprocessing", log)
+    decoded = re.search(r"images: [\d,]+ decoded once for .*", log)
     return {"times": times, "cells": cells,
             "decoded": decoded.group(0) if decoded else "no images line in the sweep's output",
             "outcomes": compare(name, last / "out" / "foilbench.duckdb", specs, peer_tag)}
@@ -189,14 +188,8 @@ def main() -> None:
     config, _ = peer_data.model_files(work)
     weights = peer_data.more_weights(work, args.models)
     todo = []
-    for name, repo, driver in (("composet", args.composet_repo, peer_composet),
-                               ("sugarcrepe", args.sugarcrepe_repo, peer_sugarcrepe)):
-        if args.only not in (None, name):
-            continue
-        problem = (f"no --{name}-repo given: {driver.HOW_TO_GET}" if repo is None
-                   else driver.check_repo(Path(repo)))
-        if problem:
-            print(f"skipping {name}: {problem}", flush=True)
+    for name, repo in bench_peers.usable_repos(args).items():
+        if repo is None:
             continue
         if name == "composet":
             root = peer_data.composet_release(work, args.scale)
