@@ -68,9 +68,9 @@ IMPORTS = ("thread setup (imports torch)", "import open_clip (+torch)")
 DEVICE = {"name": "cpu"}  # set by --device: every timed process runs there
 
 
-def _env(home: Path) -> dict[str, str]:
+def _env(home: Path, src: Path = SRC) -> dict[str, str]:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FOILBENCH_HOME=str(home),
-               PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+               PYTHONPATH=f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
                TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
     env.pop("FOILBENCH_CACHE", None)
     if DEVICE["name"] == "cpu":  # SugarCrepe's glue takes a visible GPU by itself: hide it
@@ -84,9 +84,9 @@ def _children_cpu() -> float:
 
 
 def _timed(cmd: list[str], cores: str, home: Path, log: Path,
-           extra_env=None) -> tuple[float, float]:
+           extra_env=None, src: Path = SRC) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system of the process and all its threads)."""
-    env = _env(home) | (extra_env or {})
+    env = _env(home, src) | (extra_env or {})
     c0, t0 = _children_cpu(), time.perf_counter()
     with log.open("w") as fh:
         proc = subprocess.run(["taskset", "-c", cores, *cmd], env=env, stdout=fh,
