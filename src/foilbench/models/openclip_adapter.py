@@ -69,6 +69,7 @@ from foilbench.models.openclip_import import (
     packaged_config,
     read_config,
 )
+from foilbench.models.openclip_pooled import encode_image_pooled, image_blocker
 from foilbench.models.openclip_tokens import share_encode
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.weight_errors import (
@@ -230,6 +231,9 @@ class OpenClipAdapter(BatchedDualEncoder):
         self.trim_blocker = trim_blocker(model)
         self.trims_text = self.trim_blocker is None
         self._trim_checked = False
+        # the last image layer at the class token only (models/openclip_pooled.py)
+        self.pool_blocker = image_blocker(model.visual)
+        self._pool_checked = False
         self._tail = tensor_tail(preprocess)
         quick = any(type(m).__name__ == "QuickGELU" for m in model.modules())
         weights = weights or _downloaded_weights(arch, source)
@@ -314,7 +318,23 @@ class OpenClipAdapter(BatchedDualEncoder):
         pixels = torch.stack(prepared)
         if str(self.device).startswith("cuda"):  # page-locked: the copy overlaps the GPU
             pixels = pixels.pin_memory().to(self.device, non_blocking=True)
-        return self.model.encode_image(pixels.to(self.device, self.torch_dtype))
+        pixels = pixels.to(self.device, self.torch_dtype)
+        if self.pool_blocker is not None:
+            return self.model.encode_image(pixels)
+        feats = encode_image_pooled(self.model, pixels)
+        if not self._pool_checked and not self._pool_agrees(pixels, feats):
+            return self.model.encode_image(pixels)
+        return feats
+
+    def _pool_agrees(self, pixels, pooled) -> bool:
+        """Compare with open_clip's own call once; on a difference stop pooling early."""
+        self._pool_checked = True
+        if _features_agree(self.model.encode_image(pixels[:4]), pooled[:4]):
+            return True
+        self.pool_blocker = "class-token-only and full last-layer image features differed"
+        log.warning("%s: %s; encoding images with open_clip's full forward", self._info.spec,
+                    self.pool_blocker)
+        return False
 
     def image_features(self, images: list[Image.Image], offset: int):
         return self.prepared_features(
@@ -331,19 +351,24 @@ class OpenClipAdapter(BatchedDualEncoder):
 
     def _trim_agrees(self, tokens, trimmed) -> bool:
         """Compare with open_clip's full-length call once; on a difference stop trimming."""
-        import torch
-
         self._trim_checked = True
-        full = self.model.encode_text(tokens[:4])
-        a = torch.nn.functional.normalize(full.float(), dim=-1)
-        b = torch.nn.functional.normalize(trimmed[:4].float(), dim=-1)
-        if not torch.allclose(a, b, atol=TRIM_CHECK_ATOL, rtol=0):
+        if not _features_agree(self.model.encode_text(tokens[:4]), trimmed[:4]):
             self.trims_text = False
             self.trim_blocker = "trimmed and full-length text features differed"
             log.warning("%s: %s; encoding texts at full length", self._info.spec,
                         self.trim_blocker)
             return False
         return True
+
+
+def _features_agree(full, fast) -> bool:
+    """The shortcut's features equal open_clip's own, once L2-normalised, within
+    :data:`TRIM_CHECK_ATOL`."""
+    import torch
+
+    a = torch.nn.functional.normalize(full.float(), dim=-1)
+    b = torch.nn.functional.normalize(fast.float(), dim=-1)
+    return bool(torch.allclose(a, b, atol=TRIM_CHECK_ATOL, rtol=0))
 
 
 def _needs_packages(body: str) -> tuple[bool, bool]:

@@ -6,7 +6,8 @@ attends only to positions ``<= p``; when the features are pooled at one position
 end-of-text token: ``argmax`` or ``eos`` pooling, or the first token), nothing after the
 largest pooled position of the batch can change the result. :func:`encode_text_trimmed` runs
 the same layers on the tokens up to that position, with the positional embedding and the
-causal mask cut to match. It is used only where :func:`trim_blocker` finds nothing against it
+causal mask cut to match, and the last layer at each row's pooled position only
+(:mod:`foilbench.models.openclip_pooled`). It is used only where :func:`trim_blocker` finds nothing against it
 (the built-in CLIP text tower, causal mask present, position pooling); every other tower
 (bidirectional SigLIP-style, mean pooling, Hugging Face text towers, CoCa) runs at full length.
 The adapter also compares both paths once on its first batch and falls back if they differ.
@@ -25,6 +26,13 @@ import functools
 from typing import Any
 
 import numpy as np
+
+from foilbench.models.openclip_pooled import (
+    block_blocker,
+    last_block_at,
+    run_blocks,
+    text_rows_mask,
+)
 
 POSITION_POOLS = ("argmax", "eos", "first")
 TO_TENSOR = ("ToTensor", "MaybeToTensor")
@@ -68,10 +76,19 @@ def encode_text_trimmed(model: Any, tokens: Any) -> Any:
     cast = model.transformer.get_cast_dtype()
     x = model.token_embedding(tokens).to(cast)
     x = x + model.positional_embedding[:length].to(cast)
-    x = model.transformer(x, attn_mask=model.attn_mask[:length, :length])
-    x = model.ln_final(x)
-    x = text_global_pool(x, tokens, model.text_pool_type,
-                         eos_token_id=getattr(model, "text_eos_id", None))
+    mask = model.attn_mask[:length, :length]
+    last = model.transformer.resblocks[-1]
+    if getattr(model.transformer, "batch_first", False) and block_blocker(last) is None:
+        # the last block at each row's pooled position only (models/openclip_pooled.py)
+        rows = pooled_positions(model, tokens)
+        x = run_blocks(model.transformer.resblocks, x, attn_mask=mask)
+        x = last_block_at(last, x, rows, text_rows_mask(mask, rows, last.attn.num_heads))
+        x = model.ln_final(x)[:, 0]
+    else:
+        x = model.transformer(x, attn_mask=mask)
+        x = model.ln_final(x)
+        x = text_global_pool(x, tokens, model.text_pool_type,
+                             eos_token_id=getattr(model, "text_eos_id", None))
     proj = model.text_projection
     if proj is None:
         return x
