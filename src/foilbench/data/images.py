@@ -63,7 +63,7 @@ class ImageProblem:
     message: str
 
 
-def resolved_inside(root: Path, rel: str) -> Path | None:
+def resolved_inside(root: Path, rel: str, resolved_root: Path | None = None) -> Path | None:
     """``root / rel`` with symlinks resolved, or None when that lies outside the resolved root.
 
     >>> import tempfile; d = Path(tempfile.mkdtemp())
@@ -72,8 +72,8 @@ def resolved_inside(root: Path, rel: str) -> Path | None:
     >>> resolved_inside(d, "../x.png") is None
     True
     """
-    base = root.resolve()
-    path = (root / rel).resolve()
+    base = root.resolve() if resolved_root is None else resolved_root  # callers checking many
+    path = (root / rel).resolve()  # images of one folder resolve it once
     return path if path.is_relative_to(base) else None
 
 
@@ -94,13 +94,14 @@ def servable_root(root: str | Path) -> Path | None:
     return path
 
 
-def check_image(root: Path, rel: str, *, decode: bool = True,
-                max_pixels: int | None = None) -> ImageProblem | None:
-    """The first problem of image ``rel`` under ``root``, or None when it passes."""
+def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | None = None,
+                resolved_root: Path | None = None) -> ImageProblem | None:
+    """The first problem of image ``rel`` under ``root``, or None when it passes
+    (``resolved_root``: ``root.resolve()``, when the caller has it)."""
     from PIL import Image, UnidentifiedImageError
 
     shown = root / rel
-    path = resolved_inside(root, rel)
+    path = resolved_inside(root, rel, resolved_root)
     if path is None:
         return ImageProblem(OUTSIDE_ROOT, f"image {shown} resolves to {(root / rel).resolve()}, "
                                           f"outside the benchmark folder {root.resolve()} "

@@ -12,9 +12,10 @@ written yet is checked at its source instead of as a file.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,7 @@ class Problem:
                 "reason": self.reason, "message": self.message}
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _escapes_root(rel: str) -> bool:
     p = PurePosixPath(rel.replace("\\", "/"))
     if p.is_absolute() or (len(rel) > 1 and rel[1] == ":"):
@@ -145,18 +147,20 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
             if isinstance(paths, (list, tuple, np.ndarray)):
                 rels.update(dict.fromkeys(v for v in paths if isinstance(v, str)))
     todo = [r for r in rels if r.strip() and not _escapes_root(r)]
+    base = bench.root.resolve()
     workers = decode_workers()
     if workers < 2 or len(todo) < 2:
-        return {r: _image_check(bench, r, True) for r in todo}
+        return {r: _image_check(bench, r, True, base) for r in todo}
     context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="foilbench-check") as pool:
-        found = pool.map(lambda r: context.copy().run(_image_check, bench, r, True), todo)
+        found = pool.map(lambda r: context.copy().run(_image_check, bench, r, True, base), todo)
         return dict(zip(todo, found, strict=True))
 
 
-def _image_check(bench: Benchmark, rel: str, check_readable: bool) -> ImageProblem | None:
+def _image_check(bench: Benchmark, rel: str, check_readable: bool,
+                 resolved_root: Path | None = None) -> ImageProblem | None:
     """The file's problem; a derived image (not written yet) is checked at its source."""
-    found = check_image(bench.root, rel, decode=check_readable)
+    found = check_image(bench.root, rel, decode=check_readable, resolved_root=resolved_root)
     source = (bench.image_sources or {}).get(rel)
     if found is None or found.reason != MISSING or source is None:
         return found
