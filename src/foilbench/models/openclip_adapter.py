@@ -329,12 +329,11 @@ class OpenClipAdapter(BatchedDualEncoder):
     def _pool_agrees(self, pixels, pooled) -> bool:
         """Compare with open_clip's own call once; on a difference stop pooling early."""
         self._pool_checked = True
-        if _features_agree(self.model.encode_image(pixels[:4]), pooled[:4]):
-            return True
-        self.pool_blocker = "class-token-only and full last-layer image features differed"
-        log.warning("%s: %s; encoding images with open_clip's full forward", self._info.spec,
-                    self.pool_blocker)
-        return False
+        self.pool_blocker = self._disagreement(
+            self.model.encode_image(pixels[:4]), pooled[:4],
+            "class-token-only and full last-layer image features differed",
+            "encoding images with open_clip's full forward")
+        return self.pool_blocker is None
 
     def image_features(self, images: list[Image.Image], offset: int):
         return self.prepared_features(
@@ -352,13 +351,19 @@ class OpenClipAdapter(BatchedDualEncoder):
     def _trim_agrees(self, tokens, trimmed) -> bool:
         """Compare with open_clip's full-length call once; on a difference stop trimming."""
         self._trim_checked = True
-        if not _features_agree(self.model.encode_text(tokens[:4]), trimmed[:4]):
-            self.trims_text = False
-            self.trim_blocker = "trimmed and full-length text features differed"
-            log.warning("%s: %s; encoding texts at full length", self._info.spec,
-                        self.trim_blocker)
-            return False
-        return True
+        self.trim_blocker = self._disagreement(
+            self.model.encode_text(tokens[:4]), trimmed[:4],
+            "trimmed and full-length text features differed", "encoding texts at full length")
+        self.trims_text = self.trim_blocker is None
+        return self.trims_text
+
+    def _disagreement(self, full, fast, what: str, fallback: str) -> str | None:
+        """None when a shortcut's first rows agree with open_clip's own call; else ``what``,
+        logged with the ``fallback`` the adapter takes from then on."""
+        if _features_agree(full, fast):
+            return None
+        log.warning("%s: %s; %s", self._info.spec, what, fallback)
+        return what
 
 
 def _features_agree(full, fast) -> bool:
