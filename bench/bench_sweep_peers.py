@@ -139,8 +139,8 @@ def run_bench(name: str, bench: str, repo: str, config: Path, weights: list[Path
             print(f"  {name} repeat {r + 1}: {who:9s} wall {wall:7.2f} s, CPU {cpu:7.2f} s "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
     cells = stored_cells(last / "out" / "foilbench.duckdb")
-    log = (last / "log.txt").read_text()
-    decoded = re.search(r"images: [\d,]+ decoded once for .*", log)
+    log = " ".join((last / "log.txt").read_text().split())  # the CLI wraps at its width
+    decoded = re.search(r"images: [\d,]+ decoded once for .*? prepared-image cache", log)
     return {"times": times, "cells": cells,
             "decoded": decoded.group(0) if decoded else "no images line in the sweep's output",
             "outcomes": compare(name, last / "out" / "foilbench.duckdb", specs, peer_tag)}
