@@ -24,7 +24,7 @@ from _models_tiny import tiny_images, write_openclip_config
 from foilbench.errors import ModelError
 from foilbench.models.base import to_rgb
 from foilbench.models.hf_vlm import HFVLMScorer
-from foilbench.models.openclip_adapter import _quickgelu_for_tag
+from foilbench.models.openclip_spec import quickgelu_for_tag
 from foilbench.models.registry import resolve_model
 from foilbench.models.vlm_templates import (
     TEMPLATES,
@@ -101,7 +101,7 @@ def test_roberta_vit_b_32_laion_tag_resolves_as_open_clip_builds_it():
     assert open_clip.get_model_config("roberta-ViT-B-32")["quick_gelu"] is True
     assert "quick_gelu" not in open_clip.get_pretrained_cfg("roberta-ViT-B-32",
                                                             "laion2b_s12b_b32k")
-    assert _quickgelu_for_tag("roberta-ViT-B-32", "laion2b_s12b_b32k") == \
+    assert quickgelu_for_tag("roberta-ViT-B-32", "laion2b_s12b_b32k") == \
         ("roberta-ViT-B-32", False, None)
 
 
@@ -111,12 +111,12 @@ def test_silent_tag_on_quickgelu_config_builds_quickgelu_and_explicit_gelu_refus
     open_clip.add_model_config(cfg)
     tags = {"silent": {"hf_hub": "nobody/x"}, "gelu": {"hf_hub": "nobody/y", "quick_gelu": False}}
     monkeypatch.setattr(open_clip, "get_pretrained_cfg", lambda arch, tag: tags.get(tag, {}))
-    arch, force, warning = _quickgelu_for_tag("fb-fid-own-qg", "silent")
+    arch, force, warning = quickgelu_for_tag("fb-fid-own-qg", "silent")
     assert (arch, force, warning) == ("fb-fid-own-qg", False, None)
     built = open_clip.create_model(arch, force_quick_gelu=force)
     assert any(type(m).__name__ == "QuickGELU" for m in built.modules())
     with pytest.raises(ModelError, match="uses GELU"):
-        _quickgelu_for_tag("fb-fid-own-qg", "gelu")
+        quickgelu_for_tag("fb-fid-own-qg", "gelu")
 
 
 @pytest.fixture(scope="module")

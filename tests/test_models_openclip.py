@@ -102,11 +102,11 @@ def test_quickgelu_config_changes_activation_scores_and_fingerprint(tiny, tmp_pa
 def test_openai_tag_on_gelu_arch_switches_to_quickgelu_with_warning():
     """Against the installed open_clip registry: the OpenAI weights were trained with
     QuickGELU in every open_clip version."""
-    from foilbench.models.openclip_adapter import _quickgelu_for_tag
+    from foilbench.models.openclip_spec import quickgelu_for_tag
 
-    arch, force, warning = _quickgelu_for_tag("ViT-B-32", "openai")
+    arch, force, warning = quickgelu_for_tag("ViT-B-32", "openai")
     assert (arch, force) == ("ViT-B-32", True) and "QuickGELU" in warning
-    assert _quickgelu_for_tag("ViT-B-32-quickgelu", "openai") == ("ViT-B-32-quickgelu", False, None)
+    assert quickgelu_for_tag("ViT-B-32-quickgelu", "openai") == ("ViT-B-32-quickgelu", False, None)
 
 
 # A fixed registry, so every branch is tested whatever open_clip version is installed (which
@@ -140,23 +140,23 @@ def fake_registry(monkeypatch):
     ("Q-quickgelu", "silent_tag", "Q-quickgelu", False, None),  # tag silent: arch as it is
 ])
 def test_quickgelu_for_tag_every_branch(fake_registry, arch, tag, want_arch, want_force, warns):
-    from foilbench.models.openclip_adapter import _quickgelu_for_tag
+    from foilbench.models.openclip_spec import quickgelu_for_tag
 
-    got_arch, force, warning = _quickgelu_for_tag(arch, tag)
+    got_arch, force, warning = quickgelu_for_tag(arch, tag)
     assert (got_arch, force) == (want_arch, want_force)
     assert (warning is None) if warns is None else (warns in warning)
 
 
 def test_quickgelu_for_tag_refusals(fake_registry):
-    from foilbench.models.openclip_adapter import _quickgelu_for_tag
+    from foilbench.models.openclip_spec import quickgelu_for_tag
 
     with pytest.raises(ModelError, match="no GELU variant exists"):
-        _quickgelu_for_tag("Q-quickgelu", "gelu_tag")
+        quickgelu_for_tag("Q-quickgelu", "gelu_tag")
     with pytest.raises(ModelError, match="has no pretrained tag 'nope'; known tags: gelu_tag, "
                                          "qg_tag"):
-        _quickgelu_for_tag("A", "nope")
+        quickgelu_for_tag("A", "nope")
     with pytest.raises(ModelError, match="unknown open_clip architecture 'B'"):
-        _quickgelu_for_tag("B", "gelu_tag")
+        quickgelu_for_tag("B", "gelu_tag")
 
 
 def test_openai_named_weights_on_gelu_arch_warn(tiny, tmp_path):

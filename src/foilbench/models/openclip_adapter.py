@@ -4,20 +4,7 @@
 Options after ``?``: ``score=cosine|logit`` (logit = the model's own exp(t)*cos (+ bias for
 SigLIP-style models)) and ``batch=N``.
 
-QuickGELU. OpenAI's CLIP weights were trained with QuickGELU (x * sigmoid(1.702 x)); an
-architecture built with plain GELU loads them without any error and scores wrongly. The
-activation has no parameters, so nothing in the weights reveals it. Rules here:
-
-- a hub tag whose pretrained config says ``quick_gelu`` (e.g. ``openai``) on a GELU
-  architecture is switched to QuickGELU, with a warning; the reverse (a ``-quickgelu``
-  architecture with a GELU tag) uses the GELU architecture, with a warning;
-- for local weights the user states it by naming ``ARCH-quickgelu`` (or ``"quick_gelu": true``
-  in a JSON config); a weights file whose name says "openai" on a GELU architecture warns;
-- a tag that says nothing about the activation on an architecture whose own config is QuickGELU
-  (``roberta-ViT-B-32:laion2b_s12b_b32k``, the one such listed pair in open_clip 3.x) is built
-  as open_clip builds it, with the architecture's QuickGELU: no open_clip tag says
-  ``quick_gelu: false``, so silence is not evidence of GELU (open_clip itself still warns);
-- the activation is part of the fingerprint, so results from the two never mix.
+QuickGELU rules and what a spec names: :mod:`foilbench.models.openclip_spec`.
 
 Image modes. open_clip's eval transform (``open_clip.transform.image_transform``) resizes and
 crops the image *in its own mode* and only then calls ``convert("RGB")``
@@ -62,14 +49,15 @@ from foilbench.models.openclip_fast import (
     to_normalised_tensor,
     trim_blocker,
 )
-from foilbench.models.openclip_import import (
-    config_needs_timm,
-    config_needs_transformers,
-    import_open_clip,
-    packaged_config,
-    read_config,
-)
+from foilbench.models.openclip_import import import_open_clip
 from foilbench.models.openclip_pooled import encode_image_pooled, image_blocker
+from foilbench.models.openclip_spec import (
+    looks_like_path,
+    needs_packages,
+    quickgelu_for_tag,
+    register_json_config,
+    unknown_arch,
+)
 from foilbench.models.openclip_tokens import share_encode
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.weight_errors import (
@@ -80,76 +68,14 @@ from foilbench.models.weight_errors import (
 
 log = logging.getLogger(__name__)
 
-WEIGHT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 TRIM_CHECK_ATOL = 1e-5  # trimmed vs full-length text features on the first batch
 OPTIONS = {"score": ("cosine", "logit"), "batch": None}
-
-
-def _looks_like_path(text: str) -> bool:
-    return text.startswith(("/", "./", "../", "~")) or text.endswith((*WEIGHT_SUFFIXES, ".json"))
-
-
-def _quickgelu_for_tag(arch: str, tag: str) -> tuple[str, bool, str | None]:
-    """(architecture to build, force_quick_gelu, warning or None) for a hub tag."""
-    import open_clip
-
-    cfg = open_clip.get_model_config(arch)
-    if cfg is None:
-        raise ModelError(_unknown_arch(arch))
-    tag_cfg = open_clip.get_pretrained_cfg(arch, tag)
-    if not tag_cfg:
-        tags = open_clip.list_pretrained_tags_by_model(arch)
-        raise ModelError(f"open_clip architecture {arch!r} has no pretrained tag {tag!r}; known "
-                         f"tags: {', '.join(tags) or '(none)'}. For local weights give a path.")
-    stated = tag_cfg.get("quick_gelu")  # None: the tag does not say
-    want, have = bool(stated), bool(cfg.get("quick_gelu", False))
-    if want == have:
-        return arch, False, None
-    if want:
-        return arch, True, (f"pretrained tag {tag!r} was trained with QuickGELU but {arch!r} uses "
-                            "GELU: building the QuickGELU variant instead")
-    base = arch.removesuffix("-quickgelu")
-    if base != arch and open_clip.get_model_config(base) is not None:
-        return base, False, (f"pretrained tag {tag!r} was trained with GELU but {arch!r} uses "
-                             f"QuickGELU: building {base!r} instead")
-    if stated is None:  # the architecture's own config is QuickGELU; build it as open_clip does
-        return arch, False, None
-    raise ModelError(f"pretrained tag {tag!r} uses GELU but {arch!r} forces QuickGELU and no GELU "
-                     "variant exists; name the GELU architecture")
-
-
-def _unknown_arch(arch: str) -> str:
-    import difflib
-
-    import open_clip
-
-    close = difflib.get_close_matches(arch, open_clip.list_models(), n=5, cutoff=0.5)
-    hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    return (f"unknown open_clip architecture {arch!r}.{hint} "
-            "For a custom architecture use openclip:/path/config.json[:/path/weights]")
-
-
-def _register_json_config(config: Path) -> str:
-    """Add a JSON architecture config to open_clip's registry; the name is the file stem."""
-    import json
-
-    import open_clip
-
-    try:
-        cfg = json.loads(config.read_text())
-    except json.JSONDecodeError as e:
-        raise ModelError(f"{config}: not valid JSON ({e})") from None
-    missing = [k for k in ("embed_dim", "vision_cfg", "text_cfg") if k not in cfg]
-    if missing:
-        raise ModelError(f"{config}: an open_clip config needs {', '.join(missing)}")
-    open_clip.add_model_config(config)
-    return config.stem
 
 
 def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenClipAdapter:
     """Build an adapter from the text after ``openclip:`` (see the module docstring)."""
     body, opts = split_options(rest, OPTIONS)
-    import_open_clip(*_needs_packages(body))
+    import_open_clip(*needs_packages(body))
     kwargs = {"score": opts.get("score", "cosine"), "batch_size": int_option(opts, "batch", 32)}
     if body.startswith("hf-hub:"):
         return OpenClipAdapter(f"openclip:{rest}", body, None, source={"hub": body[7:]},
@@ -157,7 +83,7 @@ def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenCl
     first, _, second = body.partition(":")
     if first.endswith(".json"):
         config = require_file(first, "open_clip config")
-        arch = _register_json_config(config)
+        arch = register_json_config(config)
         weights = require_file(second) if second else None
         if weights is None:
             warnings.warn(f"{config}: no weights given, the model is randomly initialised",
@@ -167,11 +93,11 @@ def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenCl
     if not first or not second:
         raise ModelError(f"openclip spec {body!r} must be ARCH:TAG, ARCH:/path/weights, "
                          "hf-hub:ORG/NAME or /path/config.json[:/path/weights]")
-    if _looks_like_path(second):
+    if looks_like_path(second):
         weights = require_file(second)
         return OpenClipAdapter(f"openclip:{rest}", first, weights, source={}, device=device,
                                dtype=dtype, **kwargs)
-    arch, force_qg, warning = _quickgelu_for_tag(first, second)
+    arch, force_qg, warning = quickgelu_for_tag(first, second)
     if warning:
         warnings.warn(warning, stacklevel=2)
         log.warning(warning)
@@ -199,7 +125,7 @@ class OpenClipAdapter(BatchedDualEncoder):
         self.score = score
         is_hub = "hub" in source
         if not is_hub and open_clip.get_model_config(arch) is None:
-            raise ModelError(_unknown_arch(arch))
+            raise ModelError(unknown_arch(arch))
         if weights is not None and "openai" in weights.name.lower() and not (
             force_quick_gelu or open_clip.get_model_config(arch).get("quick_gelu", False)
         ):
@@ -374,18 +300,6 @@ def _features_agree(full, fast) -> bool:
     a = torch.nn.functional.normalize(full.float(), dim=-1)
     b = torch.nn.functional.normalize(fast.float(), dim=-1)
     return bool(torch.allclose(a, b, atol=TRIM_CHECK_ATOL, rtol=0))
-
-
-def _needs_packages(body: str) -> tuple[bool, bool]:
-    """Whether the model a spec names may need ``transformers`` (a Hugging Face text tower or
-    CoCa) and ``timm`` (a timm vision tower); anything not readable before building it counts
-    as yes."""
-    if body.startswith("hf-hub:"):
-        return True, True
-    first = body.partition(":")[0]
-    cfg = read_config(Path(first).expanduser()) if first.endswith(".json") \
-        else packaged_config(first)
-    return config_needs_transformers(cfg), config_needs_timm(cfg)
 
 
 def _downloaded_weights(arch: str, source: dict) -> Path | None:
