@@ -7,9 +7,10 @@ end-of-text token: ``argmax`` or ``eos`` pooling, or the first token), nothing a
 largest pooled position of the batch can change the result. :func:`encode_text_trimmed` runs
 the same layers on the tokens up to that position, with the positional embedding and the
 causal mask cut to match, and the last layer at each row's pooled position only
-(:mod:`foilbench.models.openclip_pooled`). It is used only where :func:`trim_blocker` finds nothing against it
-(the built-in CLIP text tower, causal mask present, position pooling); every other tower
-(bidirectional SigLIP-style, mean pooling, Hugging Face text towers, CoCa) runs at full length.
+(:mod:`foilbench.models.openclip_pooled`). It is used only where :func:`trim_blocker` finds
+nothing against it (the built-in CLIP text tower, causal mask present, position pooling); every
+other tower (bidirectional SigLIP-style, mean pooling, Hugging Face text towers, CoCa) runs at
+full length.
 The adapter also compares both paths once on its first batch and falls back if they differ.
 
 Images. torchvision's ``ToTensor`` then ``Normalize`` copy the pixels three times;

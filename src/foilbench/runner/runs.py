@@ -51,7 +51,6 @@ from foilbench.runner.writable import (
     usable_home,
     write_text,
 )
-from foilbench.scoring.prepared import summary as prepared_summary
 from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
 
@@ -131,7 +130,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
             resume_gc()
             outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
                                    Path(out), report, log, progress)
-            outcome.preparation = prepared_summary(prepared)
+            outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:
         progress.close()

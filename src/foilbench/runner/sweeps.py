@@ -39,7 +39,6 @@ from foilbench.runner.setup import (
 from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import check_out, sentences, usable_home, write_text
-from foilbench.scoring.prepared import summary as prepared_summary
 from foilbench.store.db import new_batch_id
 from foilbench.store.shared import SharedStore
 
@@ -201,7 +200,7 @@ def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: st
             with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
                 outcome = _sweep(model_specs, loaded, benches, store, settings, ray_options,
                                  out_dir, db_path, sweep_id, log, progress)
-            outcome.preparation = prepared_summary(prepared)
+            outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:
         progress.close()

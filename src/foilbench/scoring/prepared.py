@@ -190,6 +190,14 @@ class SharedPreparation:
                 self.check_cpu_seconds += spent
         return True
 
+    def summary(self) -> dict[str, float]:
+        """What this preparation did, for a run's or sweep's outcome and its last console
+        line: the counts, the number of distinct preprocessings and the CPU seconds of
+        validation's decode-and-prepare."""
+        with self._lock:
+            return {**self.counts, "preprocessings": len(self.preparers),
+                    "check_cpu_seconds": round(self.check_cpu_seconds, 3)}
+
     def _check(self, path: Path, image_hash: str) -> None:
         from PIL import Image
 
@@ -314,17 +322,6 @@ def for_run(adapters: list, settings: Any, notify: Callable[[str], None] | None 
         root = EmbeddingCache(getattr(settings, "cache_dir", None)).root / FOLDER
         disk = PreparedImageCache(root, notify=notify)
     return SharedPreparation.for_adapters(adapters, disk)
-
-
-def summary(shared: SharedPreparation | None) -> dict[str, float] | None:
-    """What a run's or sweep's preparation did, for its outcome and its last console line:
-    the counts, the number of distinct preprocessings and the CPU seconds of validation's
-    decode-and-prepare (None: nothing was shared)."""
-    if shared is None:
-        return None
-    with shared._lock:
-        return {**shared.counts, "preprocessings": len(shared.preparers),
-                "check_cpu_seconds": round(shared.check_cpu_seconds, 3)}
 
 
 def summary_line(counts: dict[str, float] | None) -> str | None:
