@@ -11,6 +11,10 @@ text tower, ``text_cfg.hf_model_name``, nor a multimodal decoder, CoCa; ``timm``
 the same process does need one, the open_clip modules that looked for it are reloaded with it
 visible (a reload re-runs a module in its own namespace, so classes already handed out see
 the new names too). A config that cannot be read counts as needing both.
+
+The first import also runs under :func:`~foilbench.models.dynamo_deferral.dynamo_deferred`:
+torchvision, which open_clip imports, would otherwise import torch's whole compiler for one
+function that no evaluation calls.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from foilbench.models.dynamo_deferral import dynamo_deferred
 
 # each package that may be hidden -> the open_clip modules that look for it at import
 LOOKERS = {"transformers": ("hf_model", "coca_model"), "timm": ("timm_model",)}
@@ -89,6 +95,11 @@ def import_open_clip(needs_transformers: bool = True, needs_timm: bool = True) -
         return module
     hide = [name for name, need in needed.items()
             if not need and name not in sys.modules and importlib.util.find_spec(name)]
+    with dynamo_deferred():
+        return _import_hiding(hide)
+
+
+def _import_hiding(hide: list[str]) -> ModuleType:
     if not hide:
         return importlib.import_module("open_clip")
     finders = [_Hide(name) for name in hide]
