@@ -57,3 +57,24 @@ def test_histogram_counts_every_value():
 
     h = margin_histogram(np.array([-1.0, -0.5, 0.0, 0.5, 1.0]), bins=4)
     assert h["counts"] == [1, 1, 1, 2] and h["edges"][0] == -1.0 and h["edges"][-1] == 1.0
+
+
+def test_near_ties_count_margins_within_float32_rounding_of_zero():
+    from foilbench.analysis.margins import NEAR_TIE, summarise
+
+    assert NEAR_TIE == 1e-6
+    v = np.array([0.0, 5e-8, -8e-8, 9.9e-7, -1e-6, 2e-6, 0.3, -0.2])
+    # 0 is an exact tie, not a near tie; +-1e-6 and beyond are outside
+    assert summarise(v)["near_ties"] == 3
+    assert summarise(np.array([]))["near_ties"] == 0
+
+
+def test_summary_reports_near_ties_per_decision():
+    # the float32 flip issue 30's bench met: margins -8.0e-8 (wrong) and +5.0e-8 (correct)
+    df = pd.DataFrame({"model": ["a"] * 3, "r1": [0, 1, 1],
+                       "scores": [np.array([0.25, 0.25 + 8e-8]), np.array([0.25 + 5e-8, 0.25]),
+                                  np.array([0.5, 0.1])]})
+    table = margin_summary(df)
+    pick = lambda dec: table[(table.direction == "r1") & (table.decision == dec)].iloc[0]  # noqa: E731
+    assert pick("wrong")["near_ties"] == 1 and pick("correct")["near_ties"] == 1
+    assert pick("all")["near_ties"] == 2 and pick("all")["n"] == 3

@@ -8,6 +8,13 @@ the smaller of the direction's two comparisons, > 0 exactly when the strict outc
 correct), see :mod:`foilbench.kinds.pair`. For a choice item s(positive) - max_k
 s(negative_k) (``margin_r1``).
 
+Near ties: ``near_ties`` counts margins with 0 < |margin| < :data:`NEAR_TIE` (1e-6), decisions
+that the order of float32 arithmetic can flip. foilbench's choice, the papers are silent: two
+correct float32 computations of the same cosine similarities (open_clip's batched forward and
+foilbench's, or a peer's loop) differ by up to about 3e-7 here (issue 30's bench), so a
+decision margin that small is settled by rounding, not by the model. Exact ties (margin 0)
+count as failures and are reported as ties elsewhere; they are not near ties.
+
 Summaries are split by the decision, i.e. the item's strict outcome for the direction (the
 paper: "mean correct margin 0.0175 vs. wrong margin 0.0018" -- a paper margin can be positive
 on a wrong decision); where the frame has no outcome column the margin's sign decides.
@@ -26,6 +33,7 @@ __all__ = ["add_margins", "choice_margins", "margin_histogram", "margin_summary"
            "summarise"]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+NEAR_TIE = 1e-6  # |margin| below this (and not 0) is within float32 rounding of a tie
 
 
 def add_margins(df: pd.DataFrame) -> pd.DataFrame:
@@ -38,12 +46,15 @@ def add_margins(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarise(values: np.ndarray) -> dict[str, float]:
-    """n, mean, std (ddof=1; NaN when n < 2), the 5/25/50/75/95% quantiles, min and max."""
+    """n, mean, std (ddof=1; NaN when n < 2), the 5/25/50/75/95% quantiles, min, max and
+    near_ties (0 < |margin| < :data:`NEAR_TIE`)."""
     v = np.asarray(values, np.float64)
     if len(v) == 0:
-        return {"n": 0}
+        return {"n": 0, "near_ties": 0}
     q = np.quantile(v, QUANTILES)
-    out = {"n": int(len(v)), "mean": float(v.mean()),
+    size = np.abs(v)
+    out = {"n": int(len(v)), "near_ties": int(((size > 0) & (size < NEAR_TIE)).sum()),
+           "mean": float(v.mean()),
            "std": float(v.std(ddof=1)) if len(v) > 1 else float("nan"),
            "min": float(v.min()), "max": float(v.max())}
     out.update({f"q{int(p * 100):02d}": float(x) for p, x in zip(QUANTILES, q, strict=True)})
