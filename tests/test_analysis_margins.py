@@ -67,6 +67,9 @@ def test_near_ties_count_margins_within_float32_rounding_of_zero():
     # 0 is an exact tie, not a near tie; +-1e-6 and beyond are outside
     assert summarise(v)["near_ties"] == 3
     assert summarise(np.array([]))["near_ties"] == 0
+    # on a logit scale (CLIP: 100 x cos) the bound grows with the scores: 1e-4 at scale 100
+    assert summarise(np.array([5e-5, 2e-4, -9e-5]), scale=100.0)["near_ties"] == 2
+    assert summarise(np.array([5e-5]), scale=np.array([0.3]))["near_ties"] == 0  # max(1, .)
 
 
 def test_summary_reports_near_ties_per_decision():
@@ -78,3 +81,7 @@ def test_summary_reports_near_ties_per_decision():
     pick = lambda dec: table[(table.direction == "r1") & (table.decision == dec)].iloc[0]  # noqa: E731
     assert pick("wrong")["near_ties"] == 1 and pick("correct")["near_ties"] == 1
     assert pick("all")["near_ties"] == 2 and pick("all")["n"] == 3
+    # the same decisions on a logit scale (x 100): margins 8e-6 and 5e-6 are still near ties
+    df["scores"] = [s * 100 for s in df["scores"]]
+    assert margin_summary(df).query("direction == 'r1' and decision == 'all'")[
+        "near_ties"].iloc[0] == 2

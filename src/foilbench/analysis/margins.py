@@ -8,12 +8,9 @@ the smaller of the direction's two comparisons, > 0 exactly when the strict outc
 correct), see :mod:`foilbench.kinds.pair`. For a choice item s(positive) - max_k
 s(negative_k) (``margin_r1``).
 
-Near ties: ``near_ties`` counts margins with 0 < |margin| < :data:`NEAR_TIE` (1e-6), decisions
-that the order of float32 arithmetic can flip. foilbench's choice, the papers are silent: two
-correct float32 computations of the same cosine similarities (open_clip's batched forward and
-foilbench's, or a peer's loop) differ by up to about 3e-7 here (issue 30's bench), so a
-decision margin that small is settled by rounding, not by the model. Exact ties (margin 0)
-count as failures and are reported as ties elsewhere; they are not near ties.
+Near ties: ``near_ties`` counts margins within float32 rounding of zero, 0 < |margin| <
+1e-6 x max(1, the item's largest |score|), the rule of :mod:`foilbench.scoring.near_ties`
+(foilbench's choice; the papers are silent), which every run also counts for its decisions.
 
 Summaries are split by the decision, i.e. the item's strict outcome for the direction (the
 paper: "mean correct margin 0.0175 vs. wrong margin 0.0018" -- a paper margin can be positive
@@ -28,12 +25,12 @@ import pandas as pd
 from foilbench.analysis.frame import frame_kind, score_matrix
 from foilbench.kinds.pair import pair_margins
 from foilbench.kinds.ranking import choice_margins
+from foilbench.scoring.near_ties import NEAR_TIE, item_scale, near_tie_mask
 
-__all__ = ["add_margins", "choice_margins", "margin_histogram", "margin_summary", "pair_margins",
+__all__ = ["NEAR_TIE", "add_margins", "choice_margins", "margin_histogram", "margin_summary", "pair_margins",
            "summarise"]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-NEAR_TIE = 1e-6  # |margin| below this (and not 0) is within float32 rounding of a tie
 
 
 def add_margins(df: pd.DataFrame) -> pd.DataFrame:
@@ -45,15 +42,15 @@ def add_margins(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def summarise(values: np.ndarray) -> dict[str, float]:
+def summarise(values: np.ndarray, scale: np.ndarray | float = 1.0) -> dict[str, float]:
     """n, mean, std (ddof=1; NaN when n < 2), the 5/25/50/75/95% quantiles, min, max and
-    near_ties (0 < |margin| < :data:`NEAR_TIE`)."""
+    near_ties (0 < |margin| < :data:`NEAR_TIE` x max(1, ``scale``), ``scale`` the items'
+    largest |score|: see the module docstring)."""
     v = np.asarray(values, np.float64)
     if len(v) == 0:
         return {"n": 0, "near_ties": 0}
     q = np.quantile(v, QUANTILES)
-    size = np.abs(v)
-    out = {"n": int(len(v)), "near_ties": int(((size > 0) & (size < NEAR_TIE)).sum()),
+    out = {"n": int(len(v)), "near_ties": int(near_tie_mask(v, scale).sum()),
            "mean": float(v.mean()),
            "std": float(v.std(ddof=1)) if len(v) > 1 else float("nan"),
            "min": float(v.min()), "max": float(v.max())}
@@ -71,8 +68,10 @@ def margin_summary(df: pd.DataFrame) -> pd.DataFrame:
     ``correct`` (the direction's outcome is 1; without an outcome column: margin > 0),
     ``wrong`` (otherwise) or ``all``."""
     framed = add_margins(df)
+    framed["_scale"] = item_scale(score_matrix(df))
     rows = []
     for model, sub in framed.groupby("model", sort=True):
+        scale = sub["_scale"].to_numpy()
         for col in [c for c in framed.columns if c.startswith("margin_")]:
             m = sub[col].to_numpy()
             outcome = outcome_column(col[len("margin_"):])
@@ -81,7 +80,7 @@ def margin_summary(df: pd.DataFrame) -> pd.DataFrame:
             for decision, mask in (("correct", right), ("wrong", ~right),
                                    ("all", np.ones(len(m), bool))):
                 rows.append({"model": model, "direction": col[len("margin_"):],
-                             "decision": decision, **summarise(m[mask])})
+                             "decision": decision, **summarise(m[mask], scale[mask])})
     return pd.DataFrame(rows)
 
 

@@ -117,8 +117,9 @@ def margins(runs, db_path, json_path) -> None:
     and wrong decisions (the item's outcome): quantiles, mean and spread. Pair runs give the
     paper's i2t/t2i margins (anchored on the base) and foilbench's i2t_decision/t2i_decision
     margins (the smaller comparison; > 0 exactly when the decision is correct). near_ties
-    counts margins with 0 < |margin| < 1e-6: decisions within float32 rounding of a tie,
-    which another correct implementation may score the other way."""
+    counts margins with 0 < |margin| < 1e-6 x max(1, the item's largest |score|): decisions
+    within float32 rounding of a tie, which another correct implementation may score the
+    other way."""
     from foilbench.analysis.margins import margin_summary
 
     table = margin_summary(load_runs(runs, db_path))

@@ -19,6 +19,8 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
   :data:`~foilbench.stats.few_clusters.MIN_BOOTSTRAP_CLUSTERS`) or on one, so ``auto`` used the
   few-cluster Wilson interval (:mod:`foilbench.stats.few_clusters`) and the intervals are wide
   (printed); ``few_scene_rows``: how many rows, breakdowns included, did so (stored only).
+- ``near_ties`` (counted by the engine, :mod:`foilbench.scoring.near_ties`): decisions within
+  float32 rounding of a tie, which another correct implementation may score the other way.
 """
 
 from __future__ import annotations
@@ -107,8 +109,9 @@ def cell_notes(adapter: Any, bench: Benchmark, ci_method: str,
 def note_lines(stats: dict[str, Any]) -> list[str]:
     """The console lines of a cell's stored notes (empty when there is nothing to say); the
     report's provenance section prints the same (report/sections.py)."""
+    from foilbench.scoring.near_ties import near_tie_note
     from foilbench.scoring.precision import precision_note
 
     return [line for line in (describe(stats.get("text")), stats.get("interval_note"),
                               stats.get("data_note"), stats.get("cluster_note"),
-                              precision_note(stats)) if line]
+                              precision_note(stats), near_tie_note(stats)) if line]

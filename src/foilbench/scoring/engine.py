@@ -40,6 +40,7 @@ from foilbench.scoring.encode import (
     open_rgb,
 )
 from foilbench.scoring.layout import SlotLayout, build_layout
+from foilbench.scoring.near_ties import near_tie_counts
 from foilbench.scoring.pairwise import score_unique_pairs
 from foilbench.scoring.result import EvalResult
 
@@ -106,6 +107,7 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         "cache_seconds": timer.seconds.get("cache", 0.0),
         "score_seconds": timer.seconds.get("score", 0.0),
         "total_seconds": total,
+        "near_ties": near_tie_counts(benchmark.item_kind, matrix),
     }
     stats["forward_share"] = stats["forward_seconds"] / total if total > 0 else 0.0
     scores = [matrix[k, : int(m)] for k, m in enumerate(layout.n_slots)]
