@@ -84,3 +84,16 @@ def test_a_run_counts_its_near_ties_and_says_so(tmp_path):
     plain = evaluate(ColourEncoder(), bench, progress=False)
     assert plain.stats["near_ties"] == {"i2t": 0, "t2i": 0}
     assert not any("near ties" in line for line in note_lines(plain.stats))
+
+
+def test_the_report_provenance_carries_the_note():
+    from types import SimpleNamespace
+
+    from foilbench.report.sections import provenance
+
+    run = SimpleNamespace(label="m on b", run={"run_id": "r1", "eval_stats": {
+        "near_ties": {"r1": 3}}})
+    html = provenance([run])
+    assert "<b>m on b</b>: near ties: 3 r1 decision(s) within float32 rounding" in html
+    quiet = SimpleNamespace(label="q", run={"run_id": "r2", "eval_stats": {"near_ties": {"r1": 0}}})
+    assert "near ties" not in provenance([quiet])

@@ -296,11 +296,12 @@ def provenance(runs) -> str:
 
 def _notes(stats: dict) -> list[str | None]:
     """What the runner printed about the run: truncation/unknown tokens, interval fallback,
-    and the G.4 subset the run scored (CompoSET App. G.4)."""
+    the G.4 subset the run scored (CompoSET App. G.4) and its near ties."""
     from foilbench.provenance import describe_subset
+    from foilbench.scoring.near_ties import near_tie_note
 
     return [describe(stats.get("text")), stats.get("interval_note"),
-            describe_subset(stats.get("subset"))]
+            describe_subset(stats.get("subset")), near_tie_note(stats)]
 
 
 def _subset_cell(run: dict) -> str:
