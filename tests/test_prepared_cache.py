@@ -86,7 +86,7 @@ def test_unwritable_cache_is_reported_once_and_skipped(tmp_path, monkeypatch):
         calls.append(1)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(prepared_cache, "save_file", full_disk)
+    monkeypatch.setattr(prepared_cache, "write_bytes", full_disk)
     notes = []
     cache = PreparedImageCache(tmp_path / "full", notify=notes.append)
     cache.put("fp", H1, _pixels(1))
@@ -95,3 +95,17 @@ def test_unwritable_cache_is_reported_once_and_skipped(tmp_path, monkeypatch):
     assert len(notes) == 1 and "not writable" in notes[0] and "full" in notes[0]
     assert cache.get("fp", H1) is None
     assert not list((tmp_path / "full").rglob("*.tmp"))
+
+
+def test_an_entry_folder_removed_during_a_run_is_made_again(tmp_path):
+    import shutil
+
+    same_folder = H1[:2] + "ab" * 31  # the folder the first put made and remembered
+    cache = PreparedImageCache(tmp_path / "c")
+    cache.put("fp", H1, _pixels(1))
+    shutil.rmtree(tmp_path / "c")  # a user clears the cache while a sweep writes to it
+    cache.put("fp", same_folder, _pixels(2))
+    assert np.array_equal(cache.get("fp", same_folder), _pixels(2))
+    assert cache.get("fp", H1) is None
+    assert (cache.path("fp", H1).parent.parent / "fingerprint.txt").read_text() == "fp\n"
+    assert not list((tmp_path / "c").rglob("*.tmp"))

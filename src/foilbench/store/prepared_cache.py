@@ -26,6 +26,7 @@ the limit, the least recently used entries are deleted until it is at 90% of it.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 import warnings
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 from safetensors import safe_open
-from safetensors.numpy import save_file
+from safetensors.numpy import save
 
 from foilbench.hashing import sha256_text
 from foilbench.store.cache import CHECKSUM_KEY, UNWRITABLE, CacheWarning, content_sha256
@@ -41,6 +42,13 @@ from foilbench.store.cache import CHECKSUM_KEY, UNWRITABLE, CacheWarning, conten
 DEFAULT_MAX_BYTES = 4 * 1024**3
 FOLDER = "prepared-images"
 KEY = "pixels"
+SHA256_HEX = re.compile(r"[0-9a-f]{64}\Z")
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """Write ``data`` to a new file at ``path`` (the one write of an entry)."""
+    with open(path, "wb") as fh:
+        fh.write(data)
 
 
 def _warn(message: str) -> None:
@@ -63,13 +71,17 @@ class PreparedImageCache:
         self.notify = notify or _warn
         self._size: int | None = None  # bytes on disk, counted on the first write
         self.writable = True
+        self._folders: dict[str, Path] = {}  # fingerprint -> its folder
+        self._made: set[str] = set()  # entry folders this instance made or found
 
     def path(self, fingerprint: str, image_hash: str) -> Path:
-        if len(image_hash) != 64 or any(c not in "0123456789abcdef" for c in image_hash):
+        if not isinstance(image_hash, str) or not SHA256_HEX.match(image_hash):
             raise ValueError(f"prepared-image keys must be sha256 hex digests, got "
                              f"{image_hash!r}")
-        return self.root / sha256_text(fingerprint)[:16] / image_hash[:2] / \
-            f"{image_hash}.safetensors"
+        folder = self._folders.get(fingerprint)
+        if folder is None:
+            folder = self._folders[fingerprint] = self.root / sha256_text(fingerprint)[:16]
+        return folder / image_hash[:2] / f"{image_hash}.safetensors"
 
     def get(self, fingerprint: str, image_hash: str, shape: tuple[int, ...] | None = None
             ) -> np.ndarray | None:
@@ -107,18 +119,13 @@ class PreparedImageCache:
                              f"{pixels.shape}")
         if not self.writable:
             return
-        final = self.path(fingerprint, image_hash)
-        if final.exists():  # content-addressed: the same key holds the same pixels
+        final = str(self.path(fingerprint, image_hash))
+        if os.path.exists(final):  # content-addressed: the same key holds the same pixels
             return
-        tmp = final.with_name(f"{final.stem}-{uuid.uuid4().hex}.tmp")
+        tensors = {KEY: pixels}
+        data = save(tensors, metadata={CHECKSUM_KEY: content_sha256(tensors)})
         try:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            label = final.parent.parent / "fingerprint.txt"
-            if not label.exists():
-                label.write_text(fingerprint + "\n")
-            tensors = {KEY: pixels}
-            save_file(tensors, str(tmp), metadata={CHECKSUM_KEY: content_sha256(tensors)})
-            os.replace(tmp, final)
+            self._write(fingerprint, final, data)
         except OSError as e:
             if e.errno not in UNWRITABLE:
                 raise
@@ -126,15 +133,38 @@ class PreparedImageCache:
             self.notify(f"the prepared-image cache {self.root} is not writable "
                         f"({e.strerror or e}); images are prepared without it")
             return
-        finally:
-            if tmp.exists():
-                tmp.unlink()
         if self._size is None:
             self._size = self.size_bytes()
         else:
-            self._size += final.stat().st_size
+            self._size += len(data)
         if self._size > self.max_bytes:
             self.evict(int(self.max_bytes * 0.9))
+
+    def _write(self, fingerprint: str, final: str, data: bytes) -> None:
+        """``data`` to a temporary name in the entry's folder, then moved into place; the
+        folder (and its fingerprint label) is made once per instance, and again if it went
+        away meanwhile."""
+        folder = os.path.dirname(final)
+        for attempt in (1, 2):
+            if folder not in self._made:
+                os.makedirs(folder, exist_ok=True)
+                label = os.path.join(os.path.dirname(folder), "fingerprint.txt")
+                if not os.path.exists(label):
+                    write_bytes(label, (fingerprint + "\n").encode())
+                self._made.add(folder)
+            tmp = f"{final[:-len('.safetensors')]}-{uuid.uuid4().hex}.tmp"
+            try:
+                write_bytes(tmp, data)
+                os.replace(tmp, final)
+                return
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+                self._made.discard(folder)  # removed under us: make it again
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
 
     def entries(self) -> list[tuple[float, int, Path]]:
         """(mtime, bytes, path) of every entry."""
