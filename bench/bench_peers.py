@@ -146,7 +146,8 @@ def phase_table(phases: dict, stats: list[dict], wall: float,
     stats (indented rows are parts of the row above them). CPU is the main thread's, plus the
     prefetch threads' where named."""
     p = {k: tuple(v) for k, v in phases["phases"].items()}
-    st = {k: sum(s.get(k, 0.0) for s in stats) for k in stats[0]} if stats else {}
+    numeric = [k for k, v in stats[0].items() if isinstance(v, int | float)] if stats else []
+    st = {k: sum(s.get(k, 0.0) for s in stats) for k in numeric}  # counts and seconds
     engine = p.pop("engine", (0.0, 0.0))
     in_wall, in_cpu = p.pop("in-process total", (0.0, 0.0))
     early = p.pop(fb_phases.EARLY_DECODE, (0.0, 0.0))
