@@ -27,8 +27,8 @@ from foilbench.kinds.pair import pair_margins
 from foilbench.kinds.ranking import choice_margins
 from foilbench.scoring.near_ties import NEAR_TIE, item_scale, near_tie_mask
 
-__all__ = ["NEAR_TIE", "add_margins", "choice_margins", "margin_histogram", "margin_summary", "pair_margins",
-           "summarise"]
+__all__ = ["NEAR_TIE", "add_margins", "choice_margins", "margin_histogram", "margin_summary",
+           "pair_margins", "summarise"]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
