@@ -21,7 +21,11 @@ from foilbench.models.base import (
     PairwiseScorer,
     family_of,
 )
-from foilbench.models.batched import BatchedDualEncoder, forward_batch_size
+from foilbench.models.batched import (
+    TRIMMED_TEXT_FACTOR,
+    BatchedDualEncoder,
+    forward_batch_size,
+)
 from foilbench.models.registry import model_schemes, resolve_model
 from foilbench.scoring.engine import evaluate
 
@@ -114,6 +118,43 @@ def test_engine_never_splits_its_batches_again(tmp_path):
     evaluate(model, bench, batch_size=64, progress=False)
     assert max(model.calls) <= 2 and sum(model.calls) == len(bench.unique_images()) + len(
         bench.unique_texts())
+
+
+class ToyTrimming(ToyBatched):
+    """ToyBatched whose text batches run at their longest text (exact here: features depend
+    on each text alone), so it takes twice its batch of texts per call."""
+
+    trims_text = True
+
+    def __init__(self, batch_size: int):
+        super().__init__(batch_size)
+        self.text_calls: list[int] = []
+
+    def text_features(self, texts, offset):
+        self.text_calls.append(len(texts))
+        return super().text_features(texts, offset)
+
+
+def test_trimmed_text_batches_hold_twice_the_batch(tmp_path):
+    model = ToyTrimming(batch_size=3)
+    assert model.text_batch_size() == 3 * TRIMMED_TEXT_FACTOR == 6
+    assert ToyBatched(batch_size=3).text_batch_size() == 3
+    assert forward_batch_size(model, 64) == 3
+    assert forward_batch_size(model, 64, texts=True) == 6
+    assert forward_batch_size(model, 4, texts=True) == 4  # the run's batch still caps
+    texts = [f"caption {'x' * (k % 7)}" for k in range(14)]
+    out = model.embed_texts(texts)
+    assert model.text_calls == [6, 6, 2]
+    ref = ToyBatched(batch_size=64).embed_texts(texts)
+    assert np.abs(out - ref).max() < 1e-6  # batching changes the calls, not the features
+
+    bench = load_benchmark(colour_pair_folder(tmp_path / "b"))
+    model = ToyTrimming(batch_size=1)
+    evaluate(model, bench, batch_size=64, progress=False)
+    n_texts = len(bench.unique_texts())
+    assert n_texts > 2 and sum(model.text_calls) == n_texts
+    assert max(model.text_calls) == 2  # texts two per call; images one
+    assert len(model.calls) - len(model.text_calls) == len(bench.unique_images())
 
 
 def test_model_scheme_from_an_entry_point(monkeypatch):

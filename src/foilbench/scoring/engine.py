@@ -72,10 +72,13 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
     text_hashes = hash_texts(texts, timer)
     name = adapter.info.spec
     if family is DualEncoder:
+        # on CUDA the image batch is fitted to memory; trimmed texts cost less than images
+        image_batch = gpu.size_to_memory(adapter, forward_batch_size(adapter, batch_size))
+        text_batch = max(image_batch, forward_batch_size(adapter, batch_size, texts=True))
         flat, counts = _dual_scores(adapter, benchmark, layout, image_hashes, text_hashes,
-                                    cache=cache, batch_size=gpu.size_to_memory(
-                                        adapter, forward_batch_size(adapter, batch_size)),
-                                    timer=timer, progress=progress, name=name)
+                                    cache=cache, batch_size=image_batch,
+                                    text_batch_size=text_batch, timer=timer,
+                                    progress=progress, name=name)
     else:
         flat, counts = score_unique_pairs(
             adapter, benchmark, layout, image_hashes, text_hashes, cache=cache,
@@ -121,7 +124,8 @@ def item_outcomes(kind: str | ItemKind, matrix: np.ndarray, n_slots: np.ndarray)
 
 
 def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: list[str],
-                 text_hashes: list[str], *, cache, batch_size, timer, progress, name):
+                 text_hashes: list[str], *, cache, batch_size, text_batch_size, timer,
+                 progress, name):
     fp = adapter.info.fingerprint
     uniq_img, img_of_ref = _dedupe(image_hashes)
     uniq_txt, txt_of_ref = _dedupe(text_hashes)
@@ -164,7 +168,7 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
         if getattr(adapter, "trims_text", False) else None
     txt_emb, txt_enc, txt_hits = encode_unique(
         uniq_txt, load_texts, adapter.embed_texts, fingerprint=fp, cache=cache,
-        batch_size=batch_size, timer=timer, label=f"{name}: texts", progress=progress,
+        batch_size=text_batch_size, timer=timer, label=f"{name}: texts", progress=progress,
         order=text_order, phase="forward_text")
     t0 = time.perf_counter()
     img_rows = img_of_ref[layout.image_idx]
