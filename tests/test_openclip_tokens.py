@@ -56,3 +56,22 @@ def test_a_tokenizer_with_other_cleaning_has_its_own_memory_and_others_are_left_
     assert openclip_tokens.tokenizer_key(other) is None
     assert not openclip_tokens.share_encode(other)
     assert other.encode.__func__ is Other.encode
+
+
+def test_one_tokenizer_per_architecture_and_config(monkeypatch):
+    monkeypatch.setattr(openclip_tokens, "_TOKENIZERS", {})
+    monkeypatch.setattr(openclip_tokens, "_MEMO", {})
+    first = openclip_tokens.shared_tokenizer("ViT-B-32")
+    assert openclip_tokens.shared_tokenizer("ViT-B-32") is first
+    assert torch.equal(first(TEXTS), open_clip.get_tokenizer("ViT-B-32")(TEXTS))
+    assert openclip_tokens.tokenizer_key(first) in openclip_tokens._MEMO  # encode remembered
+    # a config with another context length gets its own tokenizer
+    config = open_clip.get_model_config("ViT-B-32")
+    config["text_cfg"]["context_length"] = 32
+    monkeypatch.setattr(open_clip, "get_model_config",
+                        lambda name: config if name == "short-ctx" else None)
+    monkeypatch.setattr(open_clip, "get_tokenizer",
+                        lambda name: open_clip.tokenizer.SimpleTokenizer(context_length=32))
+    short = openclip_tokens.shared_tokenizer("short-ctx")
+    assert short is not first and short.context_length == 32
+    assert openclip_tokens.shared_tokenizer("short-ctx") is short

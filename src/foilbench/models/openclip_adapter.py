@@ -58,7 +58,7 @@ from foilbench.models.openclip_spec import (
     register_json_config,
     unknown_arch,
 )
-from foilbench.models.openclip_tokens import share_encode
+from foilbench.models.openclip_tokens import shared_tokenizer
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.weight_errors import (
     is_weights_only_refusal,
@@ -147,8 +147,9 @@ class OpenClipAdapter(BatchedDualEncoder):
             raise ModelError(f"open_clip could not build {arch!r}{where}: {e}") from None
         self.model = model.to(self.torch_dtype).eval()
         self.preprocess = preprocess
-        self.tokenizer = open_clip.get_tokenizer(arch)
-        share_encode(self.tokenizer)  # captions encoded once for all models with this BPE
+        # one tokenizer per architecture and config in the process, its captions encoded
+        # once for all models with this BPE (models/openclip_tokens.py)
+        self.tokenizer = shared_tokenizer(arch)
         with torch.no_grad():
             self.logit_scale = float(model.logit_scale.exp().item())
             bias = getattr(model, "logit_bias", None)

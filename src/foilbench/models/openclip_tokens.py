@@ -13,6 +13,10 @@ of what the key covers (class, vocabulary, merges, cleaning function, split patt
 tokens are the ones open_clip computes; a test compares them on captions that are truncated,
 non-ASCII and oddly spaced. Any other tokenizer (open_clip's HF wrappers, SigLIP's) is left
 alone.
+
+:func:`shared_tokenizer` goes one step further: the adapters of one process get the same
+tokenizer object for the same architecture and model config, so the BPE tables (about 0.13 s
+of pure Python to build) are built once per sweep, not once per model.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+MAX_TOKENIZERS = 64  # distinct (architecture, config) pairs kept; cleared past it
 MAX_TEXTS = 500_000  # per tokenizer key; the memory is cleared past it (a few hundred MB at most)
 _MEMO: dict[str, dict[str, list[int]]] = {}
+_TOKENIZERS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
@@ -76,3 +82,25 @@ def remembering(encode: Callable[[str], list[int]], memo: dict[str, list[int]]
         return list(found)
 
     return encode_remembered
+
+
+def shared_tokenizer(arch: str) -> Any:
+    """``open_clip.get_tokenizer(arch)`` with :func:`share_encode` applied, built once per
+    process for each architecture name and model config (what ``get_tokenizer`` reads: the
+    text config's context length, tokenizer name and keyword arguments). Tokenizers keep no
+    per-model state, so the adapters may share the object."""
+    import json
+
+    import open_clip
+
+    key = json.dumps([arch, open_clip.get_model_config(arch)], sort_keys=True, default=repr)
+    with _LOCK:
+        found = _TOKENIZERS.get(key)
+    if found is not None:
+        return found
+    tok = open_clip.get_tokenizer(arch)
+    share_encode(tok)
+    with _LOCK:
+        if len(_TOKENIZERS) >= MAX_TOKENIZERS:
+            _TOKENIZERS.clear()
+        return _TOKENIZERS.setdefault(key, tok)
