@@ -22,6 +22,7 @@ import pandas as pd
 
 from foilbench.data.benchmark import Benchmark, Dropped
 from foilbench.data.images import MISSING, ImageProblem, check_image
+from foilbench.data.readahead import ReadAhead
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_file
 
@@ -133,7 +134,8 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
     the engine uses: PIL releases the GIL while it decodes and resizes, so on several cores
     validation (which, in a run, is the engine's own decode: :mod:`foilbench.data.images`)
     takes a fraction of the time. Each thread runs in the caller's context, so a run's pixel
-    check and remembered file hashes reach it."""
+    check and remembered file hashes reach it. The next files are read from disk while these
+    decode (:mod:`foilbench.data.readahead`)."""
     import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
@@ -148,12 +150,18 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
                 rels.update(dict.fromkeys(v for v in paths if isinstance(v, str)))
     todo = [r for r in rels if r.strip() and not _escapes_root(r)]
     base = bench.root.resolve()
+    ahead = ReadAhead([bench.root / r for r in todo])  # disk reads overlap the decoding
+
+    def check(k: int) -> ImageProblem | None:
+        ahead.reached(k)
+        return _image_check(bench, todo[k], True, base)
+
     workers = decode_workers()
     if workers < 2 or len(todo) < 2:
-        return {r: _image_check(bench, r, True, base) for r in todo}
+        return {r: check(k) for k, r in enumerate(todo)}
     context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="foilbench-check") as pool:
-        found = pool.map(lambda r: context.copy().run(_image_check, bench, r, True, base), todo)
+        found = pool.map(lambda k: context.copy().run(check, k), range(len(todo)))
         return dict(zip(todo, found, strict=True))
 
 
