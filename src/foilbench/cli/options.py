@@ -56,7 +56,11 @@ def evaluation_options(*, specs_required: bool,
                           "run also makes a float32 pass and reports the share of outcomes "
                           "the precision changed."),
         click.option("--batch-size", default=64, show_default=True,
-                     type=click.IntRange(min=1), help="Unique inputs per forward pass."),
+                     type=click.IntRange(min=1),
+                     help="At most this many unique inputs per forward pass. A model's own "
+                          "batch (?batch=N in its spec; 32 for open_clip) caps it, "
+                          "length-trimmed caption batches may hold twice the model's batch, "
+                          "and on CUDA image batches are fitted to free memory."),
         click.option("--n-boot", default=DEFAULT_N_BOOT, show_default=True,
                      type=click.IntRange(min=MIN_N_BOOT),
                      help="Bootstrap resamples for the scene-clustered intervals."),
