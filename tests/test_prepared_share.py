@@ -211,6 +211,34 @@ def test_validations_pixel_check_prepares_once_and_declines_when_nothing_would_k
         "decoded": 0, "prepared": 0, "memory_hits": 0, "disk_hits": 1}
 
 
+def test_two_files_with_the_same_bytes_checked_at_once_are_decoded_once(tmp_path):
+    """Validation checks paths on several threads; two paths holding the same bytes are one
+    image. The first thread's preparation is slowed so that, without the per-image lock, the
+    second would find nothing kept and decode again."""
+    import threading
+    import time
+
+    started = threading.Event()
+
+    def slow_pixels(image):
+        started.set()
+        time.sleep(0.3)
+        return np.asarray(image.convert("RGB"))[:2, :2]
+
+    prep = prepared.Preparer("fp", slow_pixels, lambda px: px)
+    first, second = tmp_path / "a.png", tmp_path / "copy-of-a.png"
+    Image.new("RGB", (4, 4), (9, 0, 0)).save(first)
+    second.write_bytes(first.read_bytes())
+    shared = prepared.SharedPreparation([prep])
+    worker = threading.Thread(target=shared.check_pixels, args=(first,))
+    worker.start()
+    assert started.wait(5)  # the first check is preparing
+    assert shared.check_pixels(second)
+    worker.join()
+    assert shared.counts["decoded"] == 1 and shared.counts["prepared"] == 1
+    assert shared._checking == {}  # nothing left behind
+
+
 def test_a_second_sweep_with_a_new_model_decodes_nothing(tmp_path):
     bench = pair_bench(tmp_path / "bench")
     a = openclip_model(tmp_path, "fb-disk-a", seed=0)

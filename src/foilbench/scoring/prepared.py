@@ -133,6 +133,9 @@ class SharedPreparation:
         self._bytes = 0
         self._evicted = False  # memory has dropped an array: it cannot hold everything
         self._lock = threading.Lock()
+        # image hash -> lock held while one thread checks it: two files with the same bytes,
+        # checked on two validation threads at once, are decoded once
+        self._checking: dict[str, threading.Lock] = {}
         self.counts = {"decoded": 0, "prepared": 0, "memory_hits": 0, "disk_hits": 0}
         self.check_cpu_seconds = 0.0  # CPU time of check_pixels, summed over its threads
 
@@ -199,6 +202,17 @@ class SharedPreparation:
                     "check_cpu_seconds": round(self.check_cpu_seconds, 3)}
 
     def _check(self, path: Path, image_hash: str) -> None:
+        """:meth:`_check_one` with the image's lock held (another thread checking a file
+        with the same bytes is waited for, then this one finds the pixels kept)."""
+        with self._lock:
+            lock = self._checking.setdefault(image_hash, threading.Lock())
+        with lock:
+            self._check_one(path, image_hash)
+        with self._lock:
+            if self._checking.get(image_hash) is lock and not lock.locked():
+                del self._checking[image_hash]  # a waiter still holds the object it needs
+
+    def _check_one(self, path: Path, image_hash: str) -> None:
         from PIL import Image
 
         missing = []
