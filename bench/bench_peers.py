@@ -237,6 +237,11 @@ def report(name: str, res: dict) -> None:
     print(f"forward passes (instrumented run): CPU {fw_cpu:.2f} s of {cpu:.2f} s = "
           f"{100 * fw_cpu / cpu:.1f}%; wall {fw_wall:.2f} s of {wall:.2f} s = "
           f"{100 * fw_wall / wall:.1f}%")
+    settled = sum(s.get("near_ties_settled", 0) for s in stats)
+    changed = sum(sum((s.get("near_ties_changed") or {}).values()) for s in stats)
+    print(f"near ties (instrumented run): {settled} item(s) rescored in float64 in "
+          f"{sum(s.get('settle_seconds', 0.0) for s in stats):.2f} s, {changed} outcome(s) "
+          f"changed by it")
     print(f"phase table (instrumented run){'':29s}   wall s      %    CPU s      %")
     for label, w, c in phase_table(res["phases"], stats, wall, cpu):
         cpu_cols = f"{c:8.2f} {100 * c / cpu:6.1f}" if c is not None else f"{'':8s} {'':6s}"

@@ -162,6 +162,11 @@ def report(name: str, res: dict, n_models: int) -> None:
           f"the median sweep wall; CPU {fwd_cpu:.2f} s = {100 * fwd_cpu / fb_c:.1f}% of its CPU")
     print(f"per model: foilbench {fb_w / n_models:.2f} s wall, peer {peer_w / n_models:.2f} s")
     print(f"{res['decoded']}")
+    settled = sum(s.get("near_ties_settled", 0) for _, _, s in res["cells"])
+    changed = sum(sum((s.get("near_ties_changed") or {}).values()) for _, _, s in res["cells"])
+    settle_s = sum(s.get("settle_seconds", 0.0) for _, _, s in res["cells"])
+    print(f"near ties (last sweep): {settled} item(s) rescored in float64 in {settle_s:.2f} s, "
+          f"{changed} outcome(s) changed by it")
     out = res["outcomes"]
     print(f"outcomes: {out['n']} item results over {n_models} models; agreeing per metric "
           f"{out['agree']}; largest score difference {out['max_abs_diff']:.2e}")

@@ -11,6 +11,9 @@ s(negative_k) (``margin_r1``).
 Near ties: ``near_ties`` counts margins within float32 rounding of zero, 0 < |margin| <
 1e-6 x max(1, the item's largest |score|), the rule of :mod:`foilbench.scoring.near_ties`
 (foilbench's choice; the papers are silent), which every run also counts for its decisions.
+A run that settled its near ties in float64 (:mod:`foilbench.scoring.settle`) stored the
+float64 scores of those items, so their margins here are the model's own and may still be
+below the bound.
 
 Summaries are split by the decision, i.e. the item's strict outcome for the direction (the
 paper: "mean correct margin 0.0175 vs. wrong margin 0.0018" -- a paper margin can be positive

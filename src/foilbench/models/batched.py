@@ -34,6 +34,12 @@ Two optional declarations let the engine spend CPU only where it changes the ans
   to tensor) split from the batched forward pass, so the engine can run it on prefetch threads
   while the model computes (see :mod:`foilbench.scoring.encode`). The default prepares
   nothing and hands the images to ``image_features``.
+
+Settling near ties (:mod:`foilbench.scoring.settle`): an adapter whose feature functions read
+``self.device`` and ``self.torch_dtype`` names its network in :meth:`torch_module`; the
+engine can then recompute the inputs of a decision that float32 rounding could flip in
+float64 (:meth:`float64_embeddings`, :mod:`foilbench.models.float64`). The default names no
+network, and such an adapter's near ties stay counted, unsettled.
 """
 
 from __future__ import annotations
@@ -91,6 +97,21 @@ class BatchedDualEncoder(DualEncoder):
 
     def embed_images(self, images: list[Image.Image]) -> np.ndarray:
         return self._embed(images, self.image_features)
+
+    def torch_module(self) -> Any:
+        """The network the feature functions run, when they follow ``self.device`` and
+        ``self.torch_dtype`` (so it can be recomputed in float64); None by default."""
+        return None
+
+    def float64_embeddings(self, prepared: list, texts: list[str]
+                           ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Unit-norm float64 features of :meth:`prepare_image` outputs and texts, from this
+        model cast to float64 on the CPU for the call; None where it cannot be
+        (:mod:`foilbench.models.float64`)."""
+        from foilbench.models.float64 import float64_embeddings
+
+        return float64_embeddings(self, self.torch_module(), prepared, texts,
+                                  self.prepared_features, self.text_features)
 
     def embed_prepared(self, prepared: list) -> np.ndarray:
         """:meth:`embed_images` for inputs already through :meth:`prepare_image`."""

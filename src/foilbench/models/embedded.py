@@ -97,11 +97,11 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
             raise ModelError(f"{config_path}: format {config.get('format')!r}, expected {FORMAT}")
         self.config = config
         self.device = select_device(device)
-        self._torch_dtype = select_dtype(dtype, self.device)
+        self.torch_dtype = select_dtype(dtype, self.device)
         self.tokenizer = WordTokenizer.from_config(config["tokenizer"])
         self.net = DualEncoderNet(ArchConfig(**config["arch"]))
         self.net.load_state_dict(load_safetensors(weights, "embedded model weights"))
-        self.net.to(device=self.device, dtype=self._torch_dtype).eval()
+        self.net.to(device=self.device, dtype=self.torch_dtype).eval()
         self.batch_size = batch_size
         self.embed_dim = self.net.cfg.embed_dim
         self.text_stats = EncodeStats()
@@ -116,11 +116,15 @@ class EmbeddedDualEncoder(BatchedDualEncoder):
     def info(self) -> ModelInfo:
         return self._info
 
+    def torch_module(self):
+        """The network (its feature calls follow ``device``/``torch_dtype``)."""
+        return self.net
+
     def image_features(self, images: list[Image.Image], offset: int):
         size = self.net.cfg.image_size
         pixels = [image_to_array(im, size, name=f"image {offset + k}")
                   for k, im in enumerate(images)]
-        x = arrays_to_tensor(np.stack(pixels)).to(self.device).to(self._torch_dtype)
+        x = arrays_to_tensor(np.stack(pixels)).to(self.device).to(self.torch_dtype)
         return self.net.encode_images(x)
 
     def text_features(self, texts: list[str], offset: int):

@@ -101,6 +101,10 @@ class HFDualEncoder(BatchedDualEncoder):
     def info(self) -> ModelInfo:
         return self._info
 
+    def torch_module(self):
+        """The transformers model (its feature calls follow ``device``/``torch_dtype``)."""
+        return self.model
+
     def image_preparer(self):
         """The shareable split of :meth:`prepare_image` (:mod:`foilbench.models.hf_prepare`)."""
         from foilbench.models.hf_prepare import hf_preparer

@@ -206,6 +206,10 @@ class OpenClipAdapter(BatchedDualEncoder):
     def _score_kind(self) -> str:
         return "cosine" if self.score == "cosine" else "logit"
 
+    def torch_module(self):
+        """The open_clip model (its feature calls follow ``device``/``torch_dtype``)."""
+        return self.model
+
     @property
     def info(self) -> ModelInfo:
         return self._info

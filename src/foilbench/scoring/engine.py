@@ -12,7 +12,9 @@ Outcomes, ties and per-item chance come from the benchmark's kind (:mod:`foilben
 CompoSET Eq. 1-3 for pairs, R@1 for choices; chance 1/4, 1/4, 1/6 and 1/(K+1)); the kind may
 add a metric its item table enables (choice items that list their true negatives also get
 ``r1_valid``, :mod:`foilbench.kinds.valid`). A log-likelihood scorer takes the normalisation
-the benchmark's paper states (:mod:`foilbench.scoring.norms`).
+the benchmark's paper states (:mod:`foilbench.scoring.norms`). Decisions within float32 rounding
+of a tie are counted (:mod:`foilbench.scoring.near_ties`) and, where the adapter can recompute
+in float64, settled by the float64 scores (:mod:`foilbench.scoring.settle`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from foilbench.scoring.layout import SlotLayout, build_layout
 from foilbench.scoring.near_ties import near_tie_counts
 from foilbench.scoring.pairwise import score_unique_pairs
 from foilbench.scoring.result import EvalResult
+from foilbench.scoring.settle import changed_outcomes, settle_near_ties
 
 SCORE_CHUNK = 65_536  # slots scored per pair_scores call (bounds memory on huge benchmarks)
 
@@ -75,21 +78,35 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         # on CUDA the image batch is fitted to memory; trimmed texts cost less than images
         image_batch = gpu.size_to_memory(adapter, forward_batch_size(adapter, batch_size))
         text_batch = max(image_batch, forward_batch_size(adapter, batch_size, texts=True))
-        flat, counts = _dual_scores(adapter, benchmark, layout, image_hashes, text_hashes,
-                                    cache=cache, batch_size=image_batch,
-                                    text_batch_size=text_batch, timer=timer,
-                                    progress=progress, name=name)
+        flat, counts, inputs = _dual_scores(
+            adapter, benchmark, layout, image_hashes, text_hashes, cache=cache,
+            batch_size=image_batch, text_batch_size=text_batch, timer=timer,
+            progress=progress, name=name)
     else:
         flat, counts = score_unique_pairs(
             adapter, benchmark, layout, image_hashes, text_hashes, cache=cache,
             batch_size=batch_size, timer=timer, progress=progress, load=open_rgb)
+        inputs = None
     flat = np.asarray(flat, dtype=np.float64)
     if np.isnan(flat).any():
         raise ModelError(f"model {name!r} returned {int(np.isnan(flat).sum())} NaN score(s) on "
                          f"{benchmark.name!r}; check the dtype (try --dtype float32)")
+    kind = benchmark.item_kind
     matrix = layout.to_matrix(flat)
-    outcomes, ties, chance = benchmark.item_kind.item_outcomes(
+    near_ties = near_tie_counts(kind, matrix)  # of the float32 pass, before settling
+    settled, changed = matrix[:0], {}
+    if inputs is not None and any(near_ties.values()):
+        t0 = time.perf_counter()
+        matrix_64, settled = settle_near_ties(adapter, kind, matrix, layout, *inputs)
+        if len(settled):
+            before = kind.item_outcomes(benchmark.items, matrix, layout.n_slots,
+                                        where=benchmark.name)[0]
+            matrix = matrix_64
+        timer.add("settle", time.perf_counter() - t0)
+    outcomes, ties, chance = kind.item_outcomes(
         benchmark.items, matrix, layout.n_slots, where=benchmark.name)
+    if len(settled):
+        changed = changed_outcomes(before, outcomes, settled)
     total = time.perf_counter() - t_start
     stats = {
         "images_unique": len(set(image_hashes)),
@@ -110,7 +127,10 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         "cache_seconds": timer.seconds.get("cache", 0.0),
         "score_seconds": timer.seconds.get("score", 0.0),
         "total_seconds": total,
-        "near_ties": near_tie_counts(benchmark.item_kind, matrix),
+        "near_ties": near_ties,
+        "near_ties_settled": int(len(settled)),
+        "near_ties_changed": changed,
+        "settle_seconds": timer.seconds.get("settle", 0.0),
     }
     stats["forward_share"] = stats["forward_seconds"] / total if total > 0 else 0.0
     scores = [matrix[k, : int(m)] for k, m in enumerate(layout.n_slots)]
@@ -184,7 +204,8 @@ def _dual_scores(adapter, bench: Benchmark, layout: SlotLayout, image_hashes: li
     if bound is not None:
         after = bound.counts()
         counts.update({f"prepare_{k}": after[k] - before.get(k, 0) for k in after})
-    return flat, counts
+    # what settling near ties needs to load inputs again (scoring/settle.py)
+    return flat, counts, (img_of_ref, txt_of_ref, load_images, load_texts)
 
 
 def _dedupe(hashes: list[str]) -> tuple[list[str], np.ndarray]:

@@ -16,6 +16,8 @@ one, else ``<metric>``; > 0 exactly when the strict outcome is correct). It is a
 that is, within about eight float32 ulps of the scores compared: 1e-6 for cosine
 similarities, proportionally more for scores on a larger scale (CLIP's logit exp(t) * cos,
 log-likelihoods). An exact tie (margin 0) is a failure and is counted as a tie, not here.
+Where the adapter can, the engine then settles near ties in float64
+(:mod:`foilbench.scoring.settle`); the counts here are of the float32 pass.
 """
 
 from __future__ import annotations
@@ -61,11 +63,20 @@ def near_tie_counts(kind: Any, matrix: np.ndarray) -> dict[str, int]:
 
 
 def near_tie_note(stats: dict[str, Any]) -> str | None:
-    """The console line of a run with near ties, or None."""
+    """The console line of a run with near ties, or None: settled in float64
+    (:mod:`foilbench.scoring.settle`) with the outcomes that changed, or left as float32
+    scored them."""
     counts = {m: c for m, c in (stats.get("near_ties") or {}).items() if c}
     if not counts:
         return None
     parts = ", ".join(f"{c} {m}" for m, c in counts.items())
-    return (f"near ties: {parts} decision(s) within float32 rounding of a tie (|margin| < 1e-6 "
-            f"of the scores' scale); another correct implementation may score them the other "
-            f"way (`foilbench analyze margins` counts them by decision)")
+    head = (f"near ties: {parts} decision(s) within float32 rounding of a tie (|margin| < 1e-6 "
+            f"of the scores' scale)")
+    settled = int(stats.get("near_ties_settled") or 0)
+    if settled:
+        changed = {m: c for m, c in (stats.get("near_ties_changed") or {}).items() if c}
+        what = ", ".join(f"{c} {m}" for m, c in changed.items()) if changed else "none"
+        return (f"{head}; {settled} item(s) rescored by the model in float64, outcomes "
+                f"changed: {what}")
+    return (f"{head}; another correct implementation may score them the other way "
+            f"(`foilbench analyze margins` counts them by decision)")
