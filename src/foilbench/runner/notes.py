@@ -20,7 +20,9 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
   few-cluster Wilson interval (:mod:`foilbench.stats.few_clusters`) and the intervals are wide
   (printed); ``few_scene_rows``: how many rows, breakdowns included, did so (stored only).
 - ``near_ties`` (counted by the engine, :mod:`foilbench.scoring.near_ties`): decisions within
-  float32 rounding of a tie, which another correct implementation may score the other way.
+  float32 rounding of a tie, which another correct implementation may score the other way;
+  with ``near_ties_settled`` / ``near_ties_changed`` when the engine rescored them in float64
+  (:mod:`foilbench.scoring.settle`).
 """
 
 from __future__ import annotations
