@@ -45,7 +45,7 @@ from foilbench.scoring.layout import SlotLayout, build_layout
 from foilbench.scoring.near_ties import near_tie_counts
 from foilbench.scoring.pairwise import score_unique_pairs
 from foilbench.scoring.result import EvalResult
-from foilbench.scoring.settle import changed_outcomes, settle_near_ties
+from foilbench.scoring.settle import outcomes_changed_at, settle_near_ties
 
 SCORE_CHUNK = 65_536  # slots scored per pair_scores call (bounds memory on huge benchmarks)
 
@@ -106,7 +106,7 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
     outcomes, ties, chance = kind.item_outcomes(
         benchmark.items, matrix, layout.n_slots, where=benchmark.name)
     if len(settled):
-        changed = changed_outcomes(before, outcomes, settled)
+        changed = outcomes_changed_at(before, outcomes, settled)
     total = time.perf_counter() - t_start
     stats = {
         "images_unique": len(set(image_hashes)),

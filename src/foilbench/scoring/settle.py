@@ -76,7 +76,7 @@ def settle_near_ties(adapter: Any, kind: Any, matrix: np.ndarray, layout: SlotLa
     return settled, items
 
 
-def changed_outcomes(before: dict[str, np.ndarray], after: dict[str, np.ndarray],
+def outcomes_changed_at(before: dict[str, np.ndarray], after: dict[str, np.ndarray],
                      items: np.ndarray) -> dict[str, int]:
     """Per metric, how many of ``items`` have another outcome in ``after`` than in ``before``."""
     return {metric: int((np.asarray(before[metric])[items]
