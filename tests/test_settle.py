@@ -140,6 +140,10 @@ def test_an_adapter_without_a_network_and_a_bf16_one_are_not_recast():
     model.torch_module = lambda: None  # a plugin that names no network
     assert model.float64_embeddings([], ["a red square"]) is None
     model = FloatErrorModel()
+    del model.torch_dtype  # names a network, but says nothing of its dtype
+    assert model.float64_embeddings([], ["a red square"]) is None
+    assert model.net.text.weight.dtype == torch.float32
+    model = FloatErrorModel()
     model.net.to(torch.bfloat16)
     model.torch_dtype = torch.bfloat16
     assert model.float64_embeddings([], ["a red square"]) is None

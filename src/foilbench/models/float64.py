@@ -59,7 +59,8 @@ def float64_embeddings(adapter: Any, module: Any, prepared: Sequence, texts: Seq
     float32 one that can be cast."""
     import torch
 
-    if module is None or adapter.torch_dtype != torch.float32 or not castable(module):
+    if module is None or getattr(adapter, "torch_dtype", None) != torch.float32 \
+            or not castable(module):
         return None
     size = max(1, int(getattr(adapter, "batch_size", 32)))
     normalise = not getattr(adapter, "features_normalised", False)

@@ -42,7 +42,7 @@ from foilbench.scoring.encode import (
     open_rgb,
 )
 from foilbench.scoring.layout import SlotLayout, build_layout
-from foilbench.scoring.near_ties import near_tie_counts
+from foilbench.scoring.near_ties import near_tie_masks
 from foilbench.scoring.pairwise import score_unique_pairs
 from foilbench.scoring.result import EvalResult
 from foilbench.scoring.settle import outcomes_changed_at, settle_near_ties
@@ -93,11 +93,14 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
                          f"{benchmark.name!r}; check the dtype (try --dtype float32)")
     kind = benchmark.item_kind
     matrix = layout.to_matrix(flat)
-    near_ties = near_tie_counts(kind, matrix)  # of the float32 pass, before settling
-    settled, changed = matrix[:0], {}
-    if inputs is not None and any(near_ties.values()):
+    near = near_tie_masks(kind, matrix)  # of the float32 pass, before settling
+    near_items = np.flatnonzero(np.logical_or.reduce(list(near.values()))) if near \
+        else np.empty(0, dtype=np.int64)
+    settled: np.ndarray = near_items[:0]
+    changed: dict[str, int] = {}
+    if inputs is not None and len(near_items):
         t0 = time.perf_counter()
-        matrix_64, settled = settle_near_ties(adapter, kind, matrix, layout, *inputs)
+        matrix_64, settled = settle_near_ties(adapter, near_items, matrix, layout, *inputs)
         if len(settled):
             before = kind.item_outcomes(benchmark.items, matrix, layout.n_slots,
                                         where=benchmark.name)[0]
@@ -127,7 +130,7 @@ def evaluate(adapter: Any, benchmark: Benchmark, *, cache: Cache | None = None,
         "cache_seconds": timer.seconds.get("cache", 0.0),
         "score_seconds": timer.seconds.get("score", 0.0),
         "total_seconds": total,
-        "near_ties": near_ties,
+        "near_ties": {metric: int(mask.sum()) for metric, mask in near.items()},
         "near_ties_settled": int(len(settled)),
         "near_ties_changed": changed,
         "settle_seconds": timer.seconds.get("settle", 0.0),

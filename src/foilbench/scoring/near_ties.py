@@ -55,11 +55,16 @@ def decision_margins(kind: Any, matrix: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def near_tie_counts(kind: Any, matrix: np.ndarray) -> dict[str, int]:
-    """Per metric with a decision margin, how many items are near ties (module docstring)."""
+def near_tie_masks(kind: Any, matrix: np.ndarray) -> dict[str, np.ndarray]:
+    """Per metric with a decision margin, which items are near ties (module docstring)."""
     scale = item_scale(matrix)
-    return {metric: int(near_tie_mask(values, scale).sum())
+    return {metric: near_tie_mask(values, scale)
             for metric, values in decision_margins(kind, matrix).items()}
+
+
+def near_tie_counts(kind: Any, matrix: np.ndarray) -> dict[str, int]:
+    """Per metric with a decision margin, how many items are near ties."""
+    return {metric: int(mask.sum()) for metric, mask in near_tie_masks(kind, matrix).items()}
 
 
 def near_tie_note(stats: dict[str, Any]) -> str | None:

@@ -32,31 +32,21 @@ from typing import Any
 import numpy as np
 
 from foilbench.kinds.slots import SlotLayout
-from foilbench.scoring.near_ties import decision_margins, item_scale, near_tie_mask
 
 
-def near_tie_items(kind: Any, matrix: np.ndarray) -> np.ndarray:
-    """Indices of the items with a near tie in any decision metric."""
-    scale = item_scale(matrix)
-    near = np.zeros(len(matrix), dtype=bool)
-    for margins in decision_margins(kind, matrix).values():
-        near |= near_tie_mask(margins, scale)
-    return np.flatnonzero(near)
-
-
-def settle_near_ties(adapter: Any, kind: Any, matrix: np.ndarray, layout: SlotLayout,
+def settle_near_ties(adapter: Any, items: np.ndarray, matrix: np.ndarray, layout: SlotLayout,
                      image_of_ref: np.ndarray, text_of_ref: np.ndarray,
                      load_images: Callable[[list[int]], list],
                      load_texts: Callable[[list[int]], list[str]]
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """``(matrix, items)``: the score matrix with the near-tie items' rows rescored in float64,
-    and those items' indices (empty, matrix unchanged, when there are none or the adapter
-    cannot recompute).
+    """``(matrix, items)``: the score matrix with the rows of ``items`` (the near-tie items'
+    indices, :func:`foilbench.scoring.near_ties.near_tie_masks`) rescored in float64, and
+    those items (empty, matrix unchanged, when there are none or the adapter cannot
+    recompute).
 
     ``image_of_ref`` / ``text_of_ref`` map the layout's unique refs to the positions the
     loaders take (inputs deduplicated by content); ``load_images`` gives the adapter's
     prepared images at positions, ``load_texts`` the texts."""
-    items = near_tie_items(kind, matrix)
     recompute = getattr(adapter, "float64_embeddings", None)
     if len(items) == 0 or not callable(recompute):
         return matrix, items[:0]
@@ -77,7 +67,7 @@ def settle_near_ties(adapter: Any, kind: Any, matrix: np.ndarray, layout: SlotLa
 
 
 def outcomes_changed_at(before: dict[str, np.ndarray], after: dict[str, np.ndarray],
-                     items: np.ndarray) -> dict[str, int]:
+                        items: np.ndarray) -> dict[str, int]:
     """Per metric, how many of ``items`` have another outcome in ``after`` than in ``before``."""
     return {metric: int((np.asarray(before[metric])[items]
                          != np.asarray(after[metric])[items]).sum()) for metric in after}
