@@ -26,7 +26,8 @@ def test_sweep_twice_second_run_is_skipped(tmp_path, monkeypatch):
     sweeps = sorted(tmp_path.glob("sweep-*"))
     assert len(sweeps) == 2
     for folder in sweeps:
-        assert {p.name for p in folder.iterdir()} == {"matrix.csv", "matrix.md", "matrix.tex"}
+        assert {p.name for p in folder.iterdir()} == {"matrix.csv", "matrix.md", "matrix.tex",
+                                                   "run_config.json"}
     a, b = (pd.read_csv(folder / "matrix.csv") for folder in sweeps)
     assert a.loc[0, "run_id"] == b.loc[0, "run_id"]  # the same stored run fills the cell
     assert a.loc[0, "metric"] == "group" and a.loc[0, "n"] == 12

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.cli.config_option import CONFIG_PARAM, config_option, invocation
 from foilbench.models.device import DTYPES
 
 
@@ -65,11 +66,12 @@ def common_options(fn):
                        "--device cuda, or auto on a cluster with GPUs).")
     @click.option("--ray-max-workers", type=click.IntRange(min=1), default=None,
                   help="With --ray: workers per stage at most (default: what the cluster holds).")
+    @config_option()
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         run_keys = ("out", "seed", "max_spend", "prices", "allow_unpriced", "retries", "device", "dtype", "concurrency",
                     "cache_dir", "progress", "dry_run", "ray_address", "ray_gpus",
-                    "ray_max_workers")
+                    "ray_max_workers", CONFIG_PARAM)
         kwargs["run"] = {k: kwargs.pop(k) for k in run_keys}
         return fn(*args, **kwargs)
 
@@ -152,6 +154,7 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     progress = sys.stderr.isatty() if run["progress"] is None else run["progress"]
     kwargs = {"ledger": run["ledger"], "retries": run["retries"], "progress": progress, "ray": ray_options}
     summary = run_pipeline(name, config, backends, out, dry_run=True, **kwargs)
+    kwargs["invocation"] = invocation()  # the resolved options, for construction.json
     click.echo("spend bound per stage and backend (at most, before the cache; each "
                "request's worst case):")
     click.echo("\n".join(summary.estimate.lines()))

@@ -37,13 +37,14 @@ def evaluation_options(*, specs_required: bool,
                      metavar="SPEC",
                      help="Model to evaluate (repeatable): a name from `foilbench models` "
                           "(tiny-random, foilbench-plain, ...) or SCHEME:REST, e.g. "
-                          "openclip:ViT-B-32:/path/weights.pt or hf:/local/clip_dir."
-                          + model_default),
+                          "openclip:ViT-B-32:/path/weights.pt or hf:/local/clip_dir; "
+                          "@FILE reads one spec a line." + model_default),
         click.option("--benchmark", "benchmarks", multiple=True, required=specs_required,
                      metavar="SPEC",
                      help="Benchmark (repeatable): a suite or registered name (see `foilbench "
                           "benchmarks`), a foilbench-format folder, or LOADER:PATH such as "
-                          "sugarcrepe:/data/sc?images=/data/val2017." + bench_default),
+                          "sugarcrepe:/data/sc?images=/data/val2017; @FILE reads one spec a "
+                          "line." + bench_default),
         click.option("--out", "out_dir", default=DEFAULT_OUT, show_default=True,
                      type=click.Path(file_okay=False),
                      help=f"Folder for the results database ({DB_FILE}) and {out_help}."),

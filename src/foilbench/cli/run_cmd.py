@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from foilbench.cli.config_option import config_option
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
 from foilbench.scoring.prepared import summary_line
 
@@ -15,6 +16,7 @@ from foilbench.scoring.prepared import summary_line
 @evaluation_options(specs_required=False,
                     out_help="one subfolder per invocation holding summary.json")
 @ray_options()
+@config_option()
 @click.option("--no-report", is_flag=True, help="Skip the HTML report.")
 def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_report: bool,
         **options) -> None:
@@ -29,6 +31,8 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
       foilbench run
       foilbench run --model tiny-random --benchmark tiny-builtin --out /tmp/fb
       foilbench run --model openclip:ViT-B-32:/w/vitb32.pt --benchmark ./my_bench
+      foilbench run --config run.toml --n-boot 2000   (flags override the file)
+      foilbench run --model @models.txt --benchmark @benchmarks.txt   (one spec a line)
       foilbench run --ray --model tiny-random --benchmark tiny-builtin   (docs/scale-out.md)
     """
     # imported here, not at module level, so `foilbench run --help` stays light
@@ -38,8 +42,10 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
     from foilbench.runner import run as run_benchmarks
     err = Console(stderr=True)
     ray = ray_from(options)
+    config = options.pop("config_file")
     outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),
-                             report=not no_report, log=console_log(err), ray=ray)
+                             report=not no_report, log=console_log(err), ray=ray,
+                             config=config)
     print_tables(Console(), outcome.records, outcome.reference)
     for rec in outcome.records:
         if rec.compass is not None:

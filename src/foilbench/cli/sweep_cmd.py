@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
+from foilbench.cli.config_option import config_option
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
 from foilbench.cli.run_output import console_log
 from foilbench.runner import sweep as run_sweep
@@ -19,6 +20,7 @@ from foilbench.scoring.prepared import summary_line
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @evaluation_options(specs_required=True, out_help="sweep-<id>/matrix.{csv,md,tex}")
 @ray_options()
+@config_option()
 @click.option("--db", "db_path", default=None, type=click.Path(dir_okay=False),
               help=f"Results database (default OUT/{DB_FILE}); finished runs in it are reused.")
 def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
@@ -38,12 +40,14 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
       foilbench sweep --model tiny-random --benchmark tiny-builtin --out /tmp/fb
       foilbench sweep --model openclip:ViT-B-32:/w/b32.pt --model hf:/w/siglip \\
           --benchmark winoground:/data/winoground --benchmark sugarcrepe:/data/sc?images=/coco
+      foilbench sweep --config sweep.toml   (models = ["@models.txt"], ...; docs/config.md)
       foilbench sweep --ray auto --device cuda --model hf:/w/siglip --benchmark /data/bench
     """
     err = Console(stderr=True)
     ray = ray_from(options)
+    config = options.pop("config_file")
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
-                        log=console_log(err), ray=ray)
+                        log=console_log(err), ray=ray, config=config)
     click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "

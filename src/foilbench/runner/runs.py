@@ -13,7 +13,7 @@ stored row read (:class:`foilbench.store.shared.SharedStore`), so other runs on 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
+from foilbench.runner.config import resolved_config
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import note_lines
@@ -29,7 +30,6 @@ from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import benchmark_reference
 from foilbench.runner.settings import (
     DB_FILE,
-    DEFAULT_OUT,
     DEFAULT_SUITE,
     RunSettings,
     make_settings,
@@ -74,9 +74,10 @@ class RunOutcome:
 
 
 def run(models: str | Iterable[str] | None = None,
-        benchmarks: str | Iterable[str] | None = None, out: str | Path = DEFAULT_OUT, *,
-        settings: RunSettings | None = None, report: bool = True, log: Log | None = None,
-        ray: Any = None, **options: Any) -> RunOutcome:
+        benchmarks: str | Iterable[str] | None = None, out: str | Path | None = None, *,
+        settings: RunSettings | None = None, report: bool | None = None,
+        log: Log | None = None, ray: Any = None,
+        config: str | Path | Mapping[str, Any] | None = None, **options: Any) -> RunOutcome:
     """Evaluate every model on every benchmark; store each run in ``OUT/foilbench.duckdb``.
 
     ``models`` and ``benchmarks`` are the specs ``foilbench run`` takes (default: the
@@ -89,17 +90,39 @@ def run(models: str | Iterable[str] | None = None,
     (:mod:`foilbench.runner.ray_runs`), storing the same rows. Writes
     ``OUT/<batch_id>/summary.json`` (and ``report.html`` when ``report``) and returns a
     :class:`RunOutcome`.
+
+    Args:
+        models: Model specs (``@FILE`` reads a list file); default the embedded models.
+        benchmarks: Benchmark specs (``@FILE`` too); default the ``synth`` suite.
+        out: Results folder (default ``foilbench-runs``).
+        settings: A :class:`RunSettings`; replaces the config file's settings.
+        report: Write ``report.html`` (default True, or the config's ``no_report``).
+        log: ``log(level, message)`` sink for progress and warnings.
+        ray: Ray address, ``True`` or :class:`RayOptions` to compute cells on Ray.
+        config: A ``run`` config (TOML/YAML path or dict, the CLI's option names, see
+            docs/config.md); arguments given here override it. The resolved config is
+            stored in ``summary.json``'s ``provenance.run_config``.
+        **options: Single :class:`RunSettings` fields overriding the rest.
+
+    Returns:
+        A :class:`RunOutcome`.
     """
+    from foilbench.runner.config import merged
+
+    args = merged(config, "run", models=models, benchmarks=benchmarks, out=out,
+                  settings=settings, ray=ray, report=report)
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
-        return _run(models, benchmarks, out, settings, log, report, ray, options, resume_gc)
+        return _run(args.models, args.benchmarks, args.out, args.settings, log, args.report,
+                    args.ray, options, resume_gc, args.loaded)
     finally:
         resume_gc()
 
 
 def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | None,
          out: str | Path, settings: RunSettings | None, log: Log | None, report: bool,
-         ray: Any, options: dict[str, Any], resume_gc: Callable[[], None]) -> RunOutcome:
+         ray: Any, options: dict[str, Any], resume_gc: Callable[[], None],
+         config_file: Any = None) -> RunOutcome:
     settings = make_settings(settings, options)
     log = log or to_logging
     check_out(Path(out))
@@ -128,8 +151,11 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
             benches = load_benchmarks(bench_specs, settings, progress.wrap(log),
                                       progress=progress, prepared=prepared)
             resume_gc()
+            run_config = resolved_config(
+                models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
+                ray=ray_options, extra={"no_report": not report}, loaded=config_file)
             outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
-                                   Path(out), report, log, progress)
+                                   Path(out), report, log, progress, run_config)
             outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:
@@ -138,7 +164,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
 
 def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                  ray_options: Any, out_dir: Path, report: bool, log: Log,
-                 progress: RunProgress) -> RunOutcome:
+                 progress: RunProgress, run_config: dict[str, Any]) -> RunOutcome:
     batch_id = new_batch_id()
     batch_dir = out_dir / batch_id
     db_path = out_dir / DB_FILE
@@ -147,7 +173,8 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
                 in_progress(db_path, "run"):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
-                              batch_id, batch_dir, db_path, report, log, progress)
+                              batch_id, batch_dir, db_path, report, log, progress,
+                              run_config)
     except WriteError:
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
@@ -156,7 +183,8 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
 
 def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                ray_options: Any, out_dir: Path, batch_id: str, batch_dir: Path,
-               db_path: Path, report: bool, log: Log, progress: RunProgress) -> RunOutcome:
+               db_path: Path, report: bool, log: Log, progress: RunProgress,
+               run_config: dict[str, Any]) -> RunOutcome:
     """Every cell evaluated and stored (on the run's one display), then summary.json and the
     report."""
     cache = open_cache(settings, log)
@@ -190,6 +218,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     provenance = collect_provenance(seed=settings.seed, n_boot=settings.n_boot,
                                     ci_method=settings.ci_method, revision=revision,
                                     extra={"unit": settings.unit})
+    provenance["run_config"] = run_config  # what ran, as config keys (runner/config.py)
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
                             records=records, reference=reference)
     summary_path = batch_dir / "summary.json"

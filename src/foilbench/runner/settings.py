@@ -87,6 +87,30 @@ class RunSettings:
     def to_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
 
+    @classmethod
+    def from_config(cls, config: Any, command: str = "run") -> RunSettings:
+        """The settings a ``run``/``sweep`` config file or dict gives (docs/config.md).
+
+        Args:
+            config: A ``.toml``/``.yaml`` path or a dict keyed by the CLI's option names
+                (``n_boot``, ``no_cache``, ...); model, benchmark and output keys are
+                allowed and ignored here.
+            command: ``"run"`` or ``"sweep"``: which keys are valid.
+
+        Returns:
+            The settings, defaults where the config says nothing.
+        """
+        from collections.abc import Mapping
+
+        from foilbench.configfile import read_config
+        from foilbench.runner.config_keys import canonical, setting_fields
+
+        if isinstance(config, Mapping):
+            raw, where = config, f"config (foilbench {command})"
+        else:
+            raw, where = read_config(config), f"{config} (foilbench {command})"
+        return make_settings(None, setting_fields(canonical(raw, command, where)))
+
 
 def make_settings(settings: RunSettings | None, options: dict[str, Any]) -> RunSettings:
     """``settings`` with ``options`` (keyword overrides) applied; unknown names are errors."""

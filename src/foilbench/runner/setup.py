@@ -23,7 +23,8 @@ from foilbench.store.cache import EmbeddingCache
 
 
 def spec_list(specs: str | Iterable[str] | None, what: str) -> list[str]:
-    """A list of spec strings (a lone string is one spec, not its characters)."""
+    """A list of spec strings (a lone string is one spec, not its characters); each
+    ``@FILE`` is replaced by the specs that list file holds (:mod:`foilbench.configfile`)."""
     if specs is None:
         return []
     if isinstance(specs, str):
@@ -32,7 +33,9 @@ def spec_list(specs: str | Iterable[str] | None, what: str) -> list[str]:
     bad = [s for s in out if not isinstance(s, str)]
     if bad:
         raise RunnerError(f"{what} must be spec strings, got {bad[0]!r}")
-    return out
+    from foilbench.configfile import expand_specs
+
+    return expand_specs(out)
 
 
 def load_models(specs: Sequence[str], settings: RunSettings) -> list[tuple[str, Any]]:

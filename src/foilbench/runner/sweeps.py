@@ -11,7 +11,7 @@ and LaTeX under ``OUT/sweep-<id>/``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,13 +22,14 @@ from foilbench.analysis import matrix
 from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
+from foilbench.runner.config import resolved_config
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import note_lines
 from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
-from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
+from foilbench.runner.settings import DB_FILE, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import (
     decoding_once,
     load_benchmarks,
@@ -39,8 +40,11 @@ from foilbench.runner.setup import (
 from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import check_out, sentences, usable_home, write_text
-from foilbench.store.db import new_batch_id
+from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
+
+#: the resolved config of a sweep, beside its matrix files
+RUN_CONFIG_FILE = "run_config.json"
 
 
 @dataclass
@@ -58,6 +62,7 @@ class SweepOutcome:
     failures: list[str] = field(default_factory=list)
     ray_stats: Any = None  # :class:`~foilbench.runner.ray_schedule.RayStats` of a Ray sweep
     preparation: dict[str, float] | None = None  # images decoded / prepared / cache hits
+    run_config: dict[str, Any] | None = None  # what ran, as config keys (runner/config.py)
 
     @property
     def reused(self) -> int:
@@ -145,10 +150,12 @@ def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
     return paths
 
 
-def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
-          out: str | Path = DEFAULT_OUT, *, db: str | Path | None = None,
+def sweep(models: str | Iterable[str] | None = None,
+          benchmarks: str | Iterable[str] | None = None,
+          out: str | Path | None = None, *, db: str | Path | None = None,
           settings: RunSettings | None = None, log: Log | None = None,
-          ray: Any = None, **options: Any) -> SweepOutcome:
+          ray: Any = None, config: str | Path | Mapping[str, Any] | None = None,
+          **options: Any) -> SweepOutcome:
     """Every model on every benchmark, reusing finished runs in ``db`` (default
     ``OUT/foilbench.duckdb``); the matrix goes to the store and ``OUT/sweep-<id>/``.
 
@@ -157,17 +164,39 @@ def sweep(models: str | Iterable[str], benchmarks: str | Iterable[str],
     address, ``"local"``, ``True`` or :class:`~foilbench.runner.ray_cluster.RayOptions`)
     computes the cells on Ray workers (:mod:`foilbench.runner.ray_runs`); the stored rows are
     the same.
+
+    Args:
+        models: Model specs (``@FILE`` reads a list file); at least one.
+        benchmarks: Benchmark specs (``@FILE`` too); at least one.
+        out: Folder of the database and ``sweep-<id>/`` (default ``foilbench-runs``).
+        db: Results database (default ``OUT/foilbench.duckdb``).
+        settings: A :class:`RunSettings`; replaces the config file's settings.
+        log: ``log(level, message)`` sink for progress and warnings.
+        ray: Ray address, ``True`` or :class:`RayOptions` to compute cells on Ray.
+        config: A ``sweep`` config (TOML/YAML path or dict, the CLI's option names, see
+            docs/config.md); arguments given here override it. The resolved config is
+            written to ``sweep-<id>/run_config.json``.
+        **options: Single :class:`RunSettings` fields overriding the rest.
+
+    Returns:
+        A :class:`SweepOutcome`.
     """
+    from foilbench.runner.config import merged
+
+    args = merged(config, "sweep", models=models, benchmarks=benchmarks, out=out,
+                  settings=settings, ray=ray, db=db)
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
-        return _start(models, benchmarks, out, db, settings, log, ray, options, resume_gc)
+        return _start(args.models, args.benchmarks, args.out, args.db, args.settings, log,
+                      args.ray, options, resume_gc, args.loaded)
     finally:
         resume_gc()
 
 
 def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: str | Path,
            db: str | Path | None, settings: RunSettings | None, log: Log | None, ray: Any,
-           options: dict[str, Any], resume_gc: Callable[[], None]) -> SweepOutcome:
+           options: dict[str, Any], resume_gc: Callable[[], None],
+           config_file: Any = None) -> SweepOutcome:
     settings = make_settings(settings, options)
     log = log or to_logging
     model_specs, bench_specs = spec_list(models, "models"), spec_list(benchmarks, "benchmarks")
@@ -200,6 +229,11 @@ def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: st
             with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
                 outcome = _sweep(model_specs, loaded, benches, store, settings, ray_options,
                                  out_dir, db_path, sweep_id, log, progress)
+            outcome.run_config = resolved_config(
+                models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
+                ray=ray_options, extra={"db": str(db_path)}, loaded=config_file)
+            write_text(out_dir / f"sweep-{sweep_id}" / RUN_CONFIG_FILE,
+                       to_json(outcome.run_config) + "\n")
             outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:

@@ -115,11 +115,14 @@ def check_fit(name: str, backends: dict[str, Backend]) -> None:
 def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str | Path, *,
                  max_spend: float | None = None, retries: int = 2, backoff_s: float = 1.0,
                  progress: bool = True, dry_run: bool = False, ray: Any = None,
-                 ledger: SpendLedger | None = None) -> RunSummary:
+                 ledger: SpendLedger | None = None,
+                 invocation: dict[str, Any] | None = None) -> RunSummary:
     """Build pipeline ``name`` into ``out`` (see the module docstring). With ``dry_run`` only
     the spend estimate is computed (no call is made, nothing is written). With ``ray`` (a
     :class:`~.ray_backends.RayConstructOptions`, backends from
-    :func:`~.ray_backends.resolve_backends_on_ray`) the heavy stages run on Ray Data."""
+    :func:`~.ray_backends.resolve_backends_on_ray`) the heavy stages run on Ray Data.
+    ``invocation`` (the CLI's resolved options, ``--config`` file included) is recorded in
+    ``construction.json`` under ``options.invocation``."""
     from foilbench.construct.engine.export import write_record, write_result
 
     module = pipeline_module(name)
@@ -143,6 +146,8 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     ctx = context(out, backends, budget=budget, retries=retries, backoff_s=backoff_s,
                   progress=progress, pipeline=name, **extra)
     options = {"config": config.options(), "retries": retries, "max_spend": budget.cap}
+    if invocation is not None:  # the command's resolved options and config file (CLI)
+        options["invocation"] = invocation
     try:
         result = module.build(ctx, config)
         summary.benchmark = write_result(ctx, result, options)
