@@ -120,6 +120,11 @@ def test_a_file_that_does_not_match_its_published_checksum_is_refused(env):
 
 
 def test_winoground_is_gated_on_the_users_token(env, monkeypatch):
+    """Without huggingface_hub: the plain-HTTP listing and download (the Hub-cache path is
+    tests/test_hub.py)."""
+    from foilbench.fetch import fetcher
+
+    monkeypatch.setattr(fetcher, "installed", lambda module: module != "huggingface_hub")
     tmp, routes = env
     src = winoground_parquet(tmp / "wino-src")
     shard = "data/test-00000-of-00001.parquet"

