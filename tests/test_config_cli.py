@@ -203,3 +203,27 @@ def test_at_file_on_the_command_line(home):
     values = _summary(home / "out")["provenance"]["run_config"]["values"]
     assert values["models"] == ["tiny-random"] and values["benchmarks"] == ["tiny-builtin"]
     assert "file" not in _summary(home / "out")["provenance"]["run_config"]
+
+
+def test_ray_keys_become_ray_options_and_need_ray():
+    from foilbench.runner.config import merged
+
+    args = merged({"ray": "auto", "ray_retries": 3, "ray_gpus": 0.5}, "run", models=None,
+                  benchmarks=None, out=None, settings=None, ray=None)
+    assert (args.ray.address, args.ray.retries, args.ray.gpus_per_model) == ("auto", 3, 0.5)
+    assert merged({"ray": True}, "sweep", models=None, benchmarks=None, out=None,
+                  settings=None, ray=None).ray.address == "local"
+    with pytest.raises(ConfigError, match="ray_retries only apply with ray"):
+        merged({"ray_retries": 3}, "run", models=None, benchmarks=None, out=None,
+               settings=None, ray=None)
+
+
+def test_settings_from_a_toml_file(tmp_path):
+    config = tmp_path / "s.toml"
+    config.write_text('n-boot = 500\nno_cache = true\ncache = "/tmp/emb"\nunit = "tier"\n'
+                      'models = ["ignored-here"]\n')
+    assert RunSettings.from_config(config) == RunSettings(n_boot=500, use_cache=False,
+                                                          cache_dir="/tmp/emb", unit="tier")
+    config.write_text("no_cache = 1\n")
+    with pytest.raises(ConfigError, match="no_cache must be true or false"):
+        RunSettings.from_config(config)

@@ -36,7 +36,13 @@ def load_target(target: str) -> Any:
 
 
 class Registry:
-    """Name -> lazy target. ``kind`` is used in error messages ("model", "benchmark")."""
+    """Name -> lazy ``"module:object"`` target, plus the names plugins add.
+
+    Args:
+        kind: What the names are, for messages (``"model"``, ``"benchmark"``).
+        entry_point_group: The entry-point group plugins register in
+            (``foilbench.models``); read once, on the first lookup.
+    """
 
     def __init__(self, kind: str, entry_point_group: str | None = None) -> None:
         self.kind = kind
@@ -46,6 +52,17 @@ class Registry:
 
     def register(self, name: str, target: str, description: str = "",
                  requires: tuple[str, ...] = ()) -> None:
+        """Add ``name``.
+
+        Args:
+            name: The name users type.
+            target: ``"module:object"``, imported on first use.
+            description: One line for ``foilbench models`` / ``benchmarks``.
+            requires: Modules the target needs (an extra's); listed as missing otherwise.
+
+        Raises:
+            ValueError: The name is already registered.
+        """
         if name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is already registered")
         self._entries[name] = Entry(name, target, description, tuple(requires))
@@ -62,13 +79,20 @@ class Registry:
         return name in self._entries
 
     def entries(self) -> list[Entry]:
+        """Every entry, plugins' included, sorted by name."""
         self._load_plugins()
         return sorted(self._entries.values(), key=lambda e: e.name)
 
     def names(self) -> list[str]:
+        """Every name, plugins' included, sorted."""
         return [e.name for e in self.entries()]
 
     def entry(self, name: str) -> Entry:
+        """The entry called ``name``.
+
+        Raises:
+            UnknownNameError: No such name (the message lists close matches).
+        """
         self._load_plugins()
         try:
             return self._entries[name]
@@ -76,6 +100,14 @@ class Registry:
             raise UnknownNameError(unknown_message(self.kind, name, self.names())) from None
 
     def get(self, name: str) -> Any:
+        """The object ``name`` refers to, imported now.
+
+        Args:
+            name: A registered name.
+
+        Returns:
+            The target object (a factory, loader or class).
+        """
         return load_target(self.entry(name).target)
 
 

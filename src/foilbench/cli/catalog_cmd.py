@@ -54,6 +54,10 @@ def benchmarks() -> None:
     \b
     A spec is a suite or name below, a foilbench-format folder (manifest.json + items.parquet),
     or LOADER:PATH to convert a published release, e.g. sugarcrepe:/data/sugarcrepe.
+    On the Hugging Face Hub (foilbench[hub]; docs/hub.md):
+      hf://datasets/ORG/NAME@REV[/PATH]          a foilbench folder in a dataset repo
+      LOADER:hf://datasets/ORG/NAME@REV[?opts]   a release in its own layout
+    @FILE reads one spec a line (docs/config.md).
     """
     console = Console()
     console.print(_table("suites", suites()))

@@ -76,7 +76,22 @@ def make_benchmark(
     on_invalid: str = "raise",
     check_images: bool = True,
 ) -> Benchmark:
-    """Validate a table against its kind and wrap it; the path every loader goes through."""
+    """Validate a table against its kind and wrap it; the path every loader goes through.
+
+    Args:
+        manifest: The benchmark's manifest (its ``kind`` says which columns are required).
+        items: One row per item (docs/format.md); image paths relative to ``root``.
+        root: The folder the image paths are relative to.
+        on_invalid: ``"raise"`` refuses a benchmark with any invalid item; ``"drop"``
+            removes them (counted in ``Benchmark.dropped``) and marks it partial.
+        check_images: Open and decode every image (False: text-only checks).
+
+    Returns:
+        The validated :class:`Benchmark`.
+
+    Raises:
+        BenchmarkError: An invalid item with ``on_invalid="raise"``, naming item and field.
+    """
     items = normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
     bench = Benchmark(manifest=manifest, items=items, root=Path(root))
     return apply_validation(bench, on_invalid=on_invalid, check_images=check_images)
@@ -109,11 +124,23 @@ def read_benchmark_folder(path: str | Path) -> Benchmark:
 def load_benchmark(
     path: str | Path, *, on_invalid: str = "raise", check_images: bool = True
 ) -> Benchmark:
-    """Read and validate a foilbench-format folder. ``on_invalid`` is ``"raise"`` or ``"drop"``.
+    """Read and validate a foilbench-format folder.
 
     With ``check_images`` the manifest's checksum is verified against the files first
     (:func:`foilbench.data.checksum_index.verify_checksum`): an edited benchmark is keyed by
-    its contents and carries a ``checksum_note``."""
+    its contents and carries a ``checksum_note``.
+
+    Args:
+        path: The folder holding ``manifest.json``, ``items.parquet`` and the images.
+        on_invalid: ``"raise"`` or ``"drop"`` (see :func:`make_benchmark`).
+        check_images: Verify the checksum and decode every image.
+
+    Returns:
+        The validated :class:`Benchmark`.
+
+    Raises:
+        BenchmarkError: A missing or malformed manifest or table, or an invalid item.
+    """
     raw = read_benchmark_folder(path)
     note = checked_checksum(raw) if check_images else None
     bench = make_benchmark(raw.manifest, raw.items, raw.root, on_invalid=on_invalid,
@@ -132,8 +159,17 @@ def checked_checksum(bench: Benchmark) -> str | None:
 
 
 def write_benchmark(bench: Benchmark, out_dir: str | Path, *, copy_images: bool = True) -> Path:
-    """Write ``bench`` as a foilbench folder. Images are copied under ``out_dir`` unless the
-    benchmark already lives there. The manifest's checksum is (re)computed."""
+    """Write ``bench`` as a foilbench folder; the manifest's checksum is (re)computed.
+
+    Args:
+        bench: The benchmark to write.
+        out_dir: The folder to write (created).
+        copy_images: Copy the images under ``out_dir`` (skipped when the benchmark already
+            lives there).
+
+    Returns:
+        ``out_dir`` as a :class:`~pathlib.Path`.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if copy_images and out.resolve() != bench.root.resolve():

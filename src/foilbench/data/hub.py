@@ -26,10 +26,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from foilbench.errors import BenchmarkError
+
+if TYPE_CHECKING:
+    from foilbench.data.benchmark import Benchmark
 
 HUB_PREFIX = "hf://"
 DEFAULT_REVISION = "main"
@@ -170,8 +173,8 @@ def snapshot(ref: HubRef) -> tuple[Path, dict[str, Any]]:
 
     Returns:
         The local folder (the resolved commit's files, linked from the Hub cache under
-        ``$FOILBENCH_HOME/hub``) and the provenance record ``{"spec", "repo", "revision",
-        "commit", "path", "endpoint"}``.
+            ``$FOILBENCH_HOME/hub``) and the provenance record ``{"spec", "repo", "revision",
+            "commit", "path", "endpoint"}``.
 
     Raises:
         HubError: Unknown repository, revision or path; gated without a token; offline
@@ -233,7 +236,8 @@ def materialise(snapshot: Path, storage: Path, target: Path, spec: str) -> Path:
     return target
 
 
-def load_hub_benchmark(spec: str, *, on_invalid: str = "raise", check_images: bool = True):
+def load_hub_benchmark(spec: str, *, on_invalid: str = "raise",
+                       check_images: bool = True) -> Benchmark:
     """The foilbench benchmark folder a ``hf://datasets/...`` spec names.
 
     Args:
@@ -243,7 +247,7 @@ def load_hub_benchmark(spec: str, *, on_invalid: str = "raise", check_images: bo
 
     Returns:
         The :class:`~foilbench.data.Benchmark`, its ``manifest.extras["hub"]`` naming the
-        resolved commit.
+            resolved commit.
     """
     from foilbench.data.format import MANIFEST_FILE, load_benchmark
 

@@ -19,6 +19,7 @@ from foilbench.registry import Registry, unknown_message
 
 @lru_cache(maxsize=1)
 def suites() -> Registry:
+    """Suite name -> a factory returning several benchmarks (``synth``)."""
     reg = Registry("suite")
     reg.register("synth", "foilbench.construct.suite:embedded_suite",
                  "the embedded procedural suite (pairs, Auto-Comp swap/confusion, COMPASS)")
@@ -27,6 +28,8 @@ def suites() -> Registry:
 
 @lru_cache(maxsize=1)
 def benchmark_names() -> Registry:
+    """Benchmark name -> factory ``(on_invalid, check_images) -> Benchmark``; plugins add
+    names through the ``foilbench.benchmarks`` entry-point group."""
     reg = Registry("benchmark", "foilbench.benchmarks")
     reg.register("tiny-builtin", "foilbench.data.tiny:tiny_benchmark",
                  "a 12-item built-in pair benchmark drawn with PIL (smoke test)")
@@ -57,6 +60,8 @@ PUBLISHED: dict[str, str] = {
 
 @lru_cache(maxsize=1)
 def loaders() -> Registry:
+    """Loader name -> ``load(path, on_invalid, check_images) -> Benchmark`` for
+    ``LOADER:PATH`` specs; plugins add loaders through ``foilbench.loaders``."""
     reg = Registry("loader", "foilbench.loaders")
     for name, description in PUBLISHED.items():
         reg.register(name, f"foilbench.data.loaders.{name}:load", description)
@@ -74,10 +79,20 @@ def loaders() -> Registry:
 
 def resolve_benchmarks(spec: str, *, on_invalid: str = "raise", check_images: bool = True,
                        progress: Any = True) -> list[Benchmark]:
-    """All benchmarks a spec names (a suite names several). ``progress=False`` silences a
-    suite's build bars, a progress sink shows them on the caller's display (passed to suite
-    loaders that take ``progress``). ``?sample=N&by=...``
-    takes a seeded stratified subset of each (:mod:`foilbench.data.subset`)."""
+    """All benchmarks a spec names (a suite names several).
+
+    Args:
+        spec: Anything :func:`resolve_benchmark` takes, or a suite name (``synth``);
+            ``?sample=N&by=...`` takes a seeded stratified subset of each
+            (:mod:`foilbench.data.subset`).
+        on_invalid: ``"raise"`` or ``"drop"`` (see :func:`~foilbench.data.format.make_benchmark`).
+        check_images: Decode every image while validating.
+        progress: ``False`` silences a suite's build bars; a progress sink shows them on the
+            caller's display (passed to suite loaders that take ``progress``).
+
+    Returns:
+        The benchmarks, in the suite's order.
+    """
     from foilbench.data.subset import split_subset, stratified_subset
 
     spec, subset = split_subset(spec)
@@ -102,6 +117,23 @@ def _takes(fn, name: str) -> bool:
 
 def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
                       check_images: bool = True) -> Benchmark:
+    """The one benchmark a spec names.
+
+    Args:
+        spec: A registered name (``tiny-builtin``, a plugin's), a foilbench-format folder,
+            ``LOADER:PATH[?options]`` for a published release, ``hf://datasets/ORG/NAME@REV``
+            or ``LOADER:hf://...`` on the Hugging Face Hub (:mod:`foilbench.data.hub`), or
+            the name of a release ``foilbench fetch`` downloaded.
+        on_invalid: ``"raise"`` or ``"drop"`` (see :func:`~foilbench.data.format.make_benchmark`).
+        check_images: Decode every image while validating.
+
+    Returns:
+        The validated benchmark.
+
+    Raises:
+        UnknownNameError: Nothing by that name, with close matches.
+        BenchmarkError: The benchmark is malformed or invalid.
+    """
     from foilbench.data.subset import split_subset, stratified_subset
 
     spec, subset = split_subset(spec)

@@ -36,6 +36,17 @@ from PIL import Image
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """What is stored with every result about the model that produced it.
+
+    Attributes:
+        spec: What the user typed, e.g. ``openclip:ViT-B-32:laion2b_s34b_b79k``.
+        fingerprint: Changes whenever the scores could change (weights, preprocessing,
+            dtype, score kind); keys the embedding cache and the results store.
+        family: ``"dual"``, ``"pairwise"`` or ``"api_choice"`` (the base class's).
+        score_kind: ``"cosine"``, ``"logit"``, ``"loglik"``, ``"p_yes"`` or ``"api_choice"``.
+        extras: Free details shown in reports (adapter name, revision, ...).
+    """
+
     spec: str  # what the user typed, e.g. "openclip:ViT-B-32:laion2b_s34b_b79k"
     fingerprint: str
     family: str  # "dual", "pairwise" or "api_choice"
@@ -57,15 +68,37 @@ class DualEncoder(ModelAdapter):
 
     @abstractmethod
     def embed_images(self, images: list[Image.Image]) -> np.ndarray:
-        """(n, d) float32 embeddings of RGB PIL images."""
+        """Embed images (called once per unique image, in batches).
+
+        Args:
+            images: RGB PIL images.
+
+        Returns:
+            ``(n, d)`` float32 embeddings, row k for ``images[k]``.
+        """
 
     @abstractmethod
     def embed_texts(self, texts: list[str]) -> np.ndarray:
-        """(n, d) float32 embeddings."""
+        """Embed texts (called once per unique text, in batches).
+
+        Args:
+            texts: Captions.
+
+        Returns:
+            ``(n, d)`` float32 embeddings, row k for ``texts[k]``.
+        """
 
     @abstractmethod
     def pair_scores(self, image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
-        """Elementwise score of row k of image_emb with row k of text_emb, shape (n,)."""
+        """Score image k with text k; higher means a better match (ties are failures).
+
+        Args:
+            image_emb: ``(n, d)`` rows of :meth:`embed_images`.
+            text_emb: ``(n, d)`` rows of :meth:`embed_texts`.
+
+        Returns:
+            ``(n,)`` scores, row k of ``image_emb`` with row k of ``text_emb``.
+        """
 
 
 class PairwiseScorer(ModelAdapter):
@@ -75,7 +108,15 @@ class PairwiseScorer(ModelAdapter):
 
     @abstractmethod
     def score_pairs(self, images: list[Image.Image], texts: list[list[str]]) -> list[np.ndarray]:
-        """For image k, the scores of each caption in texts[k] (a float array per image)."""
+        """Score each image with its captions (grouped so an image's prefix can be shared).
+
+        Args:
+            images: RGB PIL images.
+            texts: ``texts[k]`` are the captions to score with ``images[k]``.
+
+        Returns:
+            One float array per image: the score of each caption in ``texts[k]``.
+        """
 
 
 class ApiChoiceModel(ModelAdapter):
@@ -86,11 +127,27 @@ class ApiChoiceModel(ModelAdapter):
 
     @abstractmethod
     def choose_caption(self, image: Image.Image, captions: list[str]) -> int | None:
-        """Which of the two captions fits ``image``."""
+        """Which of the two captions fits ``image``.
+
+        Args:
+            image: An RGB PIL image.
+            captions: Two captions, in the order to present them.
+
+        Returns:
+            0 or 1, or None when the answer could not be parsed (a failure).
+        """
 
     @abstractmethod
     def choose_image(self, images: list[Image.Image], caption: str) -> int | None:
-        """Which of the two images fits ``caption``."""
+        """Which of the two images fits ``caption``.
+
+        Args:
+            images: Two RGB PIL images, in the order to present them.
+            caption: The caption.
+
+        Returns:
+            0 or 1, or None when the answer could not be parsed (a failure).
+        """
 
 
 FAMILIES: tuple[type[ModelAdapter], ...] = (DualEncoder, PairwiseScorer, ApiChoiceModel)
@@ -122,7 +179,15 @@ def family_of(adapter: Any) -> type[ModelAdapter]:
 
 
 def cosine_pair_scores(image_emb: np.ndarray, text_emb: np.ndarray) -> np.ndarray:
-    """Row-wise cosine similarity (inputs need not be normalised)."""
+    """Row-wise cosine similarity (inputs need not be normalised).
+
+    Args:
+        image_emb: ``(n, d)`` embeddings.
+        text_emb: ``(n, d)`` embeddings.
+
+    Returns:
+        ``(n,)`` float64 cosines of row k with row k.
+    """
     a = np.asarray(image_emb, dtype=np.float64)
     b = np.asarray(text_emb, dtype=np.float64)
     a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)

@@ -12,15 +12,21 @@ device=..., dtype=...)``).
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from foilbench.errors import UnknownNameError
 from foilbench.registry import Registry, unknown_message
+
+if TYPE_CHECKING:
+    from foilbench.models.base import ModelAdapter
 
 EMBEDDED_DEFAULTS = ("foilbench-plain", "foilbench-swapneg", "foilbench-confneg")
 
 
 @lru_cache(maxsize=1)
 def model_names() -> Registry:
+    """Model name -> factory ``(device, dtype) -> adapter``; plugins add names through the
+    ``foilbench.models`` entry-point group."""
     reg = Registry("model", "foilbench.models")
     reg.register("tiny-random", "foilbench.models.tiny:build_tiny_random",
                  "deterministic random-feature dual encoder (a smoke-test model; near chance)")
@@ -35,6 +41,8 @@ def model_names() -> Registry:
 
 @lru_cache(maxsize=1)
 def model_schemes() -> Registry:
+    """Scheme -> factory ``(rest, device, dtype) -> adapter`` for ``SCHEME:REST`` specs;
+    plugins add schemes through ``foilbench.model_schemes``."""
     reg = Registry("model scheme", "foilbench.model_schemes")
     reg.register("openclip", "foilbench.models.openclip_adapter:from_spec",
                  "open_clip: openclip:ARCH:PRETRAINED|/path/weights.pt, openclip:hf-hub:ID, "
@@ -49,10 +57,25 @@ def model_schemes() -> Registry:
     return reg
 
 
-def resolve_model(spec: str, device: str = "auto", dtype: str = "float32"):
-    """Build the adapter for ``spec``; unknown specs raise with close matches, and a scheme
-    whose extra is not installed raises :class:`foilbench.extras.MissingExtraError` naming it
-    (``pip install 'foilbench[openclip]'``) before anything is imported."""
+def resolve_model(spec: str, device: str = "auto", dtype: str = "float32") -> ModelAdapter:
+    """Build the adapter for ``spec``.
+
+    Args:
+        spec: A model name (``tiny-random``, a plugin's) or ``SCHEME:REST``
+            (``openclip:ViT-B-32:/w.pt``, ``hf:/local/dir``, ``api:openai:MODEL``).
+        device: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
+        dtype: Weights dtype (``float32``, ``float16``, ``bfloat16``).
+
+    Returns:
+        The model adapter (a :class:`~foilbench.models.base.DualEncoder`,
+            :class:`~foilbench.models.base.PairwiseScorer` or
+            :class:`~foilbench.models.base.ApiChoiceModel`).
+
+    Raises:
+        UnknownNameError: No such name or scheme, with close matches.
+        MissingExtraError: The scheme's extra is not installed (named, e.g.
+            ``pip install 'foilbench[openclip]'``), checked before anything is imported.
+    """
     names = model_names()
     if spec in names:
         return names.get(spec)(device=device, dtype=dtype)

@@ -49,7 +49,7 @@ def load(config: str | Path | Mapping[str, Any], command: str) -> LoadedConfig:
 
     Returns:
         The values by canonical key; relative ``@FILE`` list entries anchored at the
-        config file's folder.
+            config file's folder.
 
     Raises:
         ConfigError: Unreadable file, unknown key, or a spec list that is not strings.
@@ -78,7 +78,7 @@ def ray_of(values: Mapping[str, Any]) -> Any:
     from foilbench.runner.ray_cluster import LOCAL, RayOptions
 
     address = values["ray"]
-    fields = {"address": LOCAL if address is True else str(address)}
+    fields: dict[str, Any] = {"address": LOCAL if address is True else str(address)}
     fields.update({name: values[key] for key, name in RAY_KEYS.items()
                    if key != "ray" and key in values})
     return RayOptions(**fields)

@@ -33,9 +33,29 @@ class RunnerError(FoilbenchError):
 class RunSettings:
     """How to evaluate: device and batching, interval settings, validation, cache, display.
 
-    ``allow_partial`` drops invalid items (the run is marked partial) instead of refusing a
-    benchmark; ``use_cache=False`` neither reads nor writes the embedding cache, whose folder
-    is ``cache_dir`` (default: the environment's, see :class:`store.cache.EmbeddingCache`).
+    Build it with keywords, or from a config file or dict with :meth:`from_config`. Only
+    ``seed``, ``n_boot``, ``ci_method`` and ``unit`` change the stored numbers.
+
+    Attributes:
+        device: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
+        dtype: Model weights dtype (``float32``, ``float16``, ``bfloat16``).
+        batch_size: At most this many unique inputs per forward pass.
+        n_boot: Bootstrap resamples of the scene-clustered intervals (>= 100).
+        seed: Bootstrap seed.
+        ci_method: ``auto`` (scene-clustered bootstrap when items carry ``scene_id``, else
+            Wilson), ``bootstrap``, ``wilson`` or ``wald``.
+        allow_partial: Drop invalid items (the run is marked partial) instead of refusing
+            the benchmark.
+        cache_dir: Embedding cache folder (default: the environment's, see
+            :class:`store.cache.EmbeddingCache`).
+        use_cache: False neither reads nor writes the embedding cache.
+        progress: Show progress bars.
+        threads: torch threads; 0 chooses from the usable CPUs and their load.
+        share_preparation: Prepare each image once per preprocessing across models.
+        precision: ``"bf16"``/``"fp16"`` forward passes plus a float32 pass; the share of
+            outcomes the precision changed is reported.
+        unit: Unit of n on tiered pair benchmarks (``paper``, ``instance``, ``pooled``,
+            ``tier``).
     """
 
     device: str = "auto"

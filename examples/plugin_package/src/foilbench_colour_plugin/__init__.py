@@ -1,0 +1,1 @@
+"""An example foilbench plugin (docs/plugins.md): a model and a benchmark."""
