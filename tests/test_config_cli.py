@@ -227,3 +227,19 @@ def test_settings_from_a_toml_file(tmp_path):
     config.write_text("no_cache = 1\n")
     with pytest.raises(ConfigError, match="no_cache must be true or false"):
         RunSettings.from_config(config)
+
+
+def test_a_construct_argument_is_set_by_its_name(tmp_path, monkeypatch):
+    from PIL import Image
+
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    Image.new("RGB", (32, 32), (200, 0, 0)).save(tmp_path / "a.png")
+    (tmp_path / "caps.json").write_text(json.dumps(
+        [{"image": "a.png", "caption": "a red square on a table"}]))
+    config = tmp_path / "c.toml"
+    config.write_text(f'captions = "{tmp_path / "caps.json"}"\nout = "{tmp_path / "sc"}"\n'
+                      'dry_run = true\nlimit = 1\n')
+    res = CliRunner().invoke(cli, ["construct", "sugarcrepe", "--config", str(config)])
+    assert res.exit_code == 0, res.output
+    assert "spend bound per stage" in res.output  # the dry run, with CAPTIONS from the file
+    assert not (tmp_path / "sc" / "construction.json").exists()
