@@ -151,3 +151,16 @@ def test_without_huggingface_hub_the_error_names_the_extra(tmp_path, monkeypatch
     monkeypatch.setitem(__import__("sys").modules, "huggingface_hub", None)
     with pytest.raises(MissingExtraError, match=r"foilbench\[hub\]"):
         resolve_benchmark("hf://datasets/org/tiny@main")
+
+
+def test_fetch_of_a_hub_spec_prints_the_commit_pinned_spec(hub, monkeypatch):
+    fake, _, _ = hub
+    res = CliRunner().invoke(cli, ["fetch", "hf://datasets/org/tiny@v1/bench"])
+    assert res.exit_code == 0, res.output
+    commit = fake.repos["org/tiny"].commit
+    assert f"hf://datasets/org/tiny@{commit}/bench" in res.output
+    fake.log.clear()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert len(resolve_benchmark(f"hf://datasets/org/tiny@{commit}/bench")) == len(
+        tiny_benchmark())
+    assert fake.log == []

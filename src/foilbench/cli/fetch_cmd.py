@@ -8,7 +8,7 @@ import click
 
 
 @click.command("fetch")
-@click.argument("name", required=False)
+@click.argument("name", required=False, metavar="[NAME|hf://datasets/ORG/NAME@REV]")
 @click.option("--to", "to", type=click.Path(path_type=Path), default=None,
               help="Folder for the releases (default: $FOILBENCH_HOME/releases).")
 @click.option("--list", "list_only", is_flag=True, help="List the releases and exit.")
@@ -22,7 +22,14 @@ def fetch(name: str | None, to: Path | None, list_only: bool, yes: bool) -> None
       foilbench fetch --list
       foilbench fetch sugarcrepe --to /data        (SugarCrepe JSON + COCO val2017)
       HF_TOKEN=hf_... foilbench fetch winoground   (gated: accept the terms on the Hub first)
+      foilbench fetch hf://datasets/ORG/NAME@v1.0   (into the Hub cache; docs/hub.md)
     """
+    if name is not None and name.startswith("hf://"):
+        if to is not None:
+            raise click.UsageError("--to does not apply to an hf:// spec: it is fetched into "
+                                   "the Hugging Face cache (HF_HUB_CACHE)")
+        _fetch_hub(name)
+        return
     from foilbench.fetch import catalog
     from foilbench.fetch.fetcher import fetch_release, require_token, terms
 
@@ -53,3 +60,16 @@ def fetch(name: str | None, to: Path | None, list_only: bool, yes: bool) -> None
             click.echo(f"  also: {release.also.format(dir=got.folder, root=got.folder.parent)}")
     elif release.also:
         click.echo(release.also)
+
+
+def _fetch_hub(spec: str) -> None:
+    """Download a Hub benchmark spec now (a login node, before an offline run), printing
+    the commit it resolved to and the pinned spec that reads exactly those files."""
+    from foilbench.data.hub import parse_hub_spec, snapshot
+
+    ref = parse_hub_spec(spec)
+    folder, record = snapshot(ref)
+    pinned = f"hf://datasets/{ref.repo_id}@{record['commit']}" + (f"/{ref.path}" if ref.path
+                                                                  else "")
+    click.echo(f"fetched {ref.spec} (commit {record['commit']}) into {folder}")
+    click.echo(f"benchmark spec pinned to that commit: {pinned}")
