@@ -243,3 +243,10 @@ def test_a_construct_argument_is_set_by_its_name(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "spend bound per stage" in res.output  # the dry run, with CAPTIONS from the file
     assert not (tmp_path / "sc" / "construction.json").exists()
+
+
+def test_a_repeated_flag_replaces_the_files_list(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('models = ["a", "b"]\nbenchmarks = ["x"]\n')
+    ctx = run.make_context("run", ["--config", str(config), "--model", "c"])
+    assert ctx.params["models"] == ("c",) and ctx.params["benchmarks"] == ("x",)

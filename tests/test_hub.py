@@ -164,3 +164,21 @@ def test_fetch_of_a_hub_spec_prints_the_commit_pinned_spec(hub, monkeypatch):
     assert len(resolve_benchmark(f"hf://datasets/org/tiny@{commit}/bench")) == len(
         tiny_benchmark())
     assert fake.log == []
+
+
+def test_materialise_refuses_a_link_out_of_the_cache_and_keeps_linked_files(tmp_path):
+    from foilbench.data.hub import materialise
+
+    storage = tmp_path / "cache" / "datasets--o--n"
+    snap = storage / "snapshots" / "c0ffee"
+    (storage / "blobs").mkdir(parents=True)
+    snap.mkdir(parents=True)
+    (storage / "blobs" / "b1").write_bytes(b"manifest")
+    (snap / "manifest.json").symlink_to(storage / "blobs" / "b1")
+    out = materialise(snap, storage, tmp_path / "files", "hf://datasets/o/n@c0ffee")
+    assert (out / "manifest.json").read_bytes() == b"manifest"
+    assert not (out / "manifest.json").is_symlink()
+    (tmp_path / "secret").write_bytes(b"x")
+    (snap / "evil.png").symlink_to(tmp_path / "secret")
+    with pytest.raises(HubError, match="outside the Hub cache folder"):
+        materialise(snap, storage, tmp_path / "files2", "hf://datasets/o/n@c0ffee")
