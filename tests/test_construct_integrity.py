@@ -111,6 +111,33 @@ def test_the_world_detector_with_a_non_world_editor_is_refused_with_the_fix(tmp_
     assert counter.n == 0
 
 
+class ApiImage(ImageBackend):
+    """A base-image generator resolved from an API spec: its images carry no world scene."""
+
+    spec = "api:gemini-image:gemini-2.5-flash-image"
+    fingerprint = "gemini-image:gemini-2.5-flash-image"
+
+    def __init__(self, counter: Counting) -> None:
+        self.counter = counter
+
+    def generate(self, request):
+        self.counter.n += 1
+        raise AssertionError("no call may be made")
+
+
+def test_the_world_editor_with_a_non_world_base_image_is_refused_before_any_call(tmp_path):
+    """Issue 40: `--edit world` under a paid base render was paid for, then every foil failed
+    ("the input image is not the render of the edit's base scene"); it is refused up front."""
+    counter = Counting()
+    backends = world("edit") | {"image": ApiImage(counter)}
+    with pytest.raises(ConstructError) as err:
+        run_pipeline("composet", composet_config(), backends, tmp_path / "cs", progress=False)
+    text = str(err.value)
+    assert "--edit world" in text and "cannot edit images from --image api:gemini-image" in text
+    assert "api:openai-image:MODEL or diffusers:DIR" in text and "--image world" in text
+    assert counter.n == 0 and not (tmp_path / "cs").exists()
+
+
 @pytest.mark.parametrize(("option", "value", "says"), [
     ("--size", "0", "'--size': 0 is not in the range 32<=x<=2048"),
     ("--size", "-5", "'--size'"),
