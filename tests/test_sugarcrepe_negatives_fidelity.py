@@ -102,6 +102,8 @@ def test_export_then_algorithm_1_on_the_validated_set(unrefined, tmp_path):
     val = tmp_path / "val"
     res = invoke("review", "export", str(out), "--out", str(val))
     assert res.exit_code == 0, res.output
+    # the command it suggests is the one run below (it once named a --validated option)
+    assert f"next: foilbench construct sugarcrepe {val} --out FINAL" in res.output
     assert rv.is_dir()
     bench = load_benchmark(val)
     kept = {i for i, (_, v) in verdicts.items() if v == "false"}
