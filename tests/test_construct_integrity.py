@@ -539,3 +539,14 @@ def test_a_tailing_cache_keeps_reading_lines_appended_before_its_own_put(tmp_pat
     assert a.get("k-b") == Reply("from b", 3, 2)
     assert b.get("k-a") == Reply("from a", 4, 1)
     assert a.get("k-a") == Reply("from a", 4, 1)  # its own line, reread harmlessly
+
+
+def test_a_partial_rate_says_how_many_were_checked():
+    """Issue 40: a verify row read "0.0% (6 not checked)" when 6 of 8 passed unchecked and the
+    2 checked were dropped; the rate is over the checked ones, and the cell says so."""
+    from foilbench.construct.engine.log import survival_text
+
+    row = {"in": 8, "out": 6, "survival": 0.0, "not_checked": 6,
+           "not_checked_by_reason": {"no --detector": 6}}
+    assert survival_text(row) == "0.0% of 2 checked; 6 passed unchecked (no --detector)"
+    assert survival_text({"in": 8, "survival": 0.5}) == "50.0%"
