@@ -120,11 +120,10 @@ def test_export_then_algorithm_1_on_the_validated_set(unrefined, tmp_path):
     assert "calls: 0 made" in res.output
     fb = load_benchmark(final)
     assert fb.items.validated.all() and set(fb.items.item_id) <= kept and len(fb.items) > 0
+    def refuse(token):
+        raise AssertionError(f"non-JSON token {token}")
+
     for name in ("manifest.json", "construction.json"):  # standard JSON: no NaN token
-
-        def refuse(token):
-            raise AssertionError(f"{name} holds the non-JSON token {token}")
-
         json.loads((final / name).read_text(), parse_constant=refuse)
     extras = fb.manifest.extras
     assert "the paper's order" in extras["order"]
