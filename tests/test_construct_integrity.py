@@ -550,3 +550,31 @@ def test_a_partial_rate_says_how_many_were_checked():
            "not_checked_by_reason": {"no --detector": 6}}
     assert survival_text(row) == "0.0% of 2 checked; 6 passed unchecked (no --detector)"
     assert survival_text({"in": 8, "survival": 0.5}) == "50.0%"
+
+
+def test_ctrl_c_leaves_the_survival_tables_and_every_candidate_an_outcome(tmp_path):
+    """Issue 40: Ctrl-C wrote no survival tables. A text backend interrupted at the self-check
+    (step 5) stands in for the key press."""
+    from foilbench.construct.backends.base import TextBackend
+
+    template = resolve_backend("text", "template")
+
+    class Interrupted(TextBackend):
+        reads_structure, accepts_images = True, False
+        fingerprint = "interrupted:1"
+
+        def complete(self, request):
+            if request.task["kind"] == "composet.self_check":
+                raise KeyboardInterrupt
+            return template.complete(request)
+
+    backends = world("image", "edit", "detector") | {"text": Interrupted()}
+    out = tmp_path / "cs"
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline("composet", composet_config(), backends, out, progress=False, retries=0)
+    md = (out / "survival.md").read_text()
+    assert "(run stopped: interrupted;" in md and "| foil enumeration (step 4) |" in md
+    prov = json.loads((out / "construction.json").read_text())
+    assert prov["stopped"] == "interrupted"
+    outcomes = [json.loads(x) for x in (out / "construction_log.jsonl").read_text().splitlines()]
+    assert any(r.get("reason") == "not reached: interrupted" for r in outcomes)

@@ -212,6 +212,10 @@ def test_small_caption_set_keeps_items_or_says_which_option(tmp_path):
                  "--types", "add_att", "--no-progress")
     said = str(res.exception)  # a ConstructError: the CLI prints it and exits 2
     assert "Algorithm 1 kept no item" in said and "--zero-bin" in said
+    # issue 40: the build that Algorithm 1 ended still writes its survival tables
+    md = (tmp_path / "a" / "survival.md").read_text()
+    assert "(run stopped: Algorithm 1 kept no item;" in md
+    assert "| adversarial refinement (Alg. 1) | caption x type | 10 | 0 | 10 | 0.0% |" in md
     res = invoke("construct", "sugarcrepe", str(caps), "--out", str(tmp_path / "b"),
                  "--zero-bin", "--no-progress")
     assert res.exit_code == 0, res.output

@@ -119,6 +119,12 @@ def check_fit(name: str, backends: dict[str, Backend]) -> None:
                 + " and ".join(f"--{r} world" for r in sources))
 
 
+def _headline(message: str, limit: int = 80) -> str:
+    """An error's first clause, cut at a word for a table title (the log has it whole)."""
+    head = message.split(";")[0].split(": on ")[0]
+    return head if len(head) <= limit else head[:limit].rsplit(" ", 1)[0] + " ..."
+
+
 def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str | Path, *,
                  max_spend: float | None = None, retries: int = 2, backoff_s: float = 1.0,
                  progress: bool = True, dry_run: bool = False, ray: Any = None,
@@ -156,6 +162,12 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     except ConstructError as e:
         e.survival = ctx.log.survival()  # "nothing survived": the table says where and why
         e.drop_causes = ctx.log.drop_causes()
+        # a stage that ended the build (e.g. "Algorithm 1 kept no item") leaves the tables too
+        write_record(ctx, name, options, stopped=_headline(str(e)))
+        raise
+    except KeyboardInterrupt:  # Ctrl-C: every open candidate gets an outcome, tables written
+        ctx.log.not_reached("interrupted")
+        write_record(ctx, name, options, stopped="interrupted")
         raise
     except SpendCapReached as e:  # every candidate gets an outcome, the tables are written
         e.not_reached = ctx.log.not_reached("spend cap")
