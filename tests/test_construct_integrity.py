@@ -111,6 +111,33 @@ def test_the_world_detector_with_a_non_world_editor_is_refused_with_the_fix(tmp_
     assert counter.n == 0
 
 
+class ApiImage(ImageBackend):
+    """A base-image generator resolved from an API spec: its images carry no world scene."""
+
+    spec = "api:gemini-image:gemini-2.5-flash-image"
+    fingerprint = "gemini-image:gemini-2.5-flash-image"
+
+    def __init__(self, counter: Counting) -> None:
+        self.counter = counter
+
+    def generate(self, request):
+        self.counter.n += 1
+        raise AssertionError("no call may be made")
+
+
+def test_the_world_editor_with_a_non_world_base_image_is_refused_before_any_call(tmp_path):
+    """Issue 40: `--edit world` under a paid base render was paid for, then every foil failed
+    ("the input image is not the render of the edit's base scene"); it is refused up front."""
+    counter = Counting()
+    backends = world("edit") | {"image": ApiImage(counter)}
+    with pytest.raises(ConstructError) as err:
+        run_pipeline("composet", composet_config(), backends, tmp_path / "cs", progress=False)
+    text = str(err.value)
+    assert "--edit world" in text and "cannot edit images from --image api:gemini-image" in text
+    assert "api:openai-image:MODEL or diffusers:DIR" in text and "--image world" in text
+    assert counter.n == 0 and not (tmp_path / "cs").exists()
+
+
 @pytest.mark.parametrize(("option", "value", "says"), [
     ("--size", "0", "'--size': 0 is not in the range 32<=x<=2048"),
     ("--size", "-5", "'--size'"),
@@ -512,3 +539,42 @@ def test_a_tailing_cache_keeps_reading_lines_appended_before_its_own_put(tmp_pat
     assert a.get("k-b") == Reply("from b", 3, 2)
     assert b.get("k-a") == Reply("from a", 4, 1)
     assert a.get("k-a") == Reply("from a", 4, 1)  # its own line, reread harmlessly
+
+
+def test_a_partial_rate_says_how_many_were_checked():
+    """Issue 40: a verify row read "0.0% (6 not checked)" when 6 of 8 passed unchecked and the
+    2 checked were dropped; the rate is over the checked ones, and the cell says so."""
+    from foilbench.construct.engine.log import survival_text
+
+    row = {"in": 8, "out": 6, "survival": 0.0, "not_checked": 6,
+           "not_checked_by_reason": {"no --detector": 6}}
+    assert survival_text(row) == "0.0% of 2 checked; 6 passed unchecked (no --detector)"
+    assert survival_text({"in": 8, "survival": 0.5}) == "50.0%"
+
+
+def test_ctrl_c_leaves_the_survival_tables_and_every_candidate_an_outcome(tmp_path):
+    """Issue 40: Ctrl-C wrote no survival tables. A text backend interrupted at the self-check
+    (step 5) stands in for the key press."""
+    from foilbench.construct.backends.base import TextBackend
+
+    template = resolve_backend("text", "template")
+
+    class Interrupted(TextBackend):
+        reads_structure, accepts_images = True, False
+        fingerprint = "interrupted:1"
+
+        def complete(self, request):
+            if request.task["kind"] == "composet.self_check":
+                raise KeyboardInterrupt
+            return template.complete(request)
+
+    backends = world("image", "edit", "detector") | {"text": Interrupted()}
+    out = tmp_path / "cs"
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline("composet", composet_config(), backends, out, progress=False, retries=0)
+    md = (out / "survival.md").read_text()
+    assert "(run stopped: interrupted;" in md and "| foil enumeration (step 4) |" in md
+    prov = json.loads((out / "construction.json").read_text())
+    assert prov["stopped"] == "interrupted"
+    outcomes = [json.loads(x) for x in (out / "construction_log.jsonl").read_text().splitlines()]
+    assert any(r.get("reason") == "not reached: interrupted" for r in outcomes)

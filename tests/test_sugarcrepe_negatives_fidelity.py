@@ -102,6 +102,8 @@ def test_export_then_algorithm_1_on_the_validated_set(unrefined, tmp_path):
     val = tmp_path / "val"
     res = invoke("review", "export", str(out), "--out", str(val))
     assert res.exit_code == 0, res.output
+    # the command it suggests is the one run below (it once named a --validated option)
+    assert f"next: foilbench construct sugarcrepe {val} --out FINAL" in res.output
     assert rv.is_dir()
     bench = load_benchmark(val)
     kept = {i for i, (_, v) in verdicts.items() if v == "false"}
@@ -118,6 +120,11 @@ def test_export_then_algorithm_1_on_the_validated_set(unrefined, tmp_path):
     assert "calls: 0 made" in res.output
     fb = load_benchmark(final)
     assert fb.items.validated.all() and set(fb.items.item_id) <= kept and len(fb.items) > 0
+    def refuse(token):
+        raise AssertionError(f"non-JSON token {token}")
+
+    for name in ("manifest.json", "construction.json"):  # standard JSON: no NaN token
+        json.loads((final / name).read_text(), parse_constant=refuse)
     extras = fb.manifest.extras
     assert "the paper's order" in extras["order"]
     created = [json.loads(x) for x in (final / "construction_log.jsonl").read_text().splitlines()]
@@ -205,6 +212,10 @@ def test_small_caption_set_keeps_items_or_says_which_option(tmp_path):
                  "--types", "add_att", "--no-progress")
     said = str(res.exception)  # a ConstructError: the CLI prints it and exits 2
     assert "Algorithm 1 kept no item" in said and "--zero-bin" in said
+    # issue 40: the build that Algorithm 1 ended still writes its survival tables
+    md = (tmp_path / "a" / "survival.md").read_text()
+    assert "(run stopped: Algorithm 1 kept no item;" in md
+    assert "| adversarial refinement (Alg. 1) | caption x type | 10 | 0 | 10 | 0.0% |" in md
     res = invoke("construct", "sugarcrepe", str(caps), "--out", str(tmp_path / "b"),
                  "--zero-bin", "--no-progress")
     assert res.exit_code == 0, res.output

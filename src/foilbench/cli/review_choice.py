@@ -76,5 +76,10 @@ def export_choice(bench_dir: Path, out_dir: Path, allow_pending: bool,
         session.store.close()
     click.echo(f"wrote {report['n_items']} validated items to {out_dir}")
     click.echo(summary_lines(report))
-    click.echo(f"report: {out_dir / REPORT_JSON}; next: foilbench construct sugarcrepe "
-               f"CAPTIONS --validated {out_dir} --out FINAL (Algorithm 1 on the validated set)")
+    click.echo(f"report: {out_dir / REPORT_JSON}; next: {next_command(out_dir)}")
+
+
+def next_command(out_dir: Path) -> str:
+    """The command that runs Algorithm 1 on the validated set (its folder as CAPTIONS)."""
+    return (f"foilbench construct sugarcrepe {out_dir} --out FINAL (Algorithm 1 on the "
+            "validated set)")

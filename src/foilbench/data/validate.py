@@ -243,7 +243,9 @@ def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
                 found.append(Problem(item_id, col, "identical_images",
                                      "two images of this item are identical: a model can "
                                      "only tie on it", row_no))
-    return found
+    from foilbench.data.context_check import past_context_problems
+
+    return found + past_context_problems(bench, Problem)
 
 
 def _finite_fraction(value: object) -> bool:

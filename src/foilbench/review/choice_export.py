@@ -6,7 +6,8 @@ True``, validated on write and read back, plus ``validation_report.json`` (verdi
 discard rates, overall and per type, with Wilson intervals) and
 ``validation_decisions.parquet`` (the full log, undos included). An unfinished validation is
 refused unless ``allow_pending``; pending items are then left out and the manifest is partial.
-``foilbench construct sugarcrepe --validated OUT`` runs Algorithm 1 on the result.
+``foilbench construct sugarcrepe OUT --out FINAL`` runs Algorithm 1 on the result (the
+exported folder is its CAPTIONS).
 """
 
 from __future__ import annotations

@@ -8,8 +8,13 @@ tier is constrained to 77 BPE tokens").
   pre-tokenisation rule (lower-cased words, single digits, runs of punctuation) and a table of
   each world word's BPE length (``clip_token_lengths.json``, measured once with open_clip's
   ViT-B-32 tokenizer; ``tests/test_world_token_budget.py`` re-measures it). A piece missing
-  from the table counts one token per character, an upper bound for byte-pair encoding
-  (merges only shorten). The embedded suite uses it (world words only, so it is exact there).
+  from the table counts one token per UTF-8 byte, an upper bound for byte-level byte-pair
+  encoding (each byte is one base token; merges only shorten): a Chinese character is three
+  bytes, so up to three tokens. The embedded suite uses it (world words only, so it is exact
+  there).
+- :func:`same_in_context` says whether two texts reach a 77-token CLIP text encoder as the
+  same tokens (they differ only past the cut), the context guard every construction method
+  and ``inspect`` apply to a negative and its positive.
 - :func:`long_tier_counter` is what a caption written by a language model is counted with:
   open_clip's tokenizer and its packaged BPE vocabulary (offline) when open_clip_torch is
   installed (``COUNTER_BPE``), else the table-plus-characters bound above (``COUNTER_BOUND``),
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
@@ -58,9 +63,20 @@ def token_count(text: str) -> int:
 
     >>> token_count("a red cube on a white background")
     9
+    >>> token_count("红色")  # two characters, six UTF-8 bytes: at most six tokens
+    8
     """
     table = token_lengths()
-    return START_END + sum(table.get(p, len(p)) for p in pieces(text))
+    return START_END + sum(table.get(p, _bytes(p)) for p in pieces(text))
+
+
+def _bytes(piece: str) -> int:
+    return len(piece.encode("utf-8"))
+
+
+#: content tokens a 77-token CLIP encoder sees: open_clip's tokenize keeps
+#: [start] + tokens[:76], then writes the end token over the last, so 75 remain
+VISIBLE = CONTEXT - START_END
 
 
 @dataclass(frozen=True)
@@ -103,3 +119,57 @@ def long_tier_counter(kind: str = "auto") -> TokenCounter:
         else:
             return TokenCounter(COUNTER_BPE, _bpe_count, True)
     return TokenCounter(COUNTER_BOUND, token_count, False)
+
+
+def same_in_context(a: str, b: str, kind: str = "auto") -> bool | None:
+    """Whether ``a`` and ``b`` reach a CLIP text encoder (77-token context, open_clip's
+    truncation) as the same tokens, although the texts differ past the cut.
+
+    With CLIP's BPE (open_clip installed, ``kind`` "auto" or "bpe") the answer is exact: the
+    first 75 content tokens are compared. With the ``"bound"`` counter the tokens before the
+    first differing word are bounded (at least one per word, at most one per byte): True when
+    even the lower bound reaches 75, False when the differing words end before the cut by the
+    upper bound, None when the bounds cannot tell (a caller treats that as unsafe and says so).
+    Texts equal after CLIP's cleaning (case, whitespace) are the same (True).
+
+    >>> same_in_context("a red cube", "a blue cube", kind="bound")
+    False
+    >>> same_in_context("a red cube " + "and a cube " * 30, "a red cube " + "and a cube " * 30
+    ...                 + "and a red ball", kind="bound")
+    True
+    """
+    pa, pb = pieces(a), pieces(b)
+    if token_count(a) <= CONTEXT and token_count(b) <= CONTEXT:
+        return pa == pb  # both whole within the context (bounds from above): no cut at all
+    if kind == "bound" or long_tier_counter(kind).name == COUNTER_BOUND:
+        return _same_by_bounds(pa, pb)
+    tok = _bpe_tokenizer()
+    return tok.encode(a)[:VISIBLE] == tok.encode(b)[:VISIBLE]
+
+
+def _same_by_bounds(pa: list[str], pb: list[str]) -> bool | None:
+    if pa == pb:
+        return True
+    k = next((i for i, (x, y) in enumerate(zip(pa, pb, strict=False)) if x != y),
+             min(len(pa), len(pb)))
+    table = token_lengths()
+    lowest = sum(table.get(p, 1) for p in pa[:k])
+    if lowest >= VISIBLE:
+        return True
+    differing = [p for p in (pa[k:k + 1] + pb[k:k + 1])]
+    highest = sum(table.get(p, _bytes(p)) for p in pa[:k]) + max(
+        (table.get(p, _bytes(p)) for p in differing), default=0)
+    return False if highest <= VISIBLE else None
+
+
+#: the reason a construction log and ``inspect`` give for such a negative
+PAST_CONTEXT = ("negative identical to the positive after CLIP's 77-token cut (it differs only "
+                "past the text encoder's context)")
+
+
+def past_context(positive: str, negatives: Sequence[str], start: int = 0) -> list[int]:
+    """Indices (from ``start``) of negatives a 77-token CLIP encoder cannot tell from the
+    positive (:func:`same_in_context`; an undecidable one counts too), leaving aside exact
+    repeats, which each method already drops as such."""
+    return [start + k for k, t in enumerate(negatives)
+            if t.lower() != positive.lower() and same_in_context(positive, t) is not False]

@@ -27,6 +27,7 @@ from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.stages import Context, Failure, answered, drop_failed
 from foilbench.construct.validators.image_checks import background_whiteness
+from foilbench.world.token_budget import PAST_CONTEXT, past_context
 
 NEGATIVE_SETS = ("swap", "confusion")
 
@@ -166,22 +167,26 @@ def stage_negatives(ctx: Context, tracks: list[Candidate], track: str) -> list[C
             concept = _concept(t)
             c = t.data["concept_c"]
             text, spans = c.data["captions"][track], c.data["spans"][track]
-            negs, removed, true = {}, {}, {}
+            negs, removed, true, past = {}, {}, {}, {}
             for name, arrangements in (("swap", swap_arrangements(concept)),
                                        ("confusion", confusion_arrangements(concept))):
                 texts = [substitute(text, spans, o, v) for o, v in arrangements]
                 negs[name], removed[name] = dedupe(texts, text)
+                cut = set(past_context(text, negs[name]))  # the encoder sees the positive
+                past[name] = len(cut)
+                negs[name] = [n for k, n in enumerate(negs[name]) if k not in cut]
                 first = {}  # the arrangement behind each kept text (first one wins)
                 for arr, t_ in zip(arrangements, texts, strict=True):
                     first.setdefault(t_, arr)
                 true[name] = equivalent_positions(concept, [first[n] for n in negs[name]])
             if not negs["swap"] and not negs["confusion"]:
-                st.drop(t, "no negative exists (N = 1)")
+                st.drop(t, PAST_CONTEXT if any(past.values()) else "no negative exists (N = 1)",
+                        verdicts={"past_context": past})
                 continue
             t.data["negatives"], t.data["removed"] = negs, removed
             t.data["true_negatives"] = true
             st.passed(t, outputs={k: len(v) for k, v in negs.items()},
-                      verdicts={"duplicates_removed": removed})
+                      verdicts={"duplicates_removed": removed, "past_context": past})
     return st.survivors
 
 

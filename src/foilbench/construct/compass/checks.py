@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from foilbench.construct.compass.sampling import CaptionSpec
+from foilbench.world.token_budget import PAST_CONTEXT, past_context
 
 ATTR_SLACK = 2
 REL_GAP = 8
@@ -110,7 +111,7 @@ def caption_problems(specs: Sequence[CaptionSpec], texts: Sequence[str], pools,
         if t == positive:
             problems.append((i, "negative repeats the positive or another negative"))
         skill_seen.add(t)
-    return problems
+    return problems + [(i, PAST_CONTEXT) for i in past_context(texts[0], texts[1:], start=1)]
 
 
 def distinct_problems(cap) -> list[str]:
@@ -126,4 +127,7 @@ def distinct_problems(cap) -> list[str]:
     for negs in cap.skill_negatives.values():
         if any(t.lower() == positive for _, t in negs):
             out.append("negative repeats the positive or another negative")
+    texts = [*cap.composed_negatives, *(t for negs in cap.skill_negatives.values() for _, t in negs)]
+    if past_context(cap.text, texts):
+        out.append(PAST_CONTEXT)
     return out

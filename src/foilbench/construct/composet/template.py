@@ -9,9 +9,12 @@ Each function answers one step's task in the JSON the step's prompt asks for (se
 - ``caption_qc`` (after step 2): the spec rewritten to the scene the world renderer drew.
 - ``instance_captions`` (step 3): one caption per object, anchored on it (its full
   description and where it stands).
-- ``foils`` (step 4): a naive proposer. It walks the 16 edit types in a seeded order and
-  proposes a target and a new value *without* checking that the edit can be made, as a
-  language model proposing from a description would; its captions are naive too.
+- ``foils`` (step 4): a careful proposer. It walks the 16 edit types in a seeded order and
+  proposes a target and a new value, keeping only proposals the world can make and that are
+  not already proposed (the self-check's own rules), as a model that reads the scene would;
+  so the offline build reaches §3's "at least 15 foils" per scene. Its captions stay naive
+  (the self-check corrects them to the world's phrases). A scene too small for ``n_foils``
+  distinct edits gets fewer proposals, never a repeated one.
 - ``self_check`` (step 5): the exact check. It applies each proposal with the world's edit
   functions and rejects what cannot be made (no agent for actions and roles, a value the
   object already has, a state the object cannot take, a target no caption can single out, a
@@ -142,9 +145,7 @@ def _propose(scene: Scene, edit_type: str, rng: np.random.Generator, seed: list[
     objs = scene.objects
     n = len(objs)
     if edit_type in AGENT_TYPES:
-        return {"edit_type": edit_type, "target_object": "person", "base_attribute": "reading",
-                "foil_attribute": "waving", "base_caption": "a person reading",
-                "foil_caption": "a person waving", "world": None}
+        return _propose_agent(scene, edit_type, rng, seed)
     i = int(rng.integers(n))
     base_np = full_phrase(objs[i]).text()
     world: dict = {"edit_type": edit_type, "seed": seed, "choice": {"target": i}}
@@ -177,14 +178,52 @@ def _propose(scene: Scene, edit_type: str, rng: np.random.Generator, seed: list[
             "world": world}
 
 
+def _propose_agent(scene: Scene, edit_type: str, rng: np.random.Generator,
+                   seed: list[int]) -> dict:
+    """An action or role edit on an agent the scene has (``world`` None when it has none)."""
+    from foilbench.world.edit_agent import role_pairs
+    from foilbench.world.vocab import AGENTS
+
+    agents = [i for i, o in enumerate(scene.objects) if o.category in AGENTS]
+    pairs = role_pairs(scene)
+    if edit_type == "modify_action" and agents:
+        i = agents[int(rng.integers(len(agents)))]
+        choice: dict = {"target": i}
+    elif edit_type == "swap_role" and pairs:
+        i, j = pairs[int(rng.integers(len(pairs)))]
+        choice = {"targets": [i, j]}
+    else:
+        return {"edit_type": edit_type, "target_object": "person", "base_attribute": "reading",
+                "foil_attribute": "waving", "base_caption": "a person reading",
+                "foil_caption": "a person waving", "world": None}
+    obj = scene.objects[i]
+    phrase = full_phrase(obj).text()
+    return {"edit_type": edit_type, "target_object": obj.category,
+            "base_attribute": _current(obj, "state"), "foil_attribute": "another action",
+            "base_caption": phrase, "foil_caption": f"{phrase} (another action)",
+            "world": {"edit_type": edit_type, "seed": seed, "choice": choice}}
+
+
+#: draws per requested foil before the proposer gives up on a scene that cannot take more
+DRAWS_PER_FOIL = 12
+
+
 def foils(task: dict, request) -> str:
+    """Up to ``n_foils`` proposals the world can make, none repeating another (module doc)."""
     scene = world_scene(task["spec"])
     seed = int(task["seed"])
+    wanted = int(task["n_foils"])
     rng = np.random.default_rng([SCENE_STREAM, seed, 1])
     types = list(TAXONOMY)
     order = [types[int(k)] for k in rng.permutation(len(types))]
-    out = [_propose(scene, order[k % len(order)], rng, [seed, k])
-           for k in range(int(task["n_foils"]))]
+    out: list[dict] = []
+    seen: dict = {}
+    for k in range(wanted * DRAWS_PER_FOIL):
+        if len(out) == wanted:
+            break
+        proposal = _propose(scene, order[k % len(order)], rng, [seed, k])
+        if _verdict(scene, len(out), proposal, seen)["keep"]:
+            out.append(proposal)
     return _json({"foils": out})
 
 
@@ -204,7 +243,7 @@ def realise_world_edit(scene: Scene, world: dict):
 def _precheck(scene: Scene, world: dict) -> tuple[str, str] | None:
     """(issue, why) for what the world rejects before trying the edit, else None."""
     edit_type, choice = world["edit_type"], world.get("choice") or {}
-    if edit_type in PAIR_TYPES:
+    if "targets" in choice:
         i, j = choice["targets"]
         return ("not_applicable", "the edit needs two different objects") if i == j else None
     obj = scene.objects[int(choice["target"])]

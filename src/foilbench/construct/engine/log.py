@@ -306,8 +306,9 @@ def survival_text(row: dict) -> str:
         text = f"not checked ({why})" if unchecked else ""
     else:
         text = f"{100 * row['survival']:.1f}%"
-        if unchecked:
-            text += f" ({unchecked} not checked: {why})"
+        if unchecked:  # the rate is over the checked ones only: say how many that is
+            checked = int(row.get("in") or 0) - unchecked
+            text += f" of {checked} checked; {unchecked} passed unchecked ({why})"
     for part, n in (row.get("part_not_checked") or {}).items():
         text += f"; {n} without {part}"
     if row.get("stopped"):

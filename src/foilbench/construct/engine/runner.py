@@ -86,6 +86,12 @@ def _is_world(backend: Backend) -> bool:
     return _spec(backend) == "world"
 
 
+#: world backends by role -> the roles whose images they read (the scene rides in the image)
+WORLD_READERS = {"detector": ("image", "edit"), "vqa": ("image", "edit"), "edit": ("image",)}
+WORLD_ALTERNATIVES = {"detector": "hf-det:DIR", "vqa": "hf-vlm:DIR or api:PROVIDER:MODEL",
+                      "edit": "api:openai-image:MODEL or diffusers:DIR (with --detector)"}
+
+
 def check_fit(name: str, backends: dict[str, Backend]) -> None:
     """Refuse a backend that cannot serve its role, with the fix (before any call is made)."""
     image = backends.get("image")
@@ -100,16 +106,23 @@ def check_fit(name: str, backends: dict[str, Backend]) -> None:
     # (one built in code, with no spec, is trusted: it may carry the scene along)
     drawn = [r for r in ("image", "edit") if r in backends and _spec(backends[r])
              and not (_is_world(backends[r]) or getattr(backends[r], "reads_structure", False))]
-    for role in ("detector", "vqa"):
-        if role in backends and _is_world(backends[role]) and drawn:
+    for role, reads in WORLD_READERS.items():
+        sources = [r for r in drawn if r in reads]
+        if role in backends and _is_world(backends[role]) and sources:
             others = ", ".join(f"--{r} {_spec(backends[r]) or backends[r].fingerprint}"
-                               for r in drawn)
+                               for r in sources)
             raise ConstructError(
                 f"--{role} world reads the scene that the world renderer stores in its images, "
-                f"so it cannot check images from {others}; give --{role} "
-                f"{'hf-det:DIR' if role == 'detector' else 'hf-vlm:DIR or api:PROVIDER:MODEL'}"
+                f"so it cannot {'edit' if role == 'edit' else 'check'} images from {others}; "
+                f"give --{role} {WORLD_ALTERNATIVES[role]}"
                 f"{' (or none)' if role == 'detector' and name == 'composet' else ''}, or use "
-                + " and ".join(f"--{r} world" for r in drawn))
+                + " and ".join(f"--{r} world" for r in sources))
+
+
+def _headline(message: str, limit: int = 80) -> str:
+    """An error's first clause, cut at a word for a table title (the log has it whole)."""
+    head = message.split(";")[0].split(": on ")[0]
+    return head if len(head) <= limit else head[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str | Path, *,
@@ -154,6 +167,12 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     except ConstructError as e:
         e.survival = ctx.log.survival()  # "nothing survived": the table says where and why
         e.drop_causes = ctx.log.drop_causes()
+        # a stage that ended the build (e.g. "Algorithm 1 kept no item") leaves the tables too
+        write_record(ctx, name, options, stopped=_headline(str(e)))
+        raise
+    except KeyboardInterrupt:  # Ctrl-C: every open candidate gets an outcome, tables written
+        ctx.log.not_reached("interrupted")
+        write_record(ctx, name, options, stopped="interrupted")
         raise
     except SpendCapReached as e:  # every candidate gets an outcome, the tables are written
         e.not_reached = ctx.log.not_reached("spend cap")

@@ -42,6 +42,7 @@ from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, clean_sentence, parse_json, require
 from foilbench.construct.engine.stages import ConstructError, Context, Failure
+from foilbench.world.token_budget import PAST_CONTEXT, same_in_context
 
 ROLES = {"text": True}
 TYPES: dict[str, tuple[str, str, str]] = {
@@ -232,6 +233,8 @@ def _accept_negative(st, c: Candidate, negative: str, res, must_contain: str = "
         st.drop(c, "negative equals the positive", outputs={"negative": negative})
     elif must_contain and must_contain.lower() not in negative.lower():
         st.drop(c, "new concept missing from the negative", outputs={"negative": negative})
+    elif same_in_context(c.data["caption"], negative) is not False:
+        st.drop(c, PAST_CONTEXT, outputs={"negative": negative})
     else:
         c.data["negative"] = negative
         st.passed(c, **res.describe(), outputs={"negative": negative})
