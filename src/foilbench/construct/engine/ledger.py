@@ -181,6 +181,13 @@ class SpendLedger:
         rows = [r for k, r in self._open.items() if not (others_only and k in self._mine)]
         return sorted(rows, key=lambda r: r.get("t", 0))
 
+    def left_open(self) -> list[dict]:
+        """Open reservations whose process is gone (a kill): each still counts at its worst
+        case until the user releases it (:meth:`release_open`)."""
+        now, here = time.time(), host()
+        return [r for r in self.open_reservations()
+                if claim_dead({**r, "t": now}, here, self._mine)]
+
     # -- writing ----------------------------------------------------------------------------
     @contextmanager
     def _locked(self):
@@ -327,7 +334,11 @@ class SpendLedger:
                 self._mine.discard(held["id"])
 
     def describe(self) -> dict:
+        """The cap and the folder-wide totals (every process, from the ledger), then this
+        process's own."""
+        self.refresh()
         return {"cap_usd": self.cap, "cap_option": self.option,
+                "folder_committed_usd": round(self.total, 6),
                 "folder_billed_usd": round(self.settled, 6),
                 "folder_requests": self.requests,
                 "folder_open_reservations_usd": round(self.reserved, 6),
