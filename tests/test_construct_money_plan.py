@@ -1,0 +1,57 @@
+"""Plans you can trust (issue 40): a stage keeps at most what it asked for (extra proposals are
+cut and logged), so the dry run's call counts and USD bound hold; measured against the STRICT
+provider fake, which proposes six foils per scene whatever it is asked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from _strict_providers import StrictProviders
+from _strict_scripts import composet_answer, composet_image
+from foilbench.cli.main import cli
+
+SPECS = ["--text", "api:openai:gpt-5-mini", "--image", "api:gemini-image:gemini-2.5-flash-image",
+         "--edit", "api:gemini-image:gemini-2.5-flash-image"]
+
+
+@pytest.fixture
+def strict(monkeypatch, tmp_path):
+    server = StrictProviders(answer=composet_answer, image=composet_image)
+    server.environ(monkeypatch)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    yield server
+    server.close()
+
+
+def dry_bound(output: str) -> tuple[int, float]:
+    line = next(x for x in output.splitlines() if x.strip().startswith("total"))
+    parts = line.split()
+    return int(parts[3]), float(parts[7].lstrip("$"))
+
+
+def test_foils_per_scene_is_enforced_and_the_plan_holds(strict, tmp_path):
+    out = tmp_path / "o"
+    cmd = ["construct", "composet", *SPECS, "--n-scenes", "2", "--foils-per-scene", "1",
+           "--min-foils", "0", "--size", "64", "--no-progress", "--out", str(out),
+           "--max-spend", "50"]
+    dry = CliRunner().invoke(cli, [*cmd, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    calls, usd = dry_bound(dry.output)
+    res = CliRunner().invoke(cli, cmd)
+    assert res.exit_code == 0, res.output
+    edits = [r for r in strict.requests if ":generateContent" in r["path"]
+             and b"inline_data" in r["raw"] + b"inlineData"]
+    print(f"--foils-per-scene 1 --n-scenes 2: planned at most {calls} calls, ${usd:.4f}; made "
+          f"{len(strict.requests)} requests, billed ${strict.billed_usd:.4f}")
+    assert len(strict.requests) <= calls and strict.billed_usd <= usd
+    log = [json.loads(x) for x in (out / "construction_log.jsonl").read_text().splitlines()]
+    cuts = [r for r in log if r.get("stage") == "foil enumeration (step 4)"
+            and r.get("outputs", {}).get("truncated_by_variant")]
+    assert len(cuts) == 2 and all(r["outputs"]["truncated_by_variant"] == {"main": 5}
+                                  for r in cuts)
+    assert all(r["inputs"]["foils_asked"] == 1 for r in cuts)
+    assert len(edits) <= 2 * 2  # two scenes, one foil each: one base render and one edit
