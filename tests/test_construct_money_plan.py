@@ -5,7 +5,6 @@ provider fake, which proposes six foils per scene whatever it is asked."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
