@@ -96,3 +96,34 @@ def test_a_second_claim_in_one_process_waits_for_the_first():
     assert led.claim("k")["pid"] == os.getpid()  # another thread waits
     led.unclaim("k")
     assert led.claim("k") is None
+
+
+def test_gemini_3_is_sent_its_default_temperature(monkeypatch, tmp_path):
+    """Google strongly recommends Gemini 3's default 1.0 (below it: looping, which burns output
+    tokens to the limit); text and VQA requests to Gemini 3 carry 1.0 whatever the pipeline
+    asked, Gemini 2.5 what it asked (through the strict fake)."""
+    from PIL import Image
+
+    from _strict_providers import StrictProviders
+
+    strict = StrictProviders()
+    strict.environ(monkeypatch)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    try:
+        led = SpendLedger(tmp_path / "o", 5.0)
+        sent = []
+        for model in ("gemini-3-pro-preview", "gemini-2.5-flash"):
+            for role in ("text", "vqa"):
+                b = resolve_backend(role, f"api:gemini:{model}", ledger=led,
+                                    policy=RetryPolicy(max_retries=0, timeout=10))
+                if role == "text":
+                    b.complete(TextRequest(prompt="Say yes.", temperature=0.0, max_tokens=32))
+                else:
+                    b.answer(Image.new("RGB", (32, 32), 9), "Is it dark?", ["yes", "no"])
+                body = json.loads(strict.requests[-1]["raw"])
+                sent.append((model, role, body["generationConfig"]["temperature"]))
+        assert sent == [("gemini-3-pro-preview", "text", 1.0), ("gemini-3-pro-preview", "vqa", 1.0),
+                        ("gemini-2.5-flash", "text", 0.0), ("gemini-2.5-flash", "vqa", 0.0)]
+        assert strict.rejected == []
+    finally:
+        strict.close()
