@@ -5,6 +5,8 @@ provider fake, which proposes six foils per scene whatever it is asked."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -54,3 +56,64 @@ def test_foils_per_scene_is_enforced_and_the_plan_holds(strict, tmp_path):
                                   for r in cuts)
     assert all(r["inputs"]["foils_asked"] == 1 for r in cuts)
     assert len(edits) <= 2 * 2  # two scenes, one foil each: one base render and one edit
+
+
+def sugarcrepe_answer(provider, model, system, prompt, images) -> str:
+    """SugarCrepe's four steps, told apart by the prompt's last lines."""
+    caption = re.findall(r"^Caption: (.*)$", prompt, re.M)[-1].strip()
+    tail = prompt[prompt.rfind("Caption:"):]
+    if "Old:" in tail:
+        old, new = re.search(r"Old: (.*), new: (.*)$", tail, re.M).groups()
+        return json.dumps({"caption": caption.replace(old.strip(), new.strip())})
+    if "Given:" in tail:
+        return json.dumps({"new": "zebra"})
+    if "Concept:" in tail:
+        return json.dumps({"concepts": [caption.rstrip(".").split()[-1]]})
+    return json.dumps({"possible": False})
+
+
+def compass_answer(provider, model, system, prompt, images) -> str:
+    return json.dumps({"caption": "A plain picture of some things."})
+
+
+def method_runs(tmp_path: Path, strict) -> dict[str, list[str]]:
+    from _construct_helpers import caption_set
+    from _strict_scripts import AutocompAnswers
+
+    common = ["--no-progress", "--max-spend", "50"]
+    return {
+        "composet": (composet_answer, ["composet", *SPECS, "--n-scenes", "2",
+                                       "--foils-per-scene", "6", "--min-foils", "0", "--size",
+                                       "64", *common]),
+        "sugarcrepe": (sugarcrepe_answer, ["sugarcrepe", str(caption_set(tmp_path / "coco")),
+                                           "--text", "api:openai:gpt-4o-mini", "--no-refine",
+                                           *common]),
+        "autocomp": (AutocompAnswers(), ["autocomp", "--text", "api:openai:gpt-5-mini",
+                                         "--image", "world", "--detector", "world", "--vqa",
+                                         "api:gemini:gemini-2.5-flash", "--tasks", "color",
+                                         "--n", "1,2", "--concepts", "3", *common]),
+        "compass": (compass_answer, ["compass", "--text", "api:anthropic:claude-haiku-4-5",
+                                     "--n-scenes", "3", *common]),
+    }
+
+
+@pytest.mark.parametrize("method", ["composet", "sugarcrepe", "autocomp", "compass"])
+def test_the_dry_run_bounds_each_methods_bill(strict, tmp_path, monkeypatch, method):
+    answer, cmd = method_runs(tmp_path, strict)[method]
+    if method == "autocomp":
+        import foilbench.construct.backends.world as world
+
+        monkeypatch.setattr(world, "tag", answer.record(world.tag))
+    strict.answer = answer
+    out = tmp_path / method
+    dry = CliRunner().invoke(cli, ["construct", *cmd, "--out", str(out), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    calls, usd = dry_bound(dry.output)
+    res = CliRunner().invoke(cli, ["construct", *cmd, "--out", str(out)])
+    assert strict.rejected == []
+    assert strict.requests, res.output
+    print(f"{method}: dry-run bound ${usd:.4f} over {calls} calls; billed "
+          f"${strict.billed_usd:.4f} over {len(strict.requests)} requests; bound/billed "
+          f"{usd / strict.billed_usd:.1f}x")
+    assert len(strict.requests) <= calls
+    assert strict.billed_usd <= usd

@@ -107,6 +107,17 @@ class _APIImages:
         except PriceError:
             return float("nan")
 
+    def call_bound(self, calls: Any) -> float:
+        """Most one call of a planned stage can cost: its prompt size, its image side (the
+        size asked) and, for an edit, the input image and a mask; unpriced: NaN."""
+        side = calls.image_side or DRY_IMAGE_SIDE
+        size = (side, side) if calls.image_side else (1536, 1024)
+        try:
+            return self.worst_case("x" * (calls.prompt_bytes or DRY_PROMPT_BYTES), size,
+                                   size if calls.edit else None, bool(calls.edit))
+        except PriceError:
+            return float("nan")
+
     def _post(self, prompt: str, seed: int, size: tuple[int, int], image_png: bytes | None,
               mask: bytes | None, on_resend) -> tuple[dict, int]:
         key_provider = KEY_PROVIDER[self.provider]
@@ -176,6 +187,9 @@ class _OverAPIImages:
     @property
     def cost_per_call_usd(self) -> float:
         return self.impl.cost_per_call_usd
+
+    def call_bound(self, calls: Any) -> float:
+        return self.impl.call_bound(calls)
 
     @property
     def fingerprint(self) -> str:

@@ -55,6 +55,8 @@ WHY = {"length": "cut at its output limit twice (the second time with twice the 
        "empty": "empty", "refusal": "a refusal", "safety": "blocked for safety or policy"}
 #: the dry run's largest request: input text tokens and images (of this side), answer tokens
 DRY_INPUT_TOKENS, DRY_IMAGE_SIDE = 16000, 1024
+#: a planned call that names no output budget gets the text request's default
+DRY_MAX_TOKENS_DEFAULT = 512
 
 
 def usage_reported(provider: str, data: dict) -> tuple[bool, bool]:
@@ -133,6 +135,21 @@ class TokenPricedAPI:
             return first + again
         except PriceError:
             return float("nan")
+
+    def call_bound(self, calls: Any) -> float:
+        """Most one call of a planned stage can cost (:class:`~foilbench.construct.engine.
+        budget.Calls`): its own prompt size, images and output budget, then the one retry of
+        a cut reply at twice the budget; unpriced: NaN."""
+        max_tokens = calls.max_tokens or DRY_MAX_TOKENS_DEFAULT
+        texts = ["x" * (calls.prompt_bytes or DRY_INPUT_TOKENS)]
+        side = calls.image_side or DRY_IMAGE_SIDE
+        sizes = [(side, side)] * calls.images
+        try:
+            first = self.worst_case(texts, sizes, max_tokens, self.thinking)
+            again = self.worst_case(texts, sizes, 2 * max_tokens, self._more(self.thinking))
+        except PriceError:
+            return float("nan")
+        return first + again
 
     def _more(self, thinking: int | None) -> int | None:
         if thinking == 0 or not thinks(self.provider, self.model, thinking):
