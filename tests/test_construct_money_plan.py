@@ -117,3 +117,49 @@ def test_the_dry_run_bounds_each_methods_bill(strict, tmp_path, monkeypatch, met
           f"{usd / strict.billed_usd:.1f}x")
     assert len(strict.requests) <= calls
     assert strict.billed_usd <= usd
+
+
+class RandomComposet:
+    """CompoSET answers with random outcomes (seeded): 0-12 foils proposed whatever was asked,
+    random self-check verdicts, and replies padded to random lengths, some past their output
+    budget (cut, then asked again at twice the budget)."""
+
+    def __init__(self, seed: int) -> None:
+        import random
+
+        self.rng = random.Random(seed)
+
+    def __call__(self, provider, model, system, prompt, images) -> str:
+        from _construct_fake_api import FOILS, STEPS, ComposetResponder
+
+        step = next(v for k, v in STEPS.items() if k in system)
+        if step == "foils":
+            k = self.rng.randint(0, 12)
+            foils = ComposetResponder.foils(prompt)["foils"]
+            reply = {"foils": [foils[i % len(FOILS)] for i in range(k)]}
+        elif step == "self_check":
+            n = len(re.findall(r"^\d+\. ", prompt, re.M))
+            reply = {"verdicts": [{"index": i, "keep": self.rng.random() < 0.7, "issue": ""}
+                                  for i in range(n)]}
+        else:
+            reply = json.loads(composet_answer(provider, model, system, prompt, images))
+        reply["note"] = "x" * self.rng.choice([0, 200, 2000, 9000])
+        return json.dumps(reply)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_dry_run_bounds_random_stage_outcomes(strict, tmp_path, seed):
+    """Property (seeded random; hypothesis is not a dependency): whatever the model proposes
+    and however long it answers, the bill stays under the dry run's bound."""
+    strict.answer = RandomComposet(seed)
+    out = tmp_path / "o"
+    cmd = ["construct", "composet", *SPECS, "--n-scenes", "2", "--foils-per-scene", "3",
+           "--min-foils", "0", "--size", "64", "--no-progress", "--out", str(out),
+           "--max-spend", "50"]
+    dry = CliRunner().invoke(cli, [*cmd, "--dry-run"])
+    calls, usd = dry_bound(dry.output)
+    CliRunner().invoke(cli, cmd)  # may end with no survivor: what was billed still counts
+    assert strict.rejected == [] and strict.requests
+    print(f"seed {seed}: billed ${strict.billed_usd:.4f} over {len(strict.requests)} "
+          f"requests; bound ${usd:.4f} over {calls} calls")
+    assert strict.billed_usd <= usd  # a cut reply's second request is in the USD bound
