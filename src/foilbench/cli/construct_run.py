@@ -34,7 +34,8 @@ def common_options(fn):
                        "worst case (default: FOILBENCH_API_SPEND_CAP or 5).")
     @click.option("--price", "prices", multiple=True, metavar="MODEL=IN/OUT",
                   help="USD per million input/output tokens of a model not in the price list "
-                       "(or to replace its list price), e.g. openai:my-model=1.25/10.")
+                       "(or to replace its list price), e.g. openai:my-model=1.25/10; an "
+                       "image model takes USD per image, e.g. openai-image:my-imager=0.08.")
     @click.option("--allow-unpriced", is_flag=True,
                   help="Let models with no known price run (only with --max-spend; they are "
                        "reserved and billed at the dearest listed price).")
