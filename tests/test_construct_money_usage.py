@@ -127,3 +127,17 @@ def test_gemini_3_is_sent_its_default_temperature(monkeypatch, tmp_path):
         assert strict.rejected == []
     finally:
         strict.close()
+
+
+def test_an_image_reply_without_a_count_is_settled_at_its_worst_case():
+    from foilbench.construct.backends import api_image_price as pricing
+
+    book = PriceBook()
+    full = {"usage": {"input_tokens": 20, "output_tokens": 272}}
+    assert pricing.billed(book, "openai-image", "gpt-image-1", "1024x1024", "low", full) > 0
+    for usage in ({"output_tokens": 272}, {"input_tokens": 20}):
+        assert pricing.billed(book, "openai-image", "gpt-image-1", "1024x1024", "low",
+                              {"usage": usage}) is None  # the caller settles the worst case
+    for meta in ({"candidatesTokenCount": 1290}, {"promptTokenCount": 10}):
+        assert pricing.billed(book, "gemini-image", "gemini-2.5-flash-image", None, None,
+                              {"usageMetadata": meta}) is None

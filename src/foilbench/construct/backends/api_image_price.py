@@ -17,7 +17,8 @@ a flat $0.50 whatever the usage said could be below what was billed).
 Billed, settled after the reply: GPT image models from ``usage`` (text and image input tokens,
 output tokens); DALL-E at the list price (its replies carry no usage); Gemini from
 ``usageMetadata`` (image and text output split by ``candidatesTokensDetails`` when given, else
-all output at the image rate). No usage: the worst case stands.
+all output at the image rate). No usage, or usage without the input or the output count (a
+gateway's habit): the worst case stands, never 0 for the missing count.
 """
 
 from __future__ import annotations
@@ -120,16 +121,17 @@ def billed(prices: PriceBook, provider: str, model: str, size: str | None,
         return list_price(entry, size, quality)
     if entry["kind"] == "openai-tokens":
         usage = data.get("usage")
-        if not usage:
-            return None
+        if not usage or not {"input_tokens", "output_tokens"} <= set(usage):
+            return None  # a count left out is not 0: the worst case stands
         details = usage.get("input_tokens_details") or {}
         text_in = int(details.get("text_tokens", usage.get("input_tokens", 0)))
         image_in = int(details.get("image_tokens", 0))
         return (text_in * entry["text_in"] + image_in * entry["image_in"]
                 + int(usage.get("output_tokens", 0)) * entry["out"]) / 1e6
     meta = data.get("usageMetadata")
-    if not meta:
-        return None
+    if not meta or "promptTokenCount" not in meta or not (
+            "candidatesTokenCount" in meta or meta.get("candidatesTokensDetails")):
+        return None  # a count left out is not 0: the worst case stands
     out_image = out_text = 0
     details = meta.get("candidatesTokensDetails")
     if details:
