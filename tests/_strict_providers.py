@@ -28,7 +28,8 @@ does not fit what is left is cut (empty text for a reasoning model that used it 
 ``answer(provider, model, system, prompt, images)`` scripts the text; the strings
 ``"<EMPTY>"``, ``"<REFUSE>"``, ``"<SAFETY>"`` make those replies. ``faults`` is a list of
 (status, headers) answered before anything else, one per request. The fake bills every
-successful reply at the packaged list prices (``billed_usd``), as the provider would.
+successful reply from its own price list (:data:`OWN_PRICES`, exact model names, as the
+provider bills), then the packaged list for models it does not list itself (``billed_usd``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ GEMINI_CONFIG = {"temperature", "topP", "topK", "maxOutputTokens", "seed", "stop
                  "responseModalities", "imageConfig", "thinkingConfig", "candidateCount",
                  "responseMimeType", "responseSchema", "presencePenalty", "frequencyPenalty"}
 EFFORTS = {"minimal", "low", "medium", "high", "none"}
+#: what the provider bills, by exact model name, whatever foilbench's price list says (USD per
+#: million input / output tokens): a dated snapshot is its own model
+OWN_PRICES = {"openai:gpt-4o": (2.5, 10.0), "openai:gpt-4o-2024-05-13": (5.0, 15.0),
+              "openai:gpt-4o-2024-08-06": (2.5, 10.0), "openai:gpt-5-mini": (0.25, 2.0),
+              "anthropic:claude-opus-4-7": (5.0, 25.0),
+              "gemini:gemini-3-pro-preview": (2.0, 12.0)}
 
 
 class StrictProviders(StrictImages):
@@ -149,7 +156,8 @@ class StrictProviders(StrictImages):
             return e.status, {}, {"error": {"type": "invalid_request_error", "message": str(e)}}
 
     def _bill(self, provider: str, model: str, tin: int, tout: int) -> None:
-        price = self.prices.token_price(provider, model, tin)
+        price = OWN_PRICES.get(f"{provider}:{model}") or self.prices.token_price(provider, model,
+                                                                                  tin)
         if price is None:
             raise Rejected(404, f"model {model} not found")
         with self._lock:

@@ -102,8 +102,8 @@ def test_the_stage_cache_keeps_the_bound_under_its_own_name(tmp_path):
 def _ledger_only(out, usd: float) -> SpendLedger:
     led = SpendLedger(out, 1.0)
     led.settle(led.reserve(usd, "an earlier paid call"), usd)
-    assert sorted(p.name for p in (out / ".construct").iterdir()) == ["spend.jsonl",
-                                                                     "spend.lock"]
+    assert sorted(p.name for p in (out / ".construct").iterdir()) == [
+        "spend.holder", "spend.jsonl", "spend.lock"]
     return led
 
 
@@ -125,5 +125,5 @@ def test_a_ledger_next_to_the_users_files_does_not_make_the_folder_foilbenchs(tm
     assert isinstance(res.exception, OutFolderError), res.output
     assert "is not empty and was not made by `foilbench construct composet`" in str(
         res.exception)
-    assert sorted(p.name for p in (out / ".construct").iterdir()) == ["spend.jsonl",
-                                                                     "spend.lock"]
+    assert sorted(p.name for p in (out / ".construct").iterdir()) == [
+        "spend.holder", "spend.jsonl", "spend.lock"]

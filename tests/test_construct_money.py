@@ -4,7 +4,6 @@ provider fake (tests/_strict_providers.py)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
@@ -104,17 +103,29 @@ def test_two_ledgers_on_one_folder_share_the_cap_under_threads(tmp_path):
 
 
 def test_a_held_lock_names_the_holder_pid(tmp_path):
+    """The lock is filelock's (issue 38: fcntl made construction unimportable on Windows);
+    the holder's PID and host are on record in spend.holder."""
+    from filelock import FileLock
+
     (tmp_path / ".construct").mkdir()
-    lock = open(tmp_path / ".construct" / "spend.lock", "w")
-    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-    lock.write("4242")
-    lock.flush()
+    lock = FileLock(str(tmp_path / ".construct" / "spend.lock"))
+    lock.acquire()
+    (tmp_path / ".construct" / "spend.holder").write_text("PID 4242 on elsewhere")
     try:
         led = SpendLedger(tmp_path, 1.0, lock_timeout_s=0.1)
-        with pytest.raises(LedgerBusyError, match="PID 4242"):
+        with pytest.raises(LedgerBusyError, match="PID 4242 on elsewhere"):
             led.reserve(0.1, "x")
     finally:
-        lock.close()
+        lock.release()
+
+
+def test_the_ledger_imports_without_fcntl():
+    """Construction must import where fcntl does not exist (Windows)."""
+    code = ("import sys; sys.modules['fcntl'] = None; "
+            "import foilbench.construct.engine.ledger as m; print(m.SpendLedger.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert out.returncode == 0 and "SpendLedger" in out.stdout, out.stderr
 
 
 def test_a_damaged_ledger_line_stops_the_run(tmp_path):

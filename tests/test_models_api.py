@@ -141,7 +141,8 @@ def test_spend_cap_refuses_the_call_that_would_pass_it(fake, monkeypatch):
 def test_price_table_override(fake, monkeypatch):
     monkeypatch.setenv("FOILBENCH_API_PRICES", json.dumps({"openai:m-test": [1.0, 2.0]}))
     assert price_for("openai", "m-test") == (1.0, 2.0)
-    assert price_for("openai", "m-test-2025-01-31") == (1.0, 2.0)  # a dated snapshot
+    # a dated snapshot is another model (issue 40: gpt-4o-2024-05-13 is not gpt-4o's price)
+    assert price_for("openai", "m-test-2025-01-31") == dearest_token_price()
     # another model that merely starts with the name is not priced by it (gpt-5-pro is not
     # gpt-5): it is reserved at the dearest price we know of
     assert price_for("openai", "m-test-pro") == dearest_token_price()

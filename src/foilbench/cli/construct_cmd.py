@@ -16,6 +16,7 @@ from foilbench.cli.construct_run import (
     _run,
     common_options,
 )
+from foilbench.cli.construct_spend import spend
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TEXT_HELP = "Text backend: template (offline), api:anthropic|openai|gemini:MODEL, hf-lm:DIR."
@@ -29,6 +30,9 @@ EDIT_HELP = ("Image editor: world (offline, exact masks), api:gemini-image|opena
 @click.group(context_settings=CONTEXT, help=GROUP_HELP)
 def construct() -> None:
     pass
+
+
+construct.add_command(spend)
 
 
 def _default(spec: str | None, image: str, role: str) -> str | None:

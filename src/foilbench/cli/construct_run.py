@@ -35,7 +35,8 @@ def common_options(fn):
                        "worst case (default: FOILBENCH_API_SPEND_CAP or 5).")
     @click.option("--price", "prices", multiple=True, metavar="MODEL=IN/OUT",
                   help="USD per million input/output tokens of a model not in the price list "
-                       "(or to replace its list price), e.g. openai:my-model=1.25/10.")
+                       "(or to replace its list price), e.g. openai:my-model=1.25/10; an "
+                       "image model takes USD per image, e.g. openai-image:my-imager=0.08.")
     @click.option("--allow-unpriced", is_flag=True,
                   help="Let models with no known price run (only with --max-spend; they are "
                        "reserved and billed at the dearest listed price).")
@@ -160,6 +161,7 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     click.echo("\n".join(summary.estimate.lines()))
     if run["dry_run"]:
         return
+    echo_left_open(run["ledger"], out)
     try:
         with warnings.catch_warnings():  # printed once, below, from the summary
             warnings.simplefilter("ignore", CacheDamageWarning)
@@ -183,7 +185,8 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "
                f"{calls['retried']} retried, {calls['failed']} failed; "
                f"billed ${summary.spent_usd:.4f} in this run "
-               f"(${summary.spent_total_usd:.4f} committed into {out} so far, cap "
+               f"(${summary.spent_total_usd:.4f} committed into {out} so far over "
+               f"{run['ledger'].requests} paid request(s) by every run, cap "
                f"${run['ledger'].cap:.2f} by {run['ledger'].option})")
     if summary.usage:
         per_role = ", ".join(f"{role} {use.get('http_requests', 0)}"
@@ -202,6 +205,23 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     click.echo(f"\nwrote {bench.name} ({bench.kind}, {len(bench)} items) to {out}")
     review = f"foilbench review {out}; " if bench.item_kind.is_edit_pair else ""
     click.echo(f"next: foilbench inspect {out}; {review}foilbench run --benchmark {out}")
+
+
+def echo_left_open(ledger, out) -> None:
+    """At the start of a resume: the reservations a killed run left open, which still count
+    at their worst case, and how to release them once the dashboard shows they were not
+    billed (issue 40)."""
+    from foilbench.cli.construct_spend import open_lines
+
+    rows = ledger.left_open()
+    if not rows:
+        return
+    click.echo(f"{len(rows)} request(s) were in flight when an earlier run on {out} was killed; "
+               f"${sum(r['usd'] for r in rows):.4f} stays committed at their worst case "
+               "(their replies were lost, so they are sent again as needed):", err=True)
+    click.echo("\n".join(open_lines(rows[:10])), err=True)
+    click.echo(f"check the provider's dashboard; release those it did not bill with "
+               f"foilbench construct spend {out} --release ID (or --all-open)", err=True)
 
 
 def echo_drop_causes(causes: list[dict]) -> None:

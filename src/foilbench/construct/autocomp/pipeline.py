@@ -137,13 +137,26 @@ def sample_concepts(config: AutocompConfig, vocab: dict) -> list[Concept]:
 
 def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     """Per concept ``contextual_tries`` caption calls; per concept and track one image, one
-    detector call and at most one question per object (``max(ns)``)."""
+    detector call and at most one question per object (``max(ns)``). Each call is bounded by
+    its own request (:class:`~foilbench.construct.engine.budget.Calls`): the caption prompt
+    and its ``MAX_NEW_TOKENS`` answer, a caption-sized image prompt at ``--size``, the VQA
+    prompt with one image of that size."""
+    from foilbench.construct.backends.vqa import API_MAX_TOKENS
+    from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
+    from foilbench.construct.engine.prompts import prompt_names, template_bytes
+
     n = len(config.tasks) * len(config.ns) * config.n_concepts
-    out = {"captions + semantic preservation": {"text": n * config.contextual_tries}}
+    prompt = max(template_bytes(p) for p in prompt_names() if p.startswith("autocomp."))
+    caption = MAX_NEW_TOKENS * BYTES_PER_TOKEN
+    out = {"captions + semantic preservation": {"text": Calls(
+        n * config.contextual_tries, max_tokens=MAX_NEW_TOKENS, prompt_bytes=prompt + 400)}}
     for track in TRACKS:
-        out[f"text-to-image [{track}]"] = {"image": n}
+        out[f"text-to-image [{track}]"] = {"image": Calls(n, prompt_bytes=caption + 200,
+                                                          image_side=config.size)}
         out[f"object presence and count [{track}]"] = {"detector": n}
-        out[f"attribute/relation check [{track}]"] = {"vqa": n * max(config.ns)}
+        out[f"attribute/relation check [{track}]"] = {"vqa": Calls(
+            n * max(config.ns), max_tokens=API_MAX_TOKENS, prompt_bytes=600, images=1,
+            image_side=config.size)}
     return out
 
 

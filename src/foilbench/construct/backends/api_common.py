@@ -13,6 +13,14 @@ settled with the billed cost after, so N calls in flight, resumes and other proc
 same ``--out`` can never jointly pass the cap. A backend pays only once a ledger is bound
 (the ``ledger`` option, or :meth:`GuardedCaller.bind_ledger` by the stage engine).
 
+One request, one payment (issue 40). Before paying, a backend claims the request's cache key in
+the folder's ledger (:meth:`GuardedCaller.obtain`); another process (or thread) that needs the
+same key waits for the claimant's reply and reads it from the shared cache, or takes the claim
+over when the claimant is dead (:mod:`foilbench.construct.engine.claims`). Two processes on
+one ``--out`` therefore never pay twice for one request, provided they share the API cache
+(the same ``--cache-dir`` / ``FOILBENCH_HOME``); with different caches the waiter finds no
+reply once the claim ends and pays for its own.
+
 Replies. A text reply cut at its output limit is asked again once with twice the budget
 (thinking included); an empty, refused or safety-blocked reply, or a second cut, is never
 cached: the call fails with :class:`UnusableReplyError` naming the reason.
@@ -25,6 +33,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -185,6 +194,8 @@ class GuardedCaller:
         self.cache_hits = 0
         self.billed_usd = 0.0
         self.unusable: dict[str, int] = {}
+        self.waited_for_others = 0  # replies another process (or thread) paid for
+        self.claim_poll_s = 0.05
         self._lock = threading.Lock()
 
     def bind_ledger(self, ledger: Any) -> None:
@@ -197,11 +208,41 @@ class GuardedCaller:
                 self.cache_hits += 1
             return hit
 
+    def obtain(self, key: str, get: Callable[[str], Any], make: Callable[[], Any]) -> Any:
+        """The cached value of ``key``, else ``make()`` (which pays and caches) under this
+        process's claim on ``key`` in the folder's ledger; while another live process holds
+        the claim, wait for its reply in the cache (module docstring)."""
+        hit = self.lookup(key, get)
+        if hit is not None:
+            return hit
+        ledger = self.ledger
+        claim = getattr(ledger, "claim", None)
+        if claim is None:
+            return make()
+        while claim(key) is not None:
+            time.sleep(self.claim_poll_s)
+            hit = self.lookup(key, get)
+            if hit is not None:
+                with self._lock:
+                    self.waited_for_others += 1
+                return hit
+        try:
+            hit = self.lookup(key, get)  # cached by the claimant just before we claimed
+            if hit is not None:
+                with self._lock:
+                    self.waited_for_others += 1
+                return hit
+            return make()
+        finally:
+            ledger.unclaim(key)
+
     def paid(self, what: str, worst_usd: float,
              post: Callable[[Callable[[], None]], tuple[dict, int]],
              bill: Callable[[dict], float | None]) -> dict:
         """One paid request: ``post(on_resend) -> (reply JSON, HTTP requests)``; ``bill(reply)``
-        is the billed USD from the reply's usage (None: unknown, counted at the worst case)."""
+        is the billed USD from the reply's usage (None: unknown, counted at the worst case),
+        or ``(usd, billing)`` with ``billing`` kept in the ledger's settlement (model, token
+        counts, fields settled at their bound)."""
         if self.ledger is None:
             raise ModelError(f"{what}: no spend ledger is bound, so no paid call may start "
                              "(run it through foilbench construct or pass ledger=)")
@@ -216,26 +257,29 @@ class GuardedCaller:
         except APIStatusError as e:  # an error reply: not billed
             self._count(e.requests, 0.0)
             for rid in ids[:-1]:
-                ledger.settle(rid, worst_usd)
+                ledger.settle(rid, worst_usd, at_bound=["no reply"])
             ledger.release(ids[-1])
             raise
         except BaseException as e:  # no reply (or killed): counted at the worst case
             self._count(getattr(e, "requests", 0), worst_usd * len(ids))
             for rid in ids:
-                ledger.settle(rid, worst_usd)
+                ledger.settle(rid, worst_usd, at_bound=["no reply"])
             raise
         try:
             cost = bill(data)
         except (ModelError, KeyError, TypeError, ValueError):
             cost = None
+        billing: dict = {}
+        if isinstance(cost, tuple):
+            cost, billing = cost
         if cost is None:
-            cost = worst_usd
+            cost, billing = worst_usd, {**billing, "at_bound": ["usage"]}
         elif cost > worst_usd * (1 + 1e-9):
             log.warning("%s: billed $%.6f, above its reserved worst case $%.6f; check the "
                         "price list", what, cost, worst_usd)
         for rid in ids[:-1]:
-            ledger.settle(rid, worst_usd)
-        ledger.settle(ids[-1], cost)
+            ledger.settle(rid, worst_usd, at_bound=["no reply"])
+        ledger.settle(ids[-1], cost, **billing)
         self._count(n, cost + worst_usd * (len(ids) - 1))
         return data
 
@@ -250,4 +294,5 @@ class GuardedCaller:
 
     def usage(self) -> dict:
         return {"http_requests": self.http_requests, "cache_hits": self.cache_hits,
+                "waited_for_others": self.waited_for_others,
                 "spend_usd": round(self.billed_usd, 6), "unusable_replies": dict(self.unusable)}

@@ -107,6 +107,17 @@ class _APIImages:
         except PriceError:
             return float("nan")
 
+    def call_bound(self, calls: Any) -> float:
+        """Most one call of a planned stage can cost: its prompt size, its image side (the
+        size asked) and, for an edit, the input image and a mask; unpriced: NaN."""
+        side = calls.image_side or DRY_IMAGE_SIDE
+        size = (side, side) if calls.image_side else (1536, 1024)
+        try:
+            return self.worst_case("x" * (calls.prompt_bytes or DRY_PROMPT_BYTES), size,
+                                   size if calls.edit else None, bool(calls.edit))
+        except PriceError:
+            return float("nan")
+
     def _post(self, prompt: str, seed: int, size: tuple[int, int], image_png: bytes | None,
               mask: bytes | None, on_resend) -> tuple[dict, int]:
         key_provider = KEY_PROVIDER[self.provider]
@@ -131,27 +142,32 @@ class _APIImages:
         base = PROVIDERS[KEY_PROVIDER[self.provider]].base_url()
         key = content_key(WIRE_VERSION, base, self.kind, self.provider, self.model, prompt,
                           seed, list(size), self.size_override, self.quality, image_png, mask)
-        result = self.caller.lookup(key, self.cache.get)
-        if result is None:
-            worst = self.worst_case(prompt, size, image_size, mask is not None)
-            sent = self.sent_size(size)
-            data = self.caller.paid(
-                f"{self.kind} {self.spec}", worst,
-                lambda on_resend: self._post(prompt, seed, size, image_png, mask, on_resend),
-                lambda d: pricing.billed(self.prices, self.provider, self.model, sent,
-                                         self.quality, d))
-            try:
-                png = (wire.parse_gemini_image(data) if self.provider == "gemini-image"
-                       else wire.parse_openai_image(data))
-            except ModelError as e:
-                self.caller.dropped("no image")
-                raise UnusableReplyError(f"{self.spec}: {e}; not cached") from None
-            self.cache.put(key, png)
-            with Image.open(io.BytesIO(png)) as im:
-                result = im.convert("RGB")
+        result = self.caller.obtain(key, self.cache.get, lambda: self._pay(
+            key, prompt, seed, size, image_png, mask, image_size))
         if result.size != tuple(size):
             result = result.resize(tuple(size), Image.Resampling.LANCZOS)
         return result
+
+    def _pay(self, key: str, prompt: str, seed: int, size: tuple[int, int],
+             image_png: bytes | None, mask: bytes | None,
+             image_size: tuple[int, int] | None) -> Image.Image:
+        """One paid request (under the folder's claim on ``key``), its image cached."""
+        worst = self.worst_case(prompt, size, image_size, mask is not None)
+        sent = self.sent_size(size)
+        data = self.caller.paid(
+            f"{self.kind} {self.spec}", worst,
+            lambda on_resend: self._post(prompt, seed, size, image_png, mask, on_resend),
+            lambda d: pricing.billed(self.prices, self.provider, self.model, sent,
+                                     self.quality, d))
+        try:
+            png = (wire.parse_gemini_image(data) if self.provider == "gemini-image"
+                   else wire.parse_openai_image(data))
+        except ModelError as e:
+            self.caller.dropped("no image")
+            raise UnusableReplyError(f"{self.spec}: {e}; not cached") from None
+        self.cache.put(key, png)
+        with Image.open(io.BytesIO(png)) as im:
+            return im.convert("RGB")
 
     def describe_extra(self) -> dict[str, Any]:
         entry = self.prices.image_entry(self.provider, self.model) or {}
@@ -171,6 +187,9 @@ class _OverAPIImages:
     @property
     def cost_per_call_usd(self) -> float:
         return self.impl.cost_per_call_usd
+
+    def call_bound(self, calls: Any) -> float:
+        return self.impl.call_bound(calls)
 
     @property
     def fingerprint(self) -> str:

@@ -8,7 +8,10 @@ API models of ``foilbench run`` send), then the prompt text; CompoSET's captioni
 the rendered base image this way in steps 3-4. SugarCrepe §4 samples new concepts at temperature
 1.5 (OpenAI's and Gemini's range is [0, 2]); Anthropic accepts at most 1, so a higher
 temperature is clamped to 1 there, with a warning, and the clamped value is what the cache key
-and the request carry.
+and the request carry. Gemini 3 models always get their default temperature 1.0, which Google
+strongly recommends keeping (below it: looping and degraded output, which burns output tokens
+to the limit): a departure from the papers' 0.0 (Auto-Comp's 0.7, SugarCrepe's 1.5) for those
+models only (:func:`foilbench.models.api.wire.request_temperature`); 1.0 keys the cache.
 
 Options ``effort=`` and ``thinking=N`` (:mod:`.api_tokens`): OpenAI reasoning models (o-series,
 gpt-5) get no temperature, so a sampled request to them is sampled at the provider's default.
@@ -36,7 +39,7 @@ from foilbench.construct.backends.api_common import (
 from foilbench.construct.backends.api_tokens import TOKEN_OPTIONS, TokenPricedAPI
 from foilbench.construct.backends.base import TextBackend, TextRequest
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.wire import PROVIDERS, sends_top_p
+from foilbench.models.api.wire import PROVIDERS, request_temperature, sends_top_p
 from foilbench.models.fingerprint import make_fingerprint
 
 log = logging.getLogger(__name__)
@@ -86,6 +89,7 @@ class APITextBackend(TokenPricedAPI, TextBackend):
                 "price_source": entry.get("source"), "price_date": entry.get("date")}
 
     def effective_temperature(self, temperature: float) -> float:
+        temperature = request_temperature(self.provider, self.model, float(temperature))
         top = MAX_TEMPERATURE[self.provider]
         if temperature > top:
             log.warning("%s: temperature %.2f is above the provider's maximum; using %.1f",

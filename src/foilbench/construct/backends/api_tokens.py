@@ -55,6 +55,27 @@ WHY = {"length": "cut at its output limit twice (the second time with twice the 
        "empty": "empty", "refusal": "a refusal", "safety": "blocked for safety or policy"}
 #: the dry run's largest request: input text tokens and images (of this side), answer tokens
 DRY_INPUT_TOKENS, DRY_IMAGE_SIDE = 16000, 1024
+#: a planned call that names no output budget gets the text request's default
+DRY_MAX_TOKENS_DEFAULT = 512
+
+
+def usage_reported(provider: str, data: dict) -> tuple[bool, bool]:
+    """Whether the reply's usage gives (the input count, the output count): Anthropic
+    ``usage.input_tokens`` / ``output_tokens``, OpenAI ``usage.prompt_tokens`` /
+    ``completion_tokens``, Gemini ``usageMetadata.promptTokenCount`` / ``candidatesTokenCount``
+    (or ``thoughtsTokenCount`` alone: a reply that only thought).
+
+    >>> usage_reported("openai", {"usage": {"completion_tokens": 7}})
+    (False, True)
+    """
+    if provider == "gemini":
+        meta = data.get("usageMetadata") or {}
+        return ("promptTokenCount" in meta,
+                "candidatesTokenCount" in meta or "thoughtsTokenCount" in meta)
+    usage = data.get("usage") or {}
+    names = {"anthropic": ("input_tokens", "output_tokens"),
+             "openai": ("prompt_tokens", "completion_tokens")}[provider]
+    return names[0] in usage, names[1] in usage
 
 
 def _thinking(raw: str | None, spec: str) -> int | None:
@@ -90,11 +111,17 @@ class TokenPricedAPI:
             raise PriceError(f"{self.spec}: no price")  # unreachable: require raised
         return price
 
-    def worst_case(self, texts: list[str], image_sizes: list[tuple[int, int]],
-                   max_tokens: int, thinking: int | None) -> float:
+    def bounds(self, texts: list[str], image_sizes: list[tuple[int, int]], max_tokens: int,
+               thinking: int | None) -> tuple[int, int]:
+        """(most input tokens, most billed output tokens) of one request."""
         tin = text_tokens_bound(texts) + sum(image_tokens_bound(self.provider, self.model, w, h)
                                              for w, h in image_sizes)
         _, out = output_budget(self.provider, self.model, max_tokens, thinking)
+        return tin, out
+
+    def worst_case(self, texts: list[str], image_sizes: list[tuple[int, int]],
+                   max_tokens: int, thinking: int | None) -> float:
+        tin, out = self.bounds(texts, image_sizes, max_tokens, thinking)
         return token_cost(self._price(tin), tin, out)
 
     def dry_run_bound(self, max_tokens: int, input_tokens: int = DRY_INPUT_TOKENS) -> float:
@@ -109,25 +136,48 @@ class TokenPricedAPI:
         except PriceError:
             return float("nan")
 
+    def call_bound(self, calls: Any) -> float:
+        """Most one call of a planned stage can cost (:class:`~foilbench.construct.engine.
+        budget.Calls`): its own prompt size, images and output budget, then the one retry of
+        a cut reply at twice the budget; unpriced: NaN."""
+        max_tokens = calls.max_tokens or DRY_MAX_TOKENS_DEFAULT
+        texts = ["x" * (calls.prompt_bytes or DRY_INPUT_TOKENS)]
+        side = calls.image_side or DRY_IMAGE_SIDE
+        sizes = [(side, side)] * calls.images
+        try:
+            first = self.worst_case(texts, sizes, max_tokens, self.thinking)
+            again = self.worst_case(texts, sizes, 2 * max_tokens, self._more(self.thinking))
+        except PriceError:
+            return float("nan")
+        return first + again
+
     def _more(self, thinking: int | None) -> int | None:
         if thinking == 0 or not thinks(self.provider, self.model, thinking):
             return thinking  # thinking off stays off
         return 2 * (thinking or DEFAULT_THINKING_TOKENS)
 
-    def _bill(self, data: dict) -> float | None:
+    def _bill(self, data: dict, bound_in: int, bound_out: int) -> tuple[float, dict]:
+        """USD billed and the ledger's record of it. A count the reply's usage does not give
+        (a gateway that drops ``prompt_tokens``, say) is settled at its reserved bound, never
+        at 0 (issue 40: the input was 71-92% of the bill)."""
         reply = parse_reply(self.provider, data)
-        if reply.input_tokens == 0 and reply.output_tokens == 0:
-            return None  # no usage in the reply: counted at the worst case
-        return token_cost(self._price(reply.input_tokens), reply.input_tokens,
-                          reply.output_tokens)
+        has_in, has_out = usage_reported(self.provider, data)
+        tin = reply.input_tokens if has_in else bound_in
+        tout = reply.output_tokens if has_out else bound_out
+        at_bound = [f for f, ok in (("input", has_in), ("output", has_out)) if not ok]
+        usd = token_cost(self._price(tin), tin, tout)
+        return usd, {"model": f"{self.provider}:{self.model}", "usage": {"in": tin, "out": tout},
+                     "at_bound": at_bound or None}
 
     # -- the call ---------------------------------------------------------------------------
     def _reply(self, key: str, role: str, parts: list, image_sizes: list[tuple[int, int]],
                max_tokens: int, system: str = "", **wire: Any) -> Reply:
         """The cached reply for ``key``, else one paid request (two when the first is cut)."""
-        hit = self.caller.lookup(key, self.cache.get)
-        if hit is not None:
-            return hit
+        return self.caller.obtain(key, self.cache.get, lambda: self._pay(
+            key, role, parts, image_sizes, max_tokens, system, **wire))
+
+    def _pay(self, key: str, role: str, parts: list, image_sizes: list[tuple[int, int]],
+             max_tokens: int, system: str = "", **wire: Any) -> Reply:
         texts = [v for k, v in parts if k == "text"] + ([system] if system else [])
         url = PROVIDERS[self.provider].base_url()
         thinking, budget = self.thinking, max_tokens
@@ -135,13 +185,17 @@ class TokenPricedAPI:
             path, body = build_request(self.provider, self.model, parts, budget, system=system,
                                        reasoning_effort=self.effort, thinking_tokens=thinking,
                                        **wire)
-            worst = self.worst_case(texts, image_sizes, budget, thinking)
+            tin, tout = self.bounds(texts, image_sizes, budget, thinking)
+            worst = token_cost(self._price(tin), tin, tout)
 
             def post(on_resend, path=path, body=body):
                 return post_json(url + path, body, {}, auth_headers(self.provider),
                                  self.caller.policy, on_resend)
 
-            data = self.caller.paid(f"{role} {self.spec}", worst, post, self._bill)
+            def bill(data, tin=tin, tout=tout):
+                return self._bill(data, tin, tout)
+
+            data = self.caller.paid(f"{role} {self.spec}", worst, post, bill)
             reply = parse_reply(self.provider, data)
             if reply.usable:
                 self.cache.put(key, reply)

@@ -12,7 +12,8 @@ pipeline's choices instead, so a validator verdict is a plain comparison:
     (:mod:`foilbench.models.vlm_backends`). The highest score wins; a tie for the top has no
     answer (strict ``>``, as everywhere in foilbench) and raises ``UnanswerableError``.
 ``api:anthropic|openai|gemini:MODEL[?effort=...&thinking=N]``  the image and ``API_PROMPT``
-    (the question and the choices, one per line) at temperature 0 (none for OpenAI reasoning
+    (the question and the choices, one per line) at temperature 0 (1.0 for Gemini 3, its
+    default that Google asks to keep; none for OpenAI reasoning
     models), ``API_MAX_TOKENS`` for the answer plus room for thinking on thinking models
     (:mod:`.api_tokens`); the reply is read by ``parse_choice_text``. A reply naming no choice
     or several raises ``UnanswerableError`` (cached: the model answered); a cut, empty, refused
@@ -40,7 +41,7 @@ from foilbench.construct.backends.api_tokens import TOKEN_OPTIONS, TokenPricedAP
 from foilbench.construct.backends.base import UnanswerableError, VQABackend
 from foilbench.errors import ModelError
 from foilbench.models.api.adapter import png_bytes
-from foilbench.models.api.wire import PROVIDERS
+from foilbench.models.api.wire import PROVIDERS, request_temperature
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.spec_options import split_options
 
@@ -185,8 +186,10 @@ class APIVQA(TokenPricedAPI, VQABackend):
                                  choices="\n".join(f"- {c}" for c in _check_choices(choices)))
         png = png_bytes(image)
         base = PROVIDERS[self.provider].base_url()
+        sampled = request_temperature(self.provider, self.model, 0.0)  # Gemini 3: 1.0
         key = content_key("vqa-v2", base, self.provider, self.model, self.effort,
-                          self.thinking, text, png, API_MAX_TOKENS)
+                          self.thinking, text, png, API_MAX_TOKENS,
+                          *([{"temperature": sampled}] if sampled else []))
         return self._reply(key, "vqa", [("image", png), ("text", text)], [image.size],
                            API_MAX_TOKENS).text
 

@@ -73,14 +73,38 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int,
             if not proposals:
                 st.drop(s, "no foil proposed")
                 continue
+            proposals, cut = keep_asked(proposals, n_foils)
             kids = [Candidate(f"{s.id}-c{k:02d}", "instance",
                               {"scene": s, "proposal": p, "index": k, "variant": tag})
                     for k, (tag, p) in enumerate(proposals)]
             st.expand(s, kids, backend=ctx.backend("text").fingerprint, **res.describe(),
-                      inputs={"base_image_shown": shown, "image": s.data["base_path"]},
+                      inputs={"base_image_shown": shown, "image": s.data["base_path"],
+                              "foils_asked": n_foils},
                       outputs={"proposals_by_variant": {t: sum(1 for x, _ in proposals
-                                                               if x == t) for t in results}})
+                                                               if x == t) for t in results},
+                               "truncated_by_variant": cut})
     return st.children
+
+
+def keep_asked(proposals: list[tuple[str, dict]], n_foils: int
+               ) -> tuple[list[tuple[str, dict]], dict[str, int]]:
+    """At most ``n_foils`` proposals per prompt variant, in the reply's order, and how many
+    were cut per variant (issue 40: a model that proposes more than asked made every later
+    stage, and the bill, grow past the plan; the cut ones are logged with the scene).
+
+    >>> keep_asked([("main", {"a": 1}), ("main", {"a": 2}), ("bias", {"a": 3})], 1)
+    ([('main', {'a': 1}), ('bias', {'a': 3})], {'main': 1})
+    """
+    kept: list[tuple[str, dict]] = []
+    seen: dict[str, int] = {}
+    cut: dict[str, int] = {}
+    for tag, p in proposals:
+        seen[tag] = seen.get(tag, 0) + 1
+        if seen[tag] <= n_foils:
+            kept.append((tag, p))
+        else:
+            cut[tag] = cut.get(tag, 0) + 1
+    return kept, cut
 
 
 def stage_self_check(ctx: Context, instances: list[Candidate]) -> list[Candidate]:

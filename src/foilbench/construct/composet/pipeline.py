@@ -94,22 +94,10 @@ def scene_params(config: ComposetConfig) -> list[dict]:
 
 
 def plan(config: ComposetConfig) -> dict[str, dict[str, int]]:
-    """Most calls per stage and role: per scene one spec, one caption QC (a text call, or with
-    a ``vqa`` QC one count question per spec object), one image, one detector check, one
-    instance and one foil call per prompt variant and one self-check; per foil one edit, the
-    detector on the edit region and on base and foil, one verbosity call per variant. The bias
-    variants double the prompt variants, and their proposals double the foils."""
-    n, v = config.n_scenes, 2 if config.bias_variants else 1
-    f = config.foils_per_scene * v
-    qc = {"text": n, "vqa": n * config.subjects[1]} if config.caption_qc else {}
-    return {"base spec (step 1)": {"text": n}, "base render (step 2)": {"image": n},
-            "caption QC vs base image": qc, "base check (detector)": {"detector": n},
-            "instance captions (step 3)": {"text": n * v},
-            "foil enumeration (step 4)": {"text": n * v}, "self-check (step 5)": {"text": n},
-            "foil render: edit region": {"detector": n * f},
-            "foil render (step 6)": {"edit": n * f},
-            "verify: drift and counts": {"detector": 2 * n * f},
-            "verbosity (step 7)": {"text": n * f * v}}
+    """Most calls per stage and role, each bounded by its own request (:mod:`.plan`)."""
+    from foilbench.construct.composet.plan import composet_plan
+
+    return composet_plan(config)
 
 
 RECENT_NOTE = ("\nRecent scenes of this benchmark are listed below. Do not reuse their "

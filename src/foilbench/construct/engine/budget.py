@@ -8,6 +8,12 @@ the one longer retry of a cut reply, at the largest request the pipelines send).
 is an upper bound per stage and backend; its sum is the run's bound, and the per-role totals
 are the sums over stages.
 
+A plan entry may be a :class:`Calls` (issue 40): the count and what bounds one call of that
+stage, its own output budget (``max_tokens``), its prompt's size and its images; a backend with
+``call_bound(calls)`` then bounds the stage's calls from those instead of from the one
+``cost_per_call_usd`` sized for the largest request any pipeline sends (16k input tokens and
+6,000 output tokens, which made the bound 4x to 517x the bill).
+
 The cap itself is held by the output folder's ledger (:mod:`.ledger`), per paid request.
 """
 
@@ -18,8 +24,37 @@ from dataclasses import dataclass, field
 
 from foilbench.construct.backends.base import Backend
 
+#: bytes a token, for the fields a plan bounds by the output budget of the step that wrote
+#: them (a generous average for English and JSON text; a planning assumption, not a bound)
+BYTES_PER_TOKEN = 4
+
 #: the stage name a flat ``{role: calls}`` plan is filed under
 ALL_STAGES = "(all stages)"
+
+
+class Calls(int):
+    """Most calls of one (stage, role), with what bounds one of them: ``max_tokens`` (the
+    answer's output budget), ``prompt_bytes`` (system and user text, fields filled in),
+    ``images`` sent with a text request, ``image_side`` (their side, or an image request's)
+    and ``edit`` (an image request edits an input image). Arithmetic gives a plain int.
+
+    >>> c = Calls(3, max_tokens=512, prompt_bytes=900)
+    >>> c + 0, c.max_tokens, c.prompt_bytes
+    (3, 512, 900)
+    """
+
+    max_tokens: int | None
+    prompt_bytes: int | None
+    images: int
+    image_side: int | None
+    edit: bool
+
+    def __new__(cls, n: int, *, max_tokens: int | None = None, prompt_bytes: int | None = None,
+                images: int = 0, image_side: int | None = None, edit: bool = False) -> Calls:
+        obj = super().__new__(cls, int(n))
+        obj.max_tokens, obj.prompt_bytes = max_tokens, prompt_bytes
+        obj.images, obj.image_side, obj.edit = int(images), image_side, bool(edit)
+        return obj
 
 
 @dataclass(frozen=True)
@@ -114,6 +149,9 @@ def estimate(plan: dict, backends: dict[str, Backend]) -> Estimate:
             if role not in backends or n <= 0:
                 continue
             b = backends[role]
-            est.rows.append(Row(stage, role, int(n), int(n) * float(b.cost_per_call_usd),
+            bound = getattr(b, "call_bound", None)
+            per = (float(bound(n)) if isinstance(n, Calls) and callable(bound)
+                   else float(b.cost_per_call_usd))
+            est.rows.append(Row(stage, role, int(n), int(n) * per,
                                 str(getattr(b, "spec", "") or getattr(b, "fingerprint", ""))))
     return est

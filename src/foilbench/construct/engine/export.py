@@ -61,8 +61,10 @@ def provenance(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
         "prompt_hashes": dict(sorted(ctx.prompt_hashes.items())),
         "options": options,
         "calls": {stage: dict(c) for stage, c in ctx.stats.items()},
-        "spent_usd": round(ctx.budget.spent, 6),
+        "spent_usd": round(ctx.budget.spent, 6),  # this process
         "spent_usd_folder_total": round(ctx.budget.total, 6),
+        # every process on this folder (resumes, concurrent runs), from its ledger
+        "spend": ctx.budget.describe() if hasattr(ctx.budget, "describe") else {},
         "api_usage": backend_usage(ctx.backends),
         "survival": ctx.log.survival(),
         "drop_causes": ctx.log.drop_causes(),

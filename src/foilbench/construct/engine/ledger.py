@@ -11,14 +11,23 @@ fixed per-call estimates is not what the provider bills. Here every paid HTTP re
    (not billed). A request that got no reply stays counted at its worst case.
 
 Committed spend = settled costs + open reservations. A reservation never settled (the process
-was killed mid-call) stays counted at its worst case for ever, so no kill, resume or second
-process can take the folder past its cap.
+was killed mid-call) stays counted at its worst case until the user releases it, so no kill,
+resume or second process can take the folder past its cap.
 
 Storage: ``OUT/.construct/spend.jsonl``, append-only JSON lines, each written with ``fsync``
-while holding an exclusive ``flock`` on ``OUT/.construct/spend.lock``; before each decision
-the holder reads what other processes appended since its last look. Every process on one
-``--out`` therefore shares one cap. The lock file names the PID holding it; a process that
-cannot get the lock within ``lock_timeout_s`` stops with that PID in the message.
+while holding the folder lock (:mod:`.ledger_lock`: ``filelock``, so POSIX and Windows);
+before each decision the holder reads what other processes appended since its last look.
+Every process on one ``--out`` therefore shares one cap. A process that cannot get the lock
+within ``lock_timeout_s`` stops naming the PID and host that hold it.
+
+What a record keeps (issue 40): a settlement names the model and the token counts billed
+(``usage``, and ``at_bound``: the fields the reply did not report, settled at their reserved
+bound), so a price given later re-prices it (``reprice`` records, :meth:`SpendLedger.reprice`).
+A reservation left open by a kill is listed by :meth:`SpendLedger.open_reservations` and
+released only on the user's word (``release`` with ``manual``, after checking the provider's
+dashboard: :meth:`SpendLedger.release_open`). ``claim`` / ``unclaim`` records hold a request's
+cache key while one process pays for it, so no other process on the folder pays for the same
+request again (:mod:`.claims`).
 
 A torn last line (a writer killed inside its ``write``) is found by the next lock holder: no
 one else can be writing then, so the unterminated bytes are moved to ``spend.torn`` (kept for
@@ -30,7 +39,6 @@ open, counted at the worst case.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
@@ -41,21 +49,22 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from foilbench.construct.engine.claims import STALE_CLAIM_S, claim_dead
+from foilbench.construct.engine.ledger_lock import FolderLock, LedgerBusyError, host
 from foilbench.errors import FoilbenchError
-from foilbench.models.api.prices import PriceBook
+from foilbench.models.api.prices import PriceBook, token_cost
 from foilbench.models.api.spend import SpendCapError, cap_from_env
 
+__all__ = ["LedgerBusyError", "LedgerError", "SpendLedger", "check_cap"]
+
 LEDGER = "spend.jsonl"
-LOCK = "spend.lock"
 TORN = "spend.torn"
-
-
-class LedgerBusyError(FoilbenchError):
-    """Another process held the folder's spend lock for too long."""
+OPS = ("reserve", "settle", "release", "reprice", "claim", "unclaim")
 
 
 class LedgerError(FoilbenchError):
-    """The ledger file is damaged in a way that could hide spend."""
+    """The ledger file is damaged in a way that could hide spend, or a ledger command names
+    a reservation that is not open."""
 
 
 def check_cap(value: float, option: str) -> float:
@@ -79,7 +88,7 @@ class SpendLedger:
 
     def __init__(self, folder: str | Path, cap: float | None = None, *,
                  option: str = "--max-spend", prices: PriceBook | None = None,
-                 lock_timeout_s: float = 30.0) -> None:
+                 lock_timeout_s: float = 30.0, stale_claim_s: float = STALE_CLAIM_S) -> None:
         if cap is None:
             cap, option = cap_from_env(), "FOILBENCH_API_SPEND_CAP (default 5)"
         self.cap = check_cap(cap, option)
@@ -88,25 +97,40 @@ class SpendLedger:
         self.dir = Path(folder) / ".construct"
         self.path = self.dir / LEDGER
         self.lock_timeout_s = float(lock_timeout_s)
+        self.stale_claim_s = float(stale_claim_s)
         self.spent = 0.0  # billed by this process
         self.calls = 0  # billed requests of this process
-        self._settled = 0.0  # folder-wide
-        self._open: dict[str, float] = {}  # folder-wide open reservations
+        self._settled: dict[str, dict] = {}  # folder-wide settled requests by id
+        self._open: dict[str, dict] = {}  # folder-wide open reservations (their records)
+        self._claims: dict[str, dict] = {}  # request cache key -> its open claim record
+        self._released_by_hand = 0.0
         self._offset = 0
         self._mine: set[str] = set()
         self._lock = threading.Lock()
+        self._folder_lock = FolderLock(self.dir, self.lock_timeout_s)
         self.refresh()
 
     # -- reading ----------------------------------------------------------------------------
     def _apply(self, row: dict) -> None:
         op, rid = row.get("op"), row.get("id", "")
         if op == "reserve":
-            self._open[rid] = float(row["usd"])
+            self._open[rid] = {**row, "usd": float(row["usd"])}
         elif op == "settle":
             self._open.pop(rid, None)
-            self._settled += float(row["usd"])
+            self._settled[rid] = {**row, "usd": float(row["usd"])}
         elif op == "release":
-            self._open.pop(rid, None)
+            gone = self._open.pop(rid, None)
+            if gone is not None and row.get("manual"):
+                self._released_by_hand += gone["usd"]
+        elif op == "reprice":
+            if rid in self._settled:
+                self._settled[rid]["usd"] = float(row["usd"])
+        elif op == "claim":
+            self._claims[str(row["key"])] = row
+        elif op == "unclaim":
+            held = self._claims.get(str(row["key"]))
+            if held is not None and held.get("id") == rid:
+                del self._claims[str(row["key"])]
         else:
             raise LedgerError(f"{self.path}: unknown ledger record {row!r}")
 
@@ -129,52 +153,48 @@ class SpendLedger:
 
     @property
     def settled(self) -> float:
-        return self._settled
+        return sum(r["usd"] for r in self._settled.values())
 
     @property
     def reserved(self) -> float:
-        return sum(self._open.values())
+        return sum(r["usd"] for r in self._open.values())
 
     @property
     def total(self) -> float:
         """Committed spend of the folder: billed plus open reservations (all processes)."""
-        return self._settled + self.reserved
+        return self.settled + self.reserved
+
+    @property
+    def requests(self) -> int:
+        """Paid requests settled in this folder, by every process."""
+        return len(self._settled)
 
     @property
     def open_elsewhere(self) -> float:
         """Reservations not made by this process: in flight elsewhere or left by a kill."""
-        return sum(v for k, v in self._open.items() if k not in self._mine)
+        return sum(r["usd"] for k, r in self._open.items() if k not in self._mine)
+
+    def open_reservations(self, *, others_only: bool = True) -> list[dict]:
+        """The open reservations (``id``, ``usd``, ``what``, ``pid``, ``t``), oldest first;
+        by default those of other processes (in flight elsewhere or left by a kill)."""
+        self.refresh()
+        rows = [r for k, r in self._open.items() if not (others_only and k in self._mine)]
+        return sorted(rows, key=lambda r: r.get("t", 0))
+
+    def left_open(self) -> list[dict]:
+        """Open reservations whose process is gone (a kill): each still counts at its worst
+        case until the user releases it (:meth:`release_open`)."""
+        now, here = time.time(), host()
+        return [r for r in self.open_reservations()
+                if claim_dead({**r, "t": now}, here, self._mine)]
 
     # -- writing ----------------------------------------------------------------------------
     @contextmanager
     def _locked(self):
-        self.dir.mkdir(parents=True, exist_ok=True)
-        lock_path = self.dir / LOCK
-        with self._lock, open(lock_path, "a+") as lf:
-            deadline = time.monotonic() + self.lock_timeout_s
-            while True:
-                try:
-                    fcntl.flock(lf.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        lf.seek(0)
-                        holder = lf.read().strip() or "unknown"
-                        raise LedgerBusyError(
-                            f"{self.dir}: the spend ledger is held by PID {holder} for more "
-                            f"than {self.lock_timeout_s:.0f} s; wait for that process or stop "
-                            "it, then rerun (two processes may share one --out).") from None
-                    time.sleep(0.01)
-            try:
-                lf.seek(0)
-                lf.truncate()
-                lf.write(str(os.getpid()))
-                lf.flush()
-                self.refresh()
-                self._cut_torn_tail()
-                yield
-            finally:
-                fcntl.flock(lf.fileno(), fcntl.LOCK_UN)
+        with self._lock, self._folder_lock.held():
+            self.refresh()
+            self._cut_torn_tail()
+            yield
 
     def _cut_torn_tail(self) -> None:
         """Under the lock: move an unterminated last line to ``spend.torn`` (module docstring),
@@ -194,7 +214,7 @@ class SpendLedger:
         warnings.warn(f"{self.path}: a torn last line ({len(tail)} bytes, a writer killed "
                       f"mid-write) was moved to {self.dir / TORN}; no spend is hidden by it "
                       "(an unsent reservation, or a reservation still counted at its worst "
-                      "case)", stacklevel=3)
+                      "case)", stacklevel=4)
 
     def _append(self, row: dict) -> None:
         line = (json.dumps(row, sort_keys=True) + "\n").encode("utf-8")
@@ -214,7 +234,8 @@ class SpendLedger:
             if self.total + usd > self.cap:
                 elsewhere = self.open_elsewhere
                 extra = (f" (${elsewhere:.4f} of it reserved by calls in flight in other "
-                         "processes or left open by a killed run)") if elsewhere else ""
+                         "processes or left open by a killed run: foilbench construct spend "
+                         f"{self.dir.parent} lists them)") if elsewhere else ""
                 raise SpendCapError(
                     f"spend cap reached for {self.dir.parent}: ${self.total:.4f} committed"
                     f"{extra}; the next request ({what}, at most ${usd:.4f}) would pass the "
@@ -223,13 +244,16 @@ class SpendLedger:
             rid = uuid.uuid4().hex
             self._mine.add(rid)
             self._append({"op": "reserve", "id": rid, "usd": usd, "what": what,
-                          "pid": os.getpid(), "t": round(time.time(), 3)})
+                          "pid": os.getpid(), "host": host(), "t": round(time.time(), 3)})
             return rid
 
-    def settle(self, rid: str, usd: float) -> None:
-        """Replace reservation ``rid`` by the billed ``usd``; the call counts only after this."""
+    def settle(self, rid: str, usd: float, **billing: object) -> None:
+        """Replace reservation ``rid`` by the billed ``usd``; the call counts only after this.
+        ``billing`` is kept in the record: ``model`` (``provider:model``), ``usage`` (token
+        counts, ``{"in": n, "out": m}``) and ``at_bound`` (fields settled at their bound)."""
         with self._locked():
-            self._append({"op": "settle", "id": rid, "usd": float(usd)})
+            extra = {k: v for k, v in billing.items() if v is not None}
+            self._append({"op": "settle", "id": rid, "usd": float(usd), **extra})
             self.spent += float(usd)
             self.calls += 1
 
@@ -238,8 +262,85 @@ class SpendLedger:
         with self._locked():
             self._append({"op": "release", "id": rid})
 
+    # -- the user's word: release and re-price ---------------------------------------------
+    def release_open(self, ids: list[str] | None, note: str = "") -> list[dict]:
+        """Release open reservations by id (``None``: all open ones) on the user's word that
+        the provider billed nothing for them; each release is recorded (``manual``). Only
+        reservations whose process is gone should be released: a live one is refused."""
+        with self._locked():
+            if ids is None:
+                chosen = list(self._open.values())
+            else:
+                unknown = [i for i in ids if i not in self._open]
+                if unknown:
+                    raise LedgerError(f"{self.path}: no open reservation {unknown[0]!r} (open: "
+                                      f"{', '.join(sorted(self._open)) or 'none'})")
+                chosen = [self._open[i] for i in ids]
+            here = host()
+            live = [r for r in chosen if r.get("host", here) == here and r.get("id") not in
+                    self._mine and not claim_dead({**r, "t": time.time()}, here, set())]
+            if live:
+                r = live[0]
+                raise LedgerError(f"reservation {r['id']} ({r.get('what', '')}) belongs to "
+                                  f"process {r.get('pid')}, which is still running; wait for "
+                                  "it to finish before releasing its reservations")
+            for r in chosen:
+                self._append({"op": "release", "id": r["id"], "manual": True,
+                              "note": note[:200], "t": round(time.time(), 3)})
+            return chosen
+
+    def reprice(self, prices: PriceBook) -> list[dict]:
+        """Re-price settled requests that kept their token counts at ``prices`` (a ``--price``
+        given after the run); one ``reprice`` record per changed request, returned."""
+        changed = []
+        with self._locked():
+            for rid, row in list(self._settled.items()):
+                usage, model = row.get("usage"), row.get("model")
+                if not isinstance(usage, dict) or not model or ":" not in str(model):
+                    continue
+                provider, name = str(model).split(":", 1)
+                price = prices.token_price(provider, name, int(usage.get("in", 0)))
+                if price is None or prices.token_entry(provider, name) is None:
+                    continue
+                usd = token_cost(price, int(usage.get("in", 0)), int(usage.get("out", 0)))
+                if abs(usd - row["usd"]) > 1e-12:
+                    changed.append({"id": rid, "model": model, "was": row["usd"], "usd": usd})
+                    self._append({"op": "reprice", "id": rid, "usd": usd, "was": row["usd"],
+                                  "price": list(price), "t": round(time.time(), 3)})
+        return changed
+
+    # -- claims: one request, one payment ---------------------------------------------------
+    def claim(self, key: str) -> dict | None:
+        """Claim request ``key`` for this process: None when it is now ours, else the live
+        claim of another process (or thread) that is paying for it (:mod:`.claims`)."""
+        with self._locked():
+            held = self._claims.get(key)
+            if held is not None and not claim_dead(held, host(), self._mine,
+                                                    self.stale_claim_s):
+                return held
+            cid = uuid.uuid4().hex
+            self._mine.add(cid)
+            self._append({"op": "claim", "key": key, "id": cid, "pid": os.getpid(),
+                          "host": host(), "t": round(time.time(), 3),
+                          **({"took_over": held["id"]} if held else {})})
+            return None
+
+    def unclaim(self, key: str) -> None:
+        """End this process's claim on ``key`` (its reply is cached, or the call failed)."""
+        with self._locked():
+            held = self._claims.get(key)
+            if held is not None and held.get("id") in self._mine:
+                self._append({"op": "unclaim", "key": key, "id": held["id"]})
+                self._mine.discard(held["id"])
+
     def describe(self) -> dict:
+        """The cap and the folder-wide totals (every process, from the ledger), then this
+        process's own."""
+        self.refresh()
         return {"cap_usd": self.cap, "cap_option": self.option,
-                "folder_billed_usd": round(self._settled, 6),
+                "folder_committed_usd": round(self.total, 6),
+                "folder_billed_usd": round(self.settled, 6),
+                "folder_requests": self.requests,
                 "folder_open_reservations_usd": round(self.reserved, 6),
+                "folder_released_by_hand_usd": round(self._released_by_hand, 6),
                 "this_run_billed_usd": round(self.spent, 6), "this_run_requests": self.calls}

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from foilbench.construct.engine.cache import CACHE_DIR
-from foilbench.construct.engine.ledger import LEDGER, LOCK
+from foilbench.construct.engine.ledger import LEDGER, TORN
+from foilbench.construct.engine.ledger_lock import HOLDER, LOCK
 from foilbench.errors import FoilbenchError
 
 RUN_FILE = "run.json"
@@ -60,7 +61,7 @@ def _differences(stored: dict, ident: dict) -> list[str]:
 def _cache_parts(out: Path) -> set[str]:
     """Names in ``out/.construct`` other than the spend ledger's files."""
     cache = out / CACHE_DIR
-    return {p.name for p in cache.iterdir()} - {LEDGER, LOCK} if cache.is_dir() else set()
+    return {p.name for p in cache.iterdir()} - {LEDGER, LOCK, HOLDER, TORN} if cache.is_dir() else set()
 
 
 def _only_ledger(out: Path) -> bool:

@@ -107,3 +107,10 @@ def prompt_names() -> list[str]:
     return sorted(p.name[:-4] for method in METHODS
                   for p in files(f"foilbench.construct.{method}").joinpath("prompts").iterdir()
                   if p.name.endswith(".txt"))
+
+
+def template_bytes(name: str) -> int:
+    """UTF-8 bytes of packaged prompt ``name``'s system and user text, fields unfilled (the
+    spend plans add their fields' bounds to it)."""
+    prompt = load_prompt(name)
+    return len((prompt.system + prompt.user).encode("utf-8"))

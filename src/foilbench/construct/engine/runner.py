@@ -59,6 +59,11 @@ class RunSummary:
     drop_causes: list[dict] = field(default_factory=list)
     #: damaged call-cache entries met (each recomputed)
     cache_damaged: list[str] = field(default_factory=list)
+    #: reservations a killed earlier run left open, found at the start (each still counted at
+    #: its worst case until released: ``foilbench construct spend OUT --release``)
+    left_open: list[dict] = field(default_factory=list)
+    #: paid requests settled into this folder by every run (from the ledger)
+    requests_total: int = 0
 
 
 def pipeline_module(name: str):
@@ -150,6 +155,7 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     if dry_run:
         return summary
     preflight(backends, budget)
+    summary.left_open = budget.left_open()
     context: Any = Context
     extra: dict[str, Any] = {}
     if ray is not None:
@@ -188,5 +194,6 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
     summary.calls = {k: dict(v) for k, v in ctx.stats.items()}
     summary.spent_usd = budget.spent
     summary.spent_total_usd = budget.total
+    summary.requests_total = budget.requests
     summary.usage = backend_usage(backends)
     return summary

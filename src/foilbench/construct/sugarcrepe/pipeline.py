@@ -118,15 +118,33 @@ def read_captions(config: SugarcrepeConfig) -> list[dict]:
 
 def plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
     """Per (caption, replace/add type) one call in each of locate, new concept and compose;
-    per (caption, swap type) one swap call; none on a validated set (a folder)."""
+    per (caption, swap type) one swap call; none on a validated set (a folder). Each call is
+    bounded by its own request (:class:`~foilbench.construct.engine.budget.Calls`): the
+    longest template of the step, the longest caption read, the concepts an earlier step
+    answered (at most its output budget, at 4 bytes a token), the default 512-token answer."""
+    from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
+    from foilbench.construct.engine.prompts import template_bytes
+
     if Path(config.captions).is_dir():
         return {}
-    n = len(read_captions(config))
-    three = n * sum(1 for t in config.types if TYPES[t][0] != "swap")
-    return {"locate concept (T=0)": {"text": three}, "new concept (T=1.5)": {"text": three},
-            "compose (T=0)": {"text": three},
-            "swap, one step (T=0)": {"text": n * sum(1 for t in config.types
-                                                     if TYPES[t][0] == "swap")}}
+    captions = read_captions(config)
+    n = len(captions)
+    longest = max((len(str(c["caption"]).encode("utf-8")) for c in captions), default=0)
+    answer = 512
+    three = [t for t in config.types if TYPES[t][0] != "swap"]
+    swaps = [t for t in config.types if TYPES[t][0] == "swap"]
+
+    def calls(k: int, prompts: list[str], earlier: int) -> Calls:
+        size = max([template_bytes(p) for p in prompts] + [0]) + longest + 64
+        return Calls(k, max_tokens=answer, prompt_bytes=size + earlier * answer * BYTES_PER_TOKEN)
+
+    return {"locate concept (T=0)": {"text": calls(n * len(three), ["sugarcrepe.locate"], 0)},
+            "new concept (T=1.5)": {"text": calls(
+                n * len(three), [prompt_name("new_concept", t) for t in three], 1)},
+            "compose (T=0)": {"text": calls(
+                n * len(three), ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"], 2)},
+            "swap, one step (T=0)": {"text": calls(
+                n * len(swaps), [prompt_name("swap", t) for t in swaps], 0)}}
 
 
 def _dropped_call(st, c: Candidate, res) -> bool:

@@ -16,15 +16,20 @@ tokens per 768 px tile (one tile up to 384 px), 1120 for Gemini 3 at its default
 Unknown models: ``PriceBook.token_price`` returns None; a paid run is refused unless the user
 gives the price (``--price MODEL=IN/OUT``) or allows unpriced models with an explicit
 ``--max-spend``, in which case the dearest price we know of stands in (so the cap still holds).
-A listed name prices only itself and its dated or versioned snapshots (:func:`listed_name`):
-``gpt-5-pro`` is not ``gpt-5``.
+A listed name prices only itself (:func:`listed_name`, issue 40): ``gpt-5-pro`` is not
+``gpt-5``, and a dated snapshot is not its alias either (``gpt-4o-2024-05-13`` lists at 5 / 15
+USD per million tokens, ``gpt-4o`` at 2.50 / 10). A snapshot is priced when ``prices.json``
+lists it with its own price or ``same_as`` the entry whose price it shares (with the page and
+date that say so); any other snapshot is refused like an unknown model.
+
+``--price`` also names image models (``openai-image:MODEL=USD`` or ``gemini-image:MODEL=USD``:
+USD per image, :func:`parse_price_option`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -46,12 +51,6 @@ def price_data() -> dict[str, Any]:
                       .read_text(encoding="utf-8"))
 
 
-#: what may follow a listed name and still be the same model at the same price: a dated
-#: snapshot, a numbered version, ``-latest``, a ``-preview`` (optionally dated). Anything else
-#: (``gpt-5-pro``, ``o3-pro``) is another model, often far dearer, and is unpriced.
-VERSION_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|-latest"
-                            r"|-preview(-\d{2}-\d{2,4})?)?$")
-
 #: what an unpriced model is reserved and billed at under --allow-unpriced when it is dearer
 #: than anything listed: the dearest list price we know of (OpenAI o1-pro, 150 / 600 USD per
 #: million tokens), so the cap holds whatever the model really costs
@@ -59,32 +58,72 @@ UNPRICED_CEILING = (150.0, 600.0)
 
 
 def listed_name(table: dict[str, Any], name: str) -> str | None:
-    """The table key that prices ``name``: the name itself, or the longest listed name that
-    ``name`` extends only by a version suffix (:data:`VERSION_SUFFIX`).
+    """The table key that prices ``name``: the name itself when it is listed, else None
+    (no prefix, no version suffix: a snapshot's price is listed or it is unknown).
 
-    >>> t = {"openai:gpt-5": 1, "openai:gpt-5-mini": 2, "openai:o3": 3}
-    >>> [listed_name(t, n) for n in ("openai:gpt-5-2025-08-07", "openai:gpt-5-mini",
-    ...                              "openai:gpt-5-pro", "openai:o3-pro")]
-    ['openai:gpt-5', 'openai:gpt-5-mini', None, None]
+    >>> t = {"openai:gpt-5": 1, "openai:gpt-5-mini": 2}
+    >>> [listed_name(t, n) for n in ("openai:gpt-5", "openai:gpt-5-2025-08-07",
+    ...                              "openai:gpt-5-pro")]
+    ['openai:gpt-5', None, None]
     """
-    hits = [k for k in table if not k.startswith("_") and name.startswith(k)
-            and VERSION_SUFFIX.fullmatch(name[len(k):])]
-    return max(hits, key=len) if hits else None
+    return name if name in table and not name.startswith("_") else None
 
 
-def parse_price_option(text: str) -> tuple[str, tuple[float, float]]:
-    """``MODEL=IN/OUT`` (USD per million tokens) -> (model, (in, out)).
+def listed_entry(table: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The price entry of ``name``; a ``same_as`` entry gives its alias's price with its own
+    source and date (and ``same_as``).
+
+    >>> t = {"a:m": {"in": 1, "out": 2, "source": "s", "date": "d"},
+    ...      "a:m-2025-01-01": {"same_as": "a:m", "source": "s2", "date": "d2"}}
+    >>> listed_entry(t, "a:m-2025-01-01")
+    {'in': 1, 'out': 2, 'source': 's2', 'date': 'd2', 'same_as': 'a:m'}
+    """
+    key = listed_name(table, name)
+    if key is None:
+        return None
+    entry = table[key]
+    alias = entry.get("same_as")
+    if alias is None:
+        return entry
+    base = table.get(alias)
+    if not isinstance(base, dict) or "same_as" in base:
+        raise PriceError(f"prices.json: {key} shares the price of {alias}, which has no "
+                         "price of its own")
+    return {**base, "source": entry["source"], "date": entry["date"], "same_as": alias}
+
+
+def token_table() -> dict[str, dict[str, Any]]:
+    """Every listed token price, ``same_as`` entries resolved."""
+    table = price_data()["tokens"]
+    return {k: listed_entry(table, k) for k in table if not k.startswith("_")}  # type: ignore
+
+
+IMAGE_PROVIDERS = ("openai-image", "gemini-image")
+
+
+def parse_price_option(text: str) -> tuple[str, tuple[float, ...]]:
+    """``MODEL=IN/OUT`` (USD per million tokens) -> (model, (in, out)); for an image model
+    (``openai-image:`` or ``gemini-image:``) ``MODEL=USD`` (per image) -> (model, (usd,)).
 
     >>> parse_price_option("openai:my-model=1.5/6")
     ('openai:my-model', (1.5, 6.0))
+    >>> parse_price_option("gemini-image:my-imager=0.08")
+    ('gemini-image:my-imager', (0.08,))
     """
     model, eq, rest = text.partition("=")
-    a, slash, b = rest.partition("/")
+    image = model.startswith(tuple(f"{p}:" for p in IMAGE_PROVIDERS))
+    parts = rest.split("/")
     try:
-        vals = (float(a), float(b)) if eq and slash and model else None
+        vals = tuple(float(v) for v in parts) if eq and model else None
     except ValueError:
         vals = None
+    if vals is not None and len(vals) != (1 if image else 2):
+        vals = None
     if vals is None or not all(math.isfinite(v) and v >= 0 for v in vals):
+        if image:
+            raise PriceError(f"--price {text!r}: an image model takes MODEL=USD, the finite, "
+                             "non-negative USD per image, e.g. --price "
+                             "openai-image:my-imager=0.08")
         raise PriceError(f"--price {text!r}: expected MODEL=IN/OUT with finite, non-negative "
                          "USD per million tokens, e.g. --price openai:my-model=1.25/10")
     return model, vals
@@ -95,18 +134,16 @@ class PriceBook:
     """Prices for one run: the packaged list, the user's ``--price`` entries (which win) and
     whether unpriced models may run at the dearest listed price."""
 
-    overrides: dict[str, tuple[float, float]] = field(default_factory=dict)
+    overrides: dict[str, tuple[float, ...]] = field(default_factory=dict)
     allow_unpriced: bool = False
 
     def token_entry(self, provider: str, model: str) -> dict[str, Any] | None:
         name = f"{provider}:{model}"
         for key in (name, model):
-            if key in self.overrides:
+            if key in self.overrides and len(self.overrides[key]) == 2:
                 i, o = self.overrides[key]
                 return {"in": i, "out": o, "source": "--price", "date": ""}
-        table = price_data()["tokens"]
-        hit = listed_name(table, name)
-        return table[hit] if hit else None
+        return listed_entry(price_data()["tokens"], name)
 
     def token_price(self, provider: str, model: str, input_tokens: int = 0
                     ) -> tuple[float, float] | None:
@@ -122,16 +159,20 @@ class PriceBook:
         return float(entry["in"]), float(entry["out"])
 
     def image_entry(self, provider: str, model: str) -> dict[str, Any] | None:
-        table = price_data()["images"]
-        hit = listed_name(table, f"{provider}:{model}")
-        return table[hit] if hit else None
+        name = f"{provider}:{model}"
+        given = self.overrides.get(name)
+        if given is not None and len(given) == 1:  # --price IMAGE_MODEL=USD: per image
+            return {"kind": "per-image", "per_image": {"standard": {"any": float(given[0])}},
+                    "source": "--price", "date": ""}
+        return listed_entry(price_data()["images"], name)
 
     def require(self, provider: str, model: str, image: bool = False) -> None:
         """Raise PriceError naming the fix when a paid call to this model cannot be priced."""
         known = (self.image_entry(provider, model) if image
                  else self.token_entry(provider, model))
         if known is None and not self.allow_unpriced:
-            fix = ("pass --allow-unpriced with --max-spend" if image else
+            fix = (f"give its price per image with --price {provider}:{model}=USD, or pass "
+                   "--allow-unpriced with --max-spend" if image else
                    f"give its price with --price {provider}:{model}=IN/OUT (USD per million "
                    "tokens), or pass --allow-unpriced with --max-spend")
             raise PriceError(f"{provider}:{model} has no list price in foilbench's price file; "
@@ -141,7 +182,7 @@ class PriceBook:
 def dearest_token_price() -> tuple[float, float]:
     """What an unpriced model is reserved at: the dearest listed price, and never below
     :data:`UNPRICED_CEILING` (pro models can cost ten times the dearest listed one)."""
-    rows = [r for k, r in price_data()["tokens"].items() if not k.startswith("_")]
+    rows = list(token_table().values())
     return (max([float(r["in"]) for r in rows] + [UNPRICED_CEILING[0]]),
             max([float(r["out"]) for r in rows] + [UNPRICED_CEILING[1]]))
 

@@ -6,9 +6,9 @@ Before a call the next cost is estimated as the largest cost seen so far in this
 before the first reply, from the prompt: 4 characters per token plus ``IMAGE_TOKENS`` per
 image, and ``max_tokens`` out). A call that would take the total past the cap is refused.
 The cap is ``FOILBENCH_API_SPEND_CAP`` (USD, default 5). Prices: the packaged list
-(``prices.json``, :mod:`.prices`; longest matching model-name prefix wins), overridden by
-``FOILBENCH_API_PRICES`` = a JSON object ``{"provider:model-prefix": [in, out], ...}`` or a
-path to such a file. Unknown models are priced at the dearest listed price (deliberately high).
+(``prices.json``, :mod:`.prices`; exact model names, a dated snapshot only when listed),
+overridden by ``FOILBENCH_API_PRICES`` = a JSON object ``{"provider:model": [in, out], ...}``
+or a path to such a file. Unknown models are priced at the dearest listed price (deliberately high).
 Construction (``foilbench construct``) uses the folder ledger instead
 (:mod:`foilbench.construct.engine.ledger`); this tracker is for ``api:`` evaluation models.
 """
@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from foilbench.errors import ModelError, SpendCapReached
-from foilbench.models.api.prices import dearest_token_price, listed_name, price_data
+from foilbench.models.api.prices import dearest_token_price, listed_name, token_table
 
 DEFAULT_CAP_USD = 5.0
 IMAGE_TOKENS = 1600  # a generous per-image input estimate (providers bill ~250-1600)
@@ -31,7 +31,7 @@ class SpendCapError(SpendCapReached):
 
 
 def price_table() -> dict[str, tuple[float, float]]:
-    table = {k: (float(v["in"]), float(v["out"])) for k, v in price_data()["tokens"].items()}
+    table = {k: (float(v["in"]), float(v["out"])) for k, v in token_table().items()}
     raw = os.environ.get("FOILBENCH_API_PRICES", "").strip()
     if raw:
         text = Path(raw).read_text() if not raw.startswith("{") else raw

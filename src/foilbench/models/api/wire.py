@@ -123,6 +123,29 @@ def anthropic_adaptive_only(model: str) -> bool:
         ("claude-opus-4-7", "claude-opus-4-8", "claude-mythos"))
 
 
+#: Gemini 3's default temperature, which Google asks to keep: "For Gemini 3, we strongly
+#: recommend keeping the temperature parameter at its default value of 1.0 ... Changing the
+#: temperature (setting it to less than 1.0) may lead to unexpected behavior, looping, or
+#: degraded performance" (Gemini 3 prompting guide, cloud.google.com/vertex-ai/generative-ai/
+#: docs/start/gemini-3-prompting-guide). Looping burns output tokens up to the limit.
+GEMINI3_TEMPERATURE = 1.0
+
+
+def request_temperature(provider: str, model: str, temperature: float) -> float:
+    """The temperature a request to ``model`` carries: Gemini 3 models always get their default
+    1.0 (:data:`GEMINI3_TEMPERATURE`), a departure from the papers' greedy 0.0 (and Auto-Comp's
+    0.7) for those models only, as Claude's range clamps SugarCrepe's 1.5; others as asked.
+
+    >>> request_temperature("gemini", "gemini-3-pro-preview", 0.0)
+    1.0
+    >>> request_temperature("gemini", "gemini-2.5-flash", 0.0)
+    0.0
+    """
+    if provider == "gemini" and model.startswith("gemini-3"):
+        return GEMINI3_TEMPERATURE
+    return temperature
+
+
 def sends_top_p(provider: str, model: str) -> bool:
     """Whether a request's ``top_p`` is sent. OpenAI chat models take ``top_p`` in [0, 1]
     (Chat Completions reference) but reasoning models refuse it; Gemini takes
@@ -239,7 +262,8 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
     ``temperature`` (the two are incompatible); Claude 5 models get neither (adaptive
     thinking, default sampling) and room to think; Claude Opus 4.7 / 4.8 get no sampling
     parameter, and ``thinking: {"type": "adaptive"}`` only when ``thinking_tokens`` is set; Gemini 2.5 gets ``thinkingConfig.
-    thinkingBudget``, Gemini 3 ``thinkingConfig.thinkingLevel`` (the effort, default low).
+    thinkingBudget``, Gemini 3 ``thinkingConfig.thinkingLevel`` (the effort, default low) and
+    always temperature 1.0 (:func:`request_temperature`).
     ``top_p`` is sent only where :func:`sends_top_p` says so.
     """
     if top_p is not None and not 0 < top_p <= 1:
@@ -287,7 +311,9 @@ def build_request(provider: str, model: str, parts: list[tuple[str, Any]], max_t
     if provider == "gemini":
         gparts = [{"text": v} if k == "text" else
                   {"inline_data": {"mime_type": "image/png", "data": _b64(v)}} for k, v in parts]
-        config: dict[str, Any] = {"temperature": temperature, "maxOutputTokens": allowed}
+        config: dict[str, Any] = {"temperature": request_temperature(provider, model,
+                                                                     temperature),
+                                  "maxOutputTokens": allowed}
         if model.startswith("gemini-2.5"):
             config["thinkingConfig"] = {"thinkingBudget": allowed - max_tokens}
         elif model.startswith("gemini-3"):

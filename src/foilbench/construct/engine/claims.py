@@ -1,0 +1,67 @@
+"""Whether the process that claimed a request is still alive (one request, one payment).
+
+A process about to pay for a request first claims its cache key in the folder's ledger
+(:meth:`~.ledger.SpendLedger.claim`, with its PID and host); another process needing the same
+key waits for the reply instead of paying again, unless the claimant is dead. Dead means: on
+this host and no process has that PID (or the PID is ours, left by an earlier run of this
+process number: a container that restarts often reuses PIDs), or the claim is older than
+``stale_s`` (a PID reused by an unrelated process would otherwise hold it for ever). A claim
+from another host is trusted until it goes stale.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+#: a claim older than this is taken over whatever its PID says (longer than any one request
+#: with its retries and backoff takes)
+STALE_CLAIM_S = 1800.0
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process with this PID exists on this machine (POSIX and Windows)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":  # os.kill(pid, 0) would terminate it there
+        import ctypes
+
+        kernel = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        handle = kernel.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return kernel.GetLastError() == 5  # access denied: it exists
+        code = ctypes.c_ulong()
+        ok = kernel.GetExitCodeProcess(handle, ctypes.byref(code))
+        kernel.CloseHandle(handle)
+        return bool(ok) and code.value == 259  # STILL_ACTIVE
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def claim_dead(row: dict, here: str, mine: set[str], stale_s: float = STALE_CLAIM_S,
+               now: float | None = None) -> bool:
+    """Whether the claim ``row`` (``pid``, ``host``, ``id``, ``t``) may be taken over by a
+    process on host ``here`` whose own open claim ids are ``mine``.
+
+    >>> claim_dead({"pid": os.getpid(), "host": "h", "id": "a", "t": 0}, "h", {"a"}, now=1)
+    False
+    >>> claim_dead({"pid": os.getpid(), "host": "h", "id": "b", "t": 0}, "h", {"a"}, now=1)
+    True
+    >>> claim_dead({"pid": 1, "host": "other", "id": "c", "t": 0}, "h", set(), now=1)
+    False
+    """
+    now = time.time() if now is None else now
+    if now - float(row.get("t", 0)) > stale_s:
+        return True
+    if row.get("host") != here:
+        return False
+    pid = int(row.get("pid", 0))
+    if pid == os.getpid():
+        return row.get("id") not in mine
+    return not pid_alive(pid)

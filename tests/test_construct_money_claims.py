@@ -1,0 +1,97 @@
+"""One request, one payment per folder (issue 40): two or three processes building into one
+``--out`` at once (the docs invite it) pay for each distinct request once; the others wait for
+the claimant's reply. Measured against the STRICT provider fake, which bills every request it
+answers: no two requests it received may carry the same bytes, and the folder's benchmark is
+the one a single process builds."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from _strict_providers import StrictProviders
+from _strict_scripts import composet_answer, composet_image
+from foilbench.construct.engine.ledger import SpendLedger
+from foilbench.data.format import load_benchmark
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ["--text", "api:openai:gpt-5-mini", "--image", "api:gemini-image:gemini-2.5-flash-image",
+         "--edit", "api:gemini-image:gemini-2.5-flash-image"]
+
+
+@pytest.fixture
+def strict(monkeypatch, tmp_path):
+    server = StrictProviders(answer=composet_answer, image=composet_image)
+    server.environ(monkeypatch)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    yield server
+    server.close()
+
+
+def command(out: Path) -> list[str]:
+    return [sys.executable, "-m", "foilbench", "construct", "composet", *SPECS, "--n-scenes",
+            "2", "--foils-per-scene", "6", "--min-foils", "0", "--size", "64", "--no-progress",
+            "--out", str(out), "--max-spend", "50"]
+
+
+def duplicates(requests: list[dict]) -> int:
+    seen: set[tuple[str, bytes]] = set()
+    n = 0
+    for r in requests:
+        k = (r["path"], r["raw"])
+        n += k in seen
+        seen.add(k)
+    return n
+
+
+def items_digest(out: Path) -> list[str]:
+    """The benchmark's item rows, each image path replaced by the sha256 of its bytes."""
+    import pandas as pd
+
+    assert len(load_benchmark(out)) > 0
+    rows = []
+    for row in pd.read_parquet(out / "items.parquet").to_dict("records"):
+        for k, v in row.items():
+            if isinstance(v, str) and v.endswith(".png") and (out / v).is_file():
+                row[k] = hashlib.sha256((out / v).read_bytes()).hexdigest()
+        rows.append(repr(sorted(row.items())))
+    return sorted(rows)
+
+
+def run_together(out: Path, n: int, env: dict) -> list[str]:
+    procs = [subprocess.Popen(command(out), env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT) for _ in range(n)]
+    logs = [p.communicate(timeout=400)[0].decode() for p in procs]
+    for p, log in zip(procs, logs, strict=True):
+        assert p.returncode == 0, log
+    return logs
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_concurrent_processes_pay_each_request_once(strict, tmp_path, n):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # a slow provider keeps every process busy with requests the others need too
+    strict.on_request = lambda path: time.sleep(0.2)
+    alone = tmp_path / "alone"
+    run_together(alone, 1, {**env, "FOILBENCH_HOME": str(tmp_path / "home-alone")})
+    one_process = len(strict.requests)
+    billed_alone = strict.billed_usd
+    strict.requests.clear()
+    out = tmp_path / "shared"
+    run_together(out, n, env)
+    assert strict.rejected == []
+    dup = duplicates(strict.requests)
+    print(f"{n} processes on one --out: {len(strict.requests)} requests, {dup} duplicates "
+          f"(one process alone: {one_process} requests)")
+    assert dup == 0
+    assert len(strict.requests) == one_process
+    led = SpendLedger(out, 50)
+    assert led.settled == pytest.approx(strict.billed_usd - billed_alone)
+    assert led.requests == one_process and led.reserved == 0
+    assert items_digest(out) == items_digest(alone) != []

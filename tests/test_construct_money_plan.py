@@ -1,0 +1,165 @@
+"""Plans you can trust (issue 40): a stage keeps at most what it asked for (extra proposals are
+cut and logged), so the dry run's call counts and USD bound hold; measured against the STRICT
+provider fake, which proposes six foils per scene whatever it is asked."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from _strict_providers import StrictProviders
+from _strict_scripts import composet_answer, composet_image
+from foilbench.cli.main import cli
+
+SPECS = ["--text", "api:openai:gpt-5-mini", "--image", "api:gemini-image:gemini-2.5-flash-image",
+         "--edit", "api:gemini-image:gemini-2.5-flash-image"]
+
+
+@pytest.fixture
+def strict(monkeypatch, tmp_path):
+    server = StrictProviders(answer=composet_answer, image=composet_image)
+    server.environ(monkeypatch)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    yield server
+    server.close()
+
+
+def dry_bound(output: str) -> tuple[int, float]:
+    line = next(x for x in output.splitlines() if x.strip().startswith("total"))
+    parts = line.split()
+    return int(parts[3]), float(parts[7].lstrip("$"))
+
+
+def test_foils_per_scene_is_enforced_and_the_plan_holds(strict, tmp_path):
+    out = tmp_path / "o"
+    cmd = ["construct", "composet", *SPECS, "--n-scenes", "2", "--foils-per-scene", "1",
+           "--min-foils", "0", "--size", "64", "--no-progress", "--out", str(out),
+           "--max-spend", "50"]
+    dry = CliRunner().invoke(cli, [*cmd, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    calls, usd = dry_bound(dry.output)
+    res = CliRunner().invoke(cli, cmd)
+    assert res.exit_code == 0, res.output
+    edits = [r for r in strict.requests if ":generateContent" in r["path"]
+             and b"inline_data" in r["raw"] + b"inlineData"]
+    print(f"--foils-per-scene 1 --n-scenes 2: planned at most {calls} calls, ${usd:.4f}; made "
+          f"{len(strict.requests)} requests, billed ${strict.billed_usd:.4f}")
+    assert len(strict.requests) <= calls and strict.billed_usd <= usd
+    log = [json.loads(x) for x in (out / "construction_log.jsonl").read_text().splitlines()]
+    cuts = [r for r in log if r.get("stage") == "foil enumeration (step 4)"
+            and r.get("outputs", {}).get("truncated_by_variant")]
+    assert len(cuts) == 2 and all(r["outputs"]["truncated_by_variant"] == {"main": 5}
+                                  for r in cuts)
+    assert all(r["inputs"]["foils_asked"] == 1 for r in cuts)
+    assert len(edits) <= 2 * 2  # two scenes, one foil each: one base render and one edit
+
+
+def sugarcrepe_answer(provider, model, system, prompt, images) -> str:
+    """SugarCrepe's four steps, told apart by the prompt's last lines."""
+    caption = re.findall(r"^Caption: (.*)$", prompt, re.M)[-1].strip()
+    tail = prompt[prompt.rfind("Caption:"):]
+    if "Old:" in tail:
+        old, new = re.search(r"Old: (.*), new: (.*)$", tail, re.M).groups()
+        return json.dumps({"caption": caption.replace(old.strip(), new.strip())})
+    if "Given:" in tail:
+        return json.dumps({"new": "zebra"})
+    if "Concept:" in tail:
+        return json.dumps({"concepts": [caption.rstrip(".").split()[-1]]})
+    return json.dumps({"possible": False})
+
+
+def compass_answer(provider, model, system, prompt, images) -> str:
+    return json.dumps({"caption": "A plain picture of some things."})
+
+
+def method_runs(tmp_path: Path, strict) -> dict[str, list[str]]:
+    from _construct_helpers import caption_set
+    from _strict_scripts import AutocompAnswers
+
+    common = ["--no-progress", "--max-spend", "50"]
+    return {
+        "composet": (composet_answer, ["composet", *SPECS, "--n-scenes", "2",
+                                       "--foils-per-scene", "6", "--min-foils", "0", "--size",
+                                       "64", *common]),
+        "sugarcrepe": (sugarcrepe_answer, ["sugarcrepe", str(caption_set(tmp_path / "coco")),
+                                           "--text", "api:openai:gpt-4o-mini", "--no-refine",
+                                           *common]),
+        "autocomp": (AutocompAnswers(), ["autocomp", "--text", "api:openai:gpt-5-mini",
+                                         "--image", "world", "--detector", "world", "--vqa",
+                                         "api:gemini:gemini-2.5-flash", "--tasks", "color",
+                                         "--n", "1,2", "--concepts", "3", *common]),
+        "compass": (compass_answer, ["compass", "--text", "api:anthropic:claude-haiku-4-5",
+                                     "--n-scenes", "3", *common]),
+    }
+
+
+@pytest.mark.parametrize("method", ["composet", "sugarcrepe", "autocomp", "compass"])
+def test_the_dry_run_bounds_each_methods_bill(strict, tmp_path, monkeypatch, method):
+    answer, cmd = method_runs(tmp_path, strict)[method]
+    if method == "autocomp":
+        import foilbench.construct.backends.world as world
+
+        monkeypatch.setattr(world, "tag", answer.record(world.tag))
+    strict.answer = answer
+    out = tmp_path / method
+    dry = CliRunner().invoke(cli, ["construct", *cmd, "--out", str(out), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    calls, usd = dry_bound(dry.output)
+    res = CliRunner().invoke(cli, ["construct", *cmd, "--out", str(out)])
+    assert strict.rejected == []
+    assert strict.requests, res.output
+    print(f"{method}: dry-run bound ${usd:.4f} over {calls} calls; billed "
+          f"${strict.billed_usd:.4f} over {len(strict.requests)} requests; bound/billed "
+          f"{usd / strict.billed_usd:.1f}x")
+    assert len(strict.requests) <= calls
+    assert strict.billed_usd <= usd
+
+
+class RandomComposet:
+    """CompoSET answers with random outcomes (seeded): 0-12 foils proposed whatever was asked,
+    random self-check verdicts, and replies padded to random lengths, some past their output
+    budget (cut, then asked again at twice the budget)."""
+
+    def __init__(self, seed: int) -> None:
+        import random
+
+        self.rng = random.Random(seed)
+
+    def __call__(self, provider, model, system, prompt, images) -> str:
+        from _construct_fake_api import FOILS, STEPS, ComposetResponder
+
+        step = next(v for k, v in STEPS.items() if k in system)
+        if step == "foils":
+            k = self.rng.randint(0, 12)
+            foils = ComposetResponder.foils(prompt)["foils"]
+            reply = {"foils": [foils[i % len(FOILS)] for i in range(k)]}
+        elif step == "self_check":
+            n = len(re.findall(r"^\d+\. ", prompt, re.M))
+            reply = {"verdicts": [{"index": i, "keep": self.rng.random() < 0.7, "issue": ""}
+                                  for i in range(n)]}
+        else:
+            reply = json.loads(composet_answer(provider, model, system, prompt, images))
+        reply["note"] = "x" * self.rng.choice([0, 200, 2000, 9000])
+        return json.dumps(reply)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_dry_run_bounds_random_stage_outcomes(strict, tmp_path, seed):
+    """Property (seeded random; hypothesis is not a dependency): whatever the model proposes
+    and however long it answers, the bill stays under the dry run's bound."""
+    strict.answer = RandomComposet(seed)
+    out = tmp_path / "o"
+    cmd = ["construct", "composet", *SPECS, "--n-scenes", "2", "--foils-per-scene", "3",
+           "--min-foils", "0", "--size", "64", "--no-progress", "--out", str(out),
+           "--max-spend", "50"]
+    dry = CliRunner().invoke(cli, [*cmd, "--dry-run"])
+    calls, usd = dry_bound(dry.output)
+    CliRunner().invoke(cli, cmd)  # may end with no survivor: what was billed still counts
+    assert strict.rejected == [] and strict.requests
+    print(f"seed {seed}: billed ${strict.billed_usd:.4f} over {len(strict.requests)} "
+          f"requests; bound ${usd:.4f} over {calls} calls")
+    assert strict.billed_usd <= usd  # a cut reply's second request is in the USD bound
