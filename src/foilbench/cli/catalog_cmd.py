@@ -13,8 +13,11 @@ from rich.console import Console
 from rich.table import Table
 
 from foilbench.data.registry import benchmark_names, loaders, suites
+from foilbench.display import safe_markup
 from foilbench.models.registry import model_names, model_schemes
 from foilbench.registry import Registry
+
+DESCRIPTION_LIMIT = 200  # a plugin's description is the plugin author's text
 
 
 def _missing(modules: tuple[str, ...]) -> list[str]:
@@ -22,15 +25,17 @@ def _missing(modules: tuple[str, ...]) -> list[str]:
 
 
 def _table(title: str, registry: Registry, template: str = "{name}") -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", highlight=False)
     table.add_column("spec")
     table.add_column("available")
     table.add_column("description")
     for entry in registry.entries():
         missing = _missing(entry.requires)
-        table.add_row(template.format(name=entry.name),
-                      f"[dim]needs {', '.join(missing)}[/dim]" if missing else "yes",
-                      entry.description or f"[dim]{entry.target}[/dim]")
+        table.add_row(template.format(name=safe_markup(entry.name)),
+                      f"[dim]needs {safe_markup(', '.join(missing))}[/dim]" if missing
+                      else "yes",
+                      safe_markup(entry.description, DESCRIPTION_LIMIT)
+                      or f"[dim]{safe_markup(entry.target)}[/dim]")
     return table
 
 

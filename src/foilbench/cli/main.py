@@ -11,6 +11,7 @@ import warnings
 import click
 
 from foilbench import __version__
+from foilbench.display import safe_message
 from foilbench.errors import FoilbenchError
 
 # name -> ("module", "attribute", one-line help). Each module holds one click command/group.
@@ -148,7 +149,7 @@ def _main() -> None:
         e.show()
         sys.exit(e.exit_code)
     except FoilbenchError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(f"error: {safe_message(e)}", err=True)
         sys.exit(2)
     except OSError as e:  # a full or read-only disk met outside the runner's own checks
         if e.errno not in UNWRITABLE:

@@ -23,10 +23,12 @@ import pandas as pd
 from foilbench.data.benchmark import Benchmark, Dropped
 from foilbench.data.images import MISSING, ImageProblem, check_image
 from foilbench.data.readahead import ReadAhead
+from foilbench.display import safe_text
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_file
 
 SHOW_AT_MOST = 10
+PROBLEM_LIMIT = 400  # characters of one printed problem (item ids, captions are data)
 
 
 @dataclass(frozen=True)
@@ -271,10 +273,12 @@ def _digest(bench: Benchmark, rel: str, seen: dict[str, str | None]) -> str | No
 
 
 def format_problems(problems: list[Problem], limit: int = SHOW_AT_MOST) -> str:
+    """The problems, one line each: outside strings in them escaped and each line capped
+    (:func:`foilbench.display.safe_text`); the full messages stay in ``to_dict``."""
     counts = Counter(p.reason for p in problems)
     head = "; ".join(f"{n} {reason}" for reason, n in counts.most_common())
     lines = [f"{len(problems)} problem(s) ({head}):"]
-    lines += [f"  - {p}" for p in problems[:limit]]
+    lines += [f"  - {safe_text(p, PROBLEM_LIMIT)}" for p in problems[:limit]]
     if len(problems) > limit:
         lines.append(f"  ... and {len(problems) - limit} more")
     return "\n".join(lines)

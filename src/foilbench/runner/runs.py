@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foilbench.display import safe_text
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
@@ -176,7 +177,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     try:
         for spec, adapter in loaded:
             for bench in benches:
-                progress.begin(f"{spec} on {bench.name} ({len(bench)} items)", shown)
+                progress.begin(f"{safe_text(spec)} on {safe_text(bench.name)} ({len(bench)} items)", shown)
                 cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision,
                                      progress=progress, log=shown)
                 for line in note_lines(cell.result.stats):

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from foilbench.analysis import matrix
+from foilbench.display import safe_text
 from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
@@ -111,7 +112,7 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
                 log("info", f"skip {spec} x {bench.name}: finished run {run_id}")
                 metrics = store.load_metrics(run_id)
             else:
-                progress.begin(f"{spec} on {bench.name} ({len(bench)} items)", log)
+                progress.begin(f"{safe_text(spec)} on {safe_text(bench.name)} ({len(bench)} items)", log)
                 try:
                     cell = evaluate_cell(adapter, bench, settings, cache=cache,
                                          revision=revision, progress=progress, log=log)
