@@ -68,6 +68,13 @@ def _escapes_root(rel: str) -> bool:
     return False
 
 
+def _is_null(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or an array: not a null
+        return False
+
+
 def _item_id(value: object) -> str | None:
     """The id as text, or None when it is null (None, NaN, pandas NA)."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
@@ -116,8 +123,15 @@ def validate(bench: Benchmark, *, check_images: bool = True,
             if _check_list(add, col, paths, "image paths"):
                 refs.extend((f"{col}[{k}]", p) for k, p in enumerate(paths))
         for col, rel in refs:
+            if rel is not None and not isinstance(rel, str) and not _is_null(rel):
+                add(col, "path_not_text", f"image path must be text, got "
+                                          f"{type(rel).__name__} {safe_text(rel, 40)}")
+                continue
             if not isinstance(rel, str) or not rel.strip():
                 add(col, "empty_path", "empty image path")
+                continue
+            if "\x00" in rel:
+                add(col, "nul_in_path", f"image path {safe_text(rel)!r} holds a NUL byte")
                 continue
             if _escapes_root(rel):
                 add(col, "path_escapes_root", f"image path {rel!r} escapes the benchmark root")
@@ -150,7 +164,7 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
         for paths in bench.items[col]:
             if isinstance(paths, (list, tuple, np.ndarray)):
                 rels.update(dict.fromkeys(v for v in paths if isinstance(v, str)))
-    todo = [r for r in rels if r.strip() and not _escapes_root(r)]
+    todo = [r for r in rels if r.strip() and "\x00" not in r and not _escapes_root(r)]
     base = bench.root.resolve()
     ahead = ReadAhead([bench.root / r for r in todo])  # disk reads overlap the decoding
 
@@ -267,7 +281,7 @@ def _digest(bench: Benchmark, rel: str, seen: dict[str, str | None]) -> str | No
         try:
             seen[rel] = "sha256:" + sha256_file(bench.image_path(rel)) if not _escapes_root(
                 rel) else None
-        except OSError:
+        except (OSError, ValueError):  # unreadable, not a regular file, a NUL in the name
             seen[rel] = None
     return seen[rel]
 
