@@ -99,6 +99,11 @@ def read_benchmark_folder(path: str | Path) -> Benchmark:
         items = pd.read_parquet(ipath)
     except Exception as e:  # pyarrow raises several types for corrupt files
         raise BenchmarkError(f"{ipath}: cannot read Parquet ({e})") from None
+    declared = manifest.extras.get("n_items")
+    if declared is not None and declared != len(items):
+        raise BenchmarkError(f"{mpath}: n_items says {declared} but {ipath.name} holds "
+                             f"{len(items)} rows (a truncated or replaced table?); write "
+                             "the benchmark again with foilbench, or correct n_items")
     items = normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
     return Benchmark(manifest=manifest, items=items, root=root)
 

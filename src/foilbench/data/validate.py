@@ -23,11 +23,13 @@ import pandas as pd
 from foilbench.data.benchmark import Benchmark, Dropped
 from foilbench.data.images import MISSING, ImageProblem, check_image
 from foilbench.data.readahead import ReadAhead
+from foilbench.data.table_checks import table_problems
 from foilbench.display import safe_text
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_file
 
 SHOW_AT_MOST = 10
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}  # controls, format characters, separators
 PROBLEM_LIMIT = 400  # characters of one printed problem (item ids, captions are data)
 
 
@@ -93,7 +95,7 @@ def validate(bench: Benchmark, *, check_images: bool = True,
         return [Problem(None, c, "missing_column",
                         f"column required by kind {spec.name!r} is missing "
                         f"(have: {', '.join(map(str, items.columns))})") for c in missing_cols]
-    problems: list[Problem] = []
+    problems: list[Problem] = [Problem(*found) for found in table_problems(bench)]
     ids = [_item_id(v) for v in items["item_id"]]
     for dup_id, n in Counter(i for i in ids if i is not None).items():
         if n > 1:
@@ -200,12 +202,22 @@ def _adder(problems: list[Problem], item_id: str | None, row: int):
 
 def _check_text(add, col: str, text: object) -> None:
     if isinstance(text, str):
-        if not text.strip():
-            add(col, "empty_caption", "empty caption")
+        if not visible(text):
+            add(col, "empty_caption", "empty caption" if not text.strip() else
+                f"empty caption (only invisible characters: {safe_text(text, 40)})")
     elif text is None or (not hasattr(text, "__len__") and pd.isna(text)):
         add(col, "empty_caption", "empty caption (null)")
     else:
         add(col, "not_text", f"expected text, got {type(text).__name__} {text!r:.60}")
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` shows anything: False when it holds only whitespace, format characters
+    (zero-width space U+200B, joiners, bidi marks) and controls, which a tokenizer drops."""
+    import unicodedata
+
+    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE
+               for ch in text)
 
 
 def _check_list(add, col: str, values: object, what: str) -> bool:
@@ -231,10 +243,6 @@ def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
     ``check_images`` by file bytes), which a model can only tie on. ``inspect`` lists these
     as problems; a run prints them as warnings and stores them with its notes."""
     found: list[Problem] = []
-    chance = bench.manifest.extras.get("unit_chance")
-    if "unit_chance" in bench.manifest.extras and not _finite_fraction(chance):
-        found.append(Problem(None, "extras.unit_chance", "bad_unit_chance",
-                             f"unit_chance must be a finite number in [0, 1], got {chance!r}"))
     spec, items = bench.spec, bench.items
     if any(c not in items.columns for c in spec.required):
         return found
@@ -260,11 +268,6 @@ def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
                                      "two images of this item are identical: a model can "
                                      "only tie on it", row_no))
     return found
-
-
-def _finite_fraction(value: object) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and bool(np.isfinite(value)) and 0 <= value <= 1)
 
 
 def _as_list(value: object) -> list:

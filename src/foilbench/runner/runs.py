@@ -36,6 +36,7 @@ from foilbench.runner.settings import (
     make_settings,
 )
 from foilbench.runner.setup import (
+    check_folders_first,
     decoding_once,
     load_benchmarks,
     load_models,
@@ -110,6 +111,8 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
     if not model_specs:
         model_specs = list(EMBEDDED_DEFAULTS)
         log("info", f"default models: the embedded {', '.join(model_specs)}")
+    bench_specs = spec_list(benchmarks, "benchmarks")
+    check_folders_first(bench_specs, settings)  # before any model loads
     if ray_options is None:
         configure_threads(settings.threads, log)
         loaded = load_models(model_specs, settings)
@@ -118,7 +121,6 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
 
         check_model_specs(model_specs)
         loaded = []
-    bench_specs = spec_list(benchmarks, "benchmarks")
     if not bench_specs:
         bench_specs = [DEFAULT_SUITE]
         log("info", f"default benchmarks: the embedded {DEFAULT_SUITE!r} suite")

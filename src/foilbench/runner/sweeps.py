@@ -31,6 +31,7 @@ from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, DEFAULT_OUT, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import (
+    check_folders_first,
     decoding_once,
     load_benchmarks,
     load_models,
@@ -176,6 +177,7 @@ def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: st
         raise RunnerError("a sweep needs at least one model and one benchmark")
     check_out(Path(out))
     usable_home(log)
+    check_folders_first(bench_specs, settings)  # before any model loads
     ray_options = as_options(ray)
     if ray_options is not None:
         from foilbench.runner.ray_runs import check_model_specs
