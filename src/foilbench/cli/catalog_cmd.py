@@ -50,6 +50,7 @@ def models() -> None:
     console = Console()
     console.print(_table("model names", model_names()))
     console.print(_table("model schemes (SCHEME:...)", model_schemes(), "{name}:..."))
+    _print_skipped(console, model_names(), model_schemes())
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -64,3 +65,19 @@ def benchmarks() -> None:
     console.print(_table("suites", suites()))
     console.print(_table("benchmarks", benchmark_names()))
     console.print(_table("loaders (LOADER:PATH)", loaders(), "{name}:PATH"))
+    _print_skipped(console, benchmark_names(), loaders())
+
+
+def _print_skipped(console: Console, *registries: Registry) -> None:
+    """The plugins that were skipped (a name taken by a built-in, a module not installed, ...),
+    so a user who installed one sees why it is not listed above."""
+    skipped = [(reg.kind, s) for reg in registries for s in reg.skipped()]
+    if not skipped:
+        return
+    table = Table(title="skipped plugins", title_justify="left", highlight=False)
+    for col in ("plugin", "distribution", "reason"):
+        table.add_column(col)
+    for kind, s in skipped:
+        table.add_row(f"{kind} {safe_markup(s.name)}", safe_markup(s.distribution),
+                      safe_markup(s.reason, DESCRIPTION_LIMIT))
+    console.print(table)

@@ -130,6 +130,20 @@ def exit_now(code: int, message: object = None) -> None:
 UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
+def _plain_plugin_warnings(show):
+    """``warnings.showwarning`` that prints a skipped plugin as one ``warning:`` line (not
+    Python's file:line form); every other warning as before."""
+    from foilbench.registry import PluginWarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, PluginWarning):
+            click.echo(f"warning: {message}", err=True)
+            return
+        show(message, category, filename, lineno, file, line)
+
+    return showwarning
+
+
 def _main() -> None:
     # Idle OpenMP threads sleep instead of spinning (libgomp reads this once, when torch
     # loads, which no command has done yet): next to a busy process on a small machine,
@@ -141,7 +155,9 @@ def _main() -> None:
     # (foilbench.paths) should read that it is going away.
     warnings.filterwarnings("default", category=DeprecationWarning, module=r"foilbench\.")
     try:
-        cli.main(standalone_mode=False)
+        with warnings.catch_warnings():  # restored when the command ends
+            warnings.showwarning = _plain_plugin_warnings(warnings.showwarning)
+            cli.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
