@@ -166,3 +166,29 @@ def _too_large(shown: Path, width: int, height: int, limit: int) -> str:
     return (f"image {shown} is {width} x {height} = {width * height:,} pixels, over the limit "
             f"of {limit:,} (read from its header, nothing decoded; set {MAX_IMAGE_PIXELS_ENV} "
             "to change the limit)")
+
+
+# files looked at for several frames: GIF, APNG, WebP, TIFF, MPO. Not .png or .jpg: opening
+# every still image's header again would cost a large benchmark seconds per run, for the rare
+# APNG (and a phone's MPO, whose first picture is the photograph)
+MULTI_FRAME_SUFFIXES = (".gif", ".apng", ".webp", ".tif", ".tiff", ".mpo")
+
+
+def frame_count(path: Path) -> int:
+    """How many frames the image at ``path`` holds (1 for a still image, or when it cannot
+    be read: validation names that). Reads the header, and for a GIF up to its second frame.
+
+    Every model is given the first frame, as ``PIL.Image.open`` decodes it (the papers'
+    pipelines open images the same way); the run says so in a note
+    (:func:`foilbench.runner.notes.image_note`)."""
+    from PIL import Image
+
+    if path.suffix.lower() not in MULTI_FRAME_SUFFIXES or not_regular_reason(path):
+        return 1
+    try:
+        with open_regular(path) as fp, Image.open(fp) as im:
+            if not getattr(im, "is_animated", False):
+                return 1
+            return int(getattr(im, "n_frames", 2))
+    except Exception:  # unreadable: validation names it
+        return 1
