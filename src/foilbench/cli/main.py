@@ -131,13 +131,12 @@ UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM
 
 
 def _plain_plugin_warnings(show):
-    """``warnings.showwarning`` that prints a skipped plugin as one ``warning:`` line (not
-    Python's file:line form); every other warning as before."""
-    from foilbench.registry import PluginWarning
-
+    """``warnings.showwarning`` that prints foilbench's own warnings (a skipped plugin, a
+    cache that cannot be written) as one ``warning:`` line, not Python's file:line form;
+    every other warning as before."""
     def showwarning(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, PluginWarning):
-            click.echo(f"warning: {message}", err=True)
+        if category.__module__.startswith("foilbench."):
+            click.echo(f"warning: {safe_message(message)}", err=True)
             return
         show(message, category, filename, lineno, file, line)
 

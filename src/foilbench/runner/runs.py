@@ -47,7 +47,6 @@ from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.summary import build_summary
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import (
-    WriteError,
     check_out,
     sentences,
     usable_home,
@@ -151,7 +150,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log, progress)
-    except WriteError:
+    except BaseException:  # a full disk, a store error, an interrupt
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
         raise
