@@ -28,7 +28,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -38,6 +38,7 @@ from foilbench.review.state import ReviewSession
 from foilbench.review.store import DB_NAME, DecisionStore, session_tag
 from foilbench.review.units import ReviewError, build_units
 from foilbench.review.views import DriftCache, config_view, unit_view
+from foilbench.web_guards import Guards, image_response
 
 SESSION_COOKIE = "foilbench_review_session"
 CSRF_HEADER = "x-csrf-token"
@@ -196,7 +197,7 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         path = files.get(request.query_params.get("path", ""))
         if path is None:
             return JSONResponse({"error": "not an image of this benchmark"}, status_code=404)
-        return FileResponse(path, headers={"Cache-Control": "private, max-age=3600"})
+        return image_response(path, {"Cache-Control": "private, max-age=3600"})
 
     def overlay(request: Request) -> Response:
         kind = request.path_params["kind"]
@@ -254,4 +255,4 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
     hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
     return Starlette(routes=routes, middleware=[
         Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
-        Middleware(SecurityHeaders)])
+        Middleware(SecurityHeaders), Middleware(Guards)])
