@@ -93,7 +93,12 @@ def run(models: str | Iterable[str] | None = None,
     """
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
-        return _run(models, benchmarks, out, settings, log, report, ray, options, resume_gc)
+        check_out(Path(out))  # the marker below needs the folder
+        # marked from the start, not from the first cell: `show` during a first run's suite
+        # build says a run is in progress instead of "no results database"
+        with in_progress(Path(out) / DB_FILE, "run"):
+            return _run(models, benchmarks, out, settings, log, report, ray, options,
+                        resume_gc)
     finally:
         resume_gc()
 
