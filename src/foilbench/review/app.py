@@ -48,13 +48,16 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
-def open_session(bench_dir: str | Path, review_dir: str | Path | None = None) -> ReviewSession:
-    """Load and validate the benchmark, group its units, open ``DIR/review/decisions.sqlite``."""
+def open_session(bench_dir: str | Path, review_dir: str | Path | None = None, *,
+                 read_only: bool = False) -> ReviewSession:
+    """Load and validate the benchmark, group its units, open ``DIR/review/decisions.sqlite``
+    (``read_only``: only read it, for ``review status``)."""
     bench = load_benchmark(bench_dir)
     units = build_units(bench)
     folder = Path(review_dir) if review_dir else Path(bench_dir) / REVIEW_SUBDIR
-    store = DecisionStore(folder / DB_NAME)
-    store.set_meta_once("benchmark", bench.name)
+    store = DecisionStore(folder / DB_NAME, read_only=read_only)
+    if not read_only:
+        store.set_meta_once("benchmark", bench.name)
     return ReviewSession(units, store)
 
 
