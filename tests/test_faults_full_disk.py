@@ -166,3 +166,27 @@ def test_a_full_home_runs_without_the_cache(tmp_path, capsys, small_disk, monkey
     no_traceback(err)
     assert code == 0 and "embedding cache" in err
     assert partial_files(disk) == []
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_an_items_export_on_a_full_disk_names_the_file(tmp_path, capsys, monkeypatch, fmt):
+    import pandas as pd
+
+    code, _, err = foilbench(capsys, *RUN, "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    db = tmp_path / "out" / "foilbench.duckdb"
+    run_id = duckdb.connect(str(db), read_only=True).execute(
+        "SELECT run_id FROM runs").fetchone()[0]
+
+    def full(self, path, *args, **kwargs):
+        with open(path, "wb") as f:
+            f.write(b"PAR1")  # what a full disk leaves: the start of a file
+        raise OSError("[Errno 28] Error writing bytes to file. No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet" if fmt == "parquet" else "to_csv", full)
+    dest = tmp_path / "exports" / f"items.{fmt}"
+    code, _, err = foilbench(capsys, "export", run_id, "--db", str(db), "--format", fmt,
+                             "--out", str(dest))
+    no_traceback(err)
+    assert code == 2 and f"no space left writing the export to {dest}" in err
+    assert list(dest.parent.iterdir()) == []
