@@ -198,8 +198,12 @@ def test_a_note_over_the_limit_is_refused_not_cut(bench_dir):
     client, token = _client(session, "carol")
     r = client.post("/api/decide", headers={"X-CSRF-Token": token},
                     json={"phase": "base", "key": "s1", "verdict": "accept",
-                          "note": "y" * 100_000})
+                          "note": "y" * 5_000})
     assert r.status_code == 400 and "limit is 2000" in r.json()["error"]
+    r = client.post("/api/decide", headers={"X-CSRF-Token": token},  # over the body bound
+                    json={"phase": "base", "key": "s1", "verdict": "accept",
+                          "note": "y" * 100_000})
+    assert r.status_code == 413  # refused before it is read (issue 42)
     assert ("base", "s1") not in session.store.current()
     client.close()
     session.store.close()
@@ -255,7 +259,10 @@ def test_a_read_only_review_folder_suggests_review_dir(bench_dir, monkeypatch, e
         return real_mkdir(self, *a, **kw)
 
     monkeypatch.setattr(Path, "mkdir", mkdir)
-    res = CliRunner().invoke(cli, ["review", "status", str(bench_dir)])
+    # `review status` only reads (issue 42: tests/test_faults_progress_state.py); export
+    # opens the decision log for writing
+    res = CliRunner().invoke(cli, ["review", "export", str(bench_dir), "--out",
+                                   str(bench_dir.parent / "exported")])
     assert isinstance(res.exception, ReviewError), res.output
     assert "give --review-dir DIR" in str(res.exception)
     monkeypatch.setattr(Path, "mkdir", real_mkdir)

@@ -53,9 +53,12 @@ def remembered_file_hashes() -> Iterator[None]:
 
 def sha256_file(path: str | Path, chunk: int = CHUNK) -> str:
     """Hex sha256 of a file's bytes, read in blocks of ``chunk`` bytes (remembered inside
-    :func:`remembered_file_hashes`)."""
+    :func:`remembered_file_hashes`). Only a regular file is read: a FIFO or a device raises
+    :class:`~foilbench.regular_files.NotRegularFile` instead of blocking or never ending."""
+    from foilbench.regular_files import open_regular
+
     memo = _FILE_HASHES.get()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         key = None
         if memo is not None:
             st = os.fstat(f.fileno())

@@ -28,6 +28,7 @@ from foilbench.data.format import (
 from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.registry import benchmark_names, resolve_benchmarks, suites
 from foilbench.data.validate import Problem, format_problems, suspicious, validate
+from foilbench.display import safe_markup
 from foilbench.stats.breakdown import group_label
 
 MAX_VALUES = 50  # free extra columns with more distinct values are not tabulated
@@ -116,13 +117,13 @@ def inspect(benchmark: str, as_json: bool, skip_images: bool, fast: bool) -> Non
     else:
         console = Console()
         for rep, probs in zip(reports, problems, strict=True):
-            table = Table(title=f"{rep['benchmark']}: {rep['n_items']} items",
-                          title_justify="left")
+            table = Table(title=f"{safe_markup(rep['benchmark'])}: {rep['n_items']} items",
+                          title_justify="left", highlight=False)
             for col in ("column", "value", "items"):
                 table.add_column(col, justify="right" if col == "items" else "left")
             for col, counts in rep["by"].items():
                 for value, n in counts.items():
-                    table.add_row(col, value, str(n))
+                    table.add_row(safe_markup(col), safe_markup(value), str(n))
             console.print(table)
             console.print(format_problems(probs) if probs else "valid: no problems found",
                           markup=False, highlight=False)

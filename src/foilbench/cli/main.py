@@ -11,6 +11,7 @@ import warnings
 import click
 
 from foilbench import __version__
+from foilbench.display import safe_message
 from foilbench.errors import FoilbenchError
 
 # name -> ("module", "attribute", one-line help). Each module holds one click command/group.
@@ -129,6 +130,19 @@ def exit_now(code: int, message: object = None) -> None:
 UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
+def _plain_plugin_warnings(show):
+    """``warnings.showwarning`` that prints foilbench's own warnings (a skipped plugin, a
+    cache that cannot be written) as one ``warning:`` line, not Python's file:line form;
+    every other warning as before."""
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if category.__module__.startswith("foilbench."):
+            click.echo(f"warning: {safe_message(message)}", err=True)
+            return
+        show(message, category, filename, lineno, file, line)
+
+    return showwarning
+
+
 def _main() -> None:
     # Idle OpenMP threads sleep instead of spinning (libgomp reads this once, when torch
     # loads, which no command has done yet): next to a busy process on a small machine,
@@ -140,7 +154,9 @@ def _main() -> None:
     # (foilbench.paths) should read that it is going away.
     warnings.filterwarnings("default", category=DeprecationWarning, module=r"foilbench\.")
     try:
-        cli.main(standalone_mode=False)
+        with warnings.catch_warnings():  # restored when the command ends
+            warnings.showwarning = _plain_plugin_warnings(warnings.showwarning)
+            cli.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
@@ -148,7 +164,7 @@ def _main() -> None:
         e.show()
         sys.exit(e.exit_code)
     except FoilbenchError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(f"error: {safe_message(e)}", err=True)
         sys.exit(2)
     except OSError as e:  # a full or read-only disk met outside the runner's own checks
         if e.errno not in UNWRITABLE:

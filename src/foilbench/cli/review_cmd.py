@@ -43,10 +43,10 @@ def review_dir_option(f):
                              "is read-only or to keep two reviewers apart.")(f)
 
 
-def _session(path: Path, review_dir: Path | None = None):
+def _session(path: Path, review_dir: Path | None = None, read_only: bool = False):
     from foilbench.review.app import open_session, stale_units
 
-    session = open_session(_bench_dir(path), review_dir)
+    session = open_session(_bench_dir(path), review_dir, read_only=read_only)
     stale = stale_units(session)
     if stale:
         click.echo(f"warning: {len(stale)} stored decision(s) name units this benchmark no "
@@ -167,7 +167,7 @@ def status(bench_dir: Path, as_json: bool, review_dir: Path | None) -> None:
 
     if is_choice(bench_dir):
         return status_choice(bench_dir, as_json, review_dir)
-    session = _session(bench_dir, review_dir)
+    session = _session(bench_dir, review_dir, read_only=True)  # status only reads
     try:
         if as_json:
             click.echo(json.dumps(session.snapshot().summary(), indent=2))

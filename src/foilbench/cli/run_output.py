@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from foilbench.display import safe_markup, safe_message, safe_text
 from foilbench.runner.log import Log
 from foilbench.runner.summary import overall_metrics, tier_metrics
 from foilbench.stats.units import LABELS
@@ -25,7 +26,7 @@ def console_log(console: Console) -> Log:
     def log(level: str, message: str) -> None:
         if level == "debug":
             return
-        console.print(_PREFIX.get(level, "") + escape(message))
+        console.print(_PREFIX.get(level, "") + escape(safe_message(message)), highlight=False)
 
     return log
 
@@ -56,8 +57,9 @@ def print_tables(console: Console, records: list, reference: dict[str, dict]) ->
         by_bench.setdefault(rec.result.benchmark.name, []).append(rec)
     for name, recs in by_bench.items():
         bench = recs[0].result.benchmark
-        title = f"{name} ({bench.kind}, {len(bench)} items{', PARTIAL' if bench.dropped else ''})"
-        table = Table(title=title, title_justify="left")
+        title = (f"{safe_markup(name)} ({bench.kind}, {len(bench)} items"
+                 f"{', PARTIAL' if bench.dropped else ''})")
+        table = Table(title=title, title_justify="left", highlight=False)
         for col, justify in (("model", "left"), ("metric", "left"), ("value %", "right"),
                              ("95% CI", "right"), ("n", "right"), ("unit", "left"),
                              ("chance %", "right"), ("ties", "right")):
@@ -67,7 +69,7 @@ def print_tables(console: Console, records: list, reference: dict[str, dict]) ->
         for rec in recs:
             for metric, row in overall_metrics(rec.metrics).items():
                 unit = row.get("unit") or "items"
-                table.add_row(rec.result.model.spec, metric, pct(row["value"]), ci_text(row),
+                table.add_row(safe_markup(rec.result.model.spec), metric, pct(row["value"]), ci_text(row),
                               str(row["n"]), unit, pct(row["chance"]), str(row["ties"]))
                 methods.add(row["ci_method"])
                 units.add(unit)
@@ -81,7 +83,7 @@ def print_tables(console: Console, records: list, reference: dict[str, dict]) ->
             row = row if isinstance(row, dict) else {"value": row}
             scorer = row.get("scorer") or row.get("name") or "text-only"
             value = row.get("value", row.get("accuracy"))
-            table.add_row(f"blind: {scorer}", metric, pct(value), ci_text(row),
+            table.add_row(f"blind: {safe_markup(scorer)}", metric, pct(value), ci_text(row),
                           str(row.get("n", "-")), blind_unit, pct(row.get("chance")),
                           str(row.get("ties", "-")), style="dim")
         table.caption = (f"CI: {', '.join(sorted(methods))}; ties count as failures (strict "
@@ -106,11 +108,11 @@ def print_tiers(console: Console, name: str, recs: list) -> None:
             rows.append((rec.result.model.spec, metric, tier, by_tier[tier]))
     if not rows:
         return
-    table = Table(title=f"{name} per tier", title_justify="left")
+    table = Table(title=f"{safe_markup(name)} per tier", title_justify="left", highlight=False)
     for col in ("model", "metric", "tier", "value %", "95% CI", "n", "chance %", "ties"):
         table.add_column(col, justify="left" if col in ("model", "metric", "tier") else "right")
     for spec, metric, tier, row in rows:
-        table.add_row(spec, metric, tier, pct(row["value"]), ci_text(row), str(row["n"]),
+        table.add_row(safe_markup(spec), metric, safe_markup(tier), pct(row["value"]), ci_text(row), str(row["n"]),
                       pct(row["chance"]), str(row["ties"]))
     table.caption = (f"CI: {', '.join(sorted({r[3]['ci_method'] for r in rows}))}; "
                      f"{unit_caption({'per_tier'})}")
@@ -133,5 +135,5 @@ def print_autocomp(records: list, blocks: dict[str, dict]) -> None:
     for block in blocks.values():
         seen.setdefault(block["benchmark"], block)
     for name, block in seen.items():
-        click.echo(f"{name}: {block['items_with_true_negative']} of {block['n_items']} items "
+        click.echo(f"{safe_text(name)}: {block['items_with_true_negative']} of {block['n_items']} items "
                    "hold a true negative")

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from foilbench.cli.run_output import ci_text, pct, unit_caption
+from foilbench.display import safe_markup, safe_message, safe_text
 from foilbench.provenance import describe_subset
 from foilbench.runner.in_progress import active
 from foilbench.runner.notes import note_lines
@@ -43,7 +44,7 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
         working = active(Path(db_path))
         if working:
             since = time.strftime("%H:%M:%S", time.localtime(working[0]["started"]))
-            click.echo(f"a {working[0]['what']} is in progress on {db_path} (process "
+            click.echo(f"a {safe_text(working[0]['what'])} is in progress on {db_path} (process "
                        f"{working[0]['pid']}, started {since}) and nothing has finished yet; "
                        "each run appears here as soon as its cell is stored")
             return
@@ -74,11 +75,12 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
             "metrics": shown.to_dict(orient="records")})), indent=2))
         return
     console = Console()
-    prov = Table(title=f"run {info['run_id']}", title_justify="left", show_header=False)
+    prov = Table(title=f"run {safe_markup(info['run_id'])}", title_justify="left",
+                 show_header=False, highlight=False)
     prov.add_column("field", style="bold")
     prov.add_column("value")
     for key in PROVENANCE_FIELDS:
-        prov.add_row(key, str(info.get(key)))
+        prov.add_row(key, safe_markup(info.get(key)))
     stats = info.get("eval_stats") or {}
     text = stats.get("text")
     prov.add_row("captions truncated", f"{text['n_truncated']} of {text['n_texts']} (limit "
@@ -87,8 +89,8 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
     prov.add_row("subset", describe_subset(stats.get("subset")) or "no (the full benchmark)")
     console.print(prov)
     for line in note_lines(stats):
-        console.print(f"note: {line}", markup=False, highlight=False)
-    table = Table(title="metrics (%)", title_justify="left")
+        console.print(f"note: {safe_message(line)}", markup=False, highlight=False)
+    table = Table(title="metrics (%)", title_justify="left", highlight=False)
     for col in ("metric", "group", "value", "95% CI", "n", "unit", "chance", "ties"):
         table.add_column(col)
     units = set()
@@ -96,7 +98,7 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
         group = f"{row['group_by']}={row['group_value']}" if row["group_by"] else "overall"
         unit = row.get("unit") if isinstance(row.get("unit"), str) else "not recorded"
         units.add(unit)
-        table.add_row(row["metric"], group, pct(row["value"]), ci_text(row), str(row["n"]),
+        table.add_row(safe_markup(row["metric"]), safe_markup(group), pct(row["value"]), ci_text(row), str(row["n"]),
                       unit, pct(row["chance"]), str(row["ties"]))
     table.caption = (f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as "
                      f"failures; {unit_caption(units)}")
@@ -124,9 +126,9 @@ def recompute_breakdown(store: ResultsStore, info: dict, columns: list[str]) -> 
 
 
 def _print_run_list(runs) -> None:
-    table = Table(title="stored runs", title_justify="left")
+    table = Table(title="stored runs", title_justify="left", highlight=False)
     for col in runs.columns:
         table.add_column(str(col))
     for row in runs.itertuples(index=False):
-        table.add_row(*[str(v) for v in row])
+        table.add_row(*[safe_markup(v) for v in row])
     Console().print(table)

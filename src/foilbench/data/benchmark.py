@@ -187,8 +187,25 @@ class Benchmark:
             for rel in sorted(set(self.image_refs())):
                 h.update(rel.encode())
                 path = self.image_path(rel)
-                h.update(sha256_file(path).encode() if path.exists() else b"<missing>")
+                h.update(_file_digest(path))
         return "sha256:" + h.hexdigest()
+
+
+def _file_digest(path: Path) -> bytes:
+    """An image's part of the checksum: its sha256, or what stands in its place (validation
+    names the problem: missing, a FIFO, a symlink loop)."""
+    from foilbench.regular_files import NotRegularFile
+
+    try:
+        return sha256_file(path).encode()
+    except FileNotFoundError:
+        return b"<missing>"
+    except NotRegularFile:
+        return b"<not a regular file>"
+    except OSError:  # a symlink loop, a path the system refuses
+        return b"<unreadable>"
+    except ValueError:  # a NUL byte in the name
+        return b"<invalid path>"
 
 
 def canonical_table_bytes(items: pd.DataFrame) -> bytes:

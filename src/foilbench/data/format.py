@@ -109,16 +109,38 @@ def read_benchmark_folder(path: str | Path) -> Benchmark:
         if not p.exists():
             raise BenchmarkError(f"{root}: missing {p.name} (a foilbench benchmark folder holds "
                                  f"{MANIFEST_FILE} and {ITEMS_FILE})")
-    try:
-        manifest = Manifest.from_dict(json.loads(mpath.read_text()), where=str(mpath))
-    except json.JSONDecodeError as e:
-        raise BenchmarkError(f"{mpath}: not valid JSON ({e})") from None
+    manifest = Manifest.from_dict(read_manifest_json(mpath), where=str(mpath))
     try:
         items = pd.read_parquet(ipath)
     except Exception as e:  # pyarrow raises several types for corrupt files
         raise BenchmarkError(f"{ipath}: cannot read Parquet ({e})") from None
+    declared = manifest.extras.get("n_items")
+    if declared is not None and declared != len(items):
+        raise BenchmarkError(f"{mpath}: n_items says {declared} but {ipath.name} holds "
+                             f"{len(items)} rows (a truncated or replaced table?); write "
+                             "the benchmark again with foilbench, or correct n_items")
     items = normalise_lists(items.reset_index(drop=True), KINDS[manifest.kind])
     return Benchmark(manifest=manifest, items=items, root=root)
+
+
+def read_manifest_json(path: Path) -> object:
+    """The JSON in ``path``: UTF-8 (RFC 8259), or UTF-16/32 as its byte order mark or its
+    first bytes say (``json.loads`` on bytes detects them); any other encoding is refused in
+    one sentence naming the file. Only a regular file is read."""
+    from foilbench.regular_files import open_regular
+
+    try:
+        with open_regular(path) as f:
+            data = f.read()
+    except OSError as e:
+        raise BenchmarkError(f"{path}: cannot read the manifest ({e.strerror or e})") from None
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as e:
+        raise BenchmarkError(f"{path}: not UTF-8 text (byte {e.start} is {data[e.start]:#04x}); "
+                             "write the manifest as UTF-8") from None
+    except json.JSONDecodeError as e:
+        raise BenchmarkError(f"{path}: not valid JSON ({e})") from None
 
 
 def load_benchmark(

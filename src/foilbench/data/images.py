@@ -2,10 +2,12 @@
 
 Three levels, cheapest first, each naming the file in its message:
 
-1. **Where** it is: the path, with every symlink resolved, must lie inside the resolved
+1. **Where** it is and **what**: the path, with every symlink resolved, must lie inside the resolved
    benchmark root. A symlink that points out of the folder is refused here, and ``run``,
    ``report`` and ``serve`` all apply this same rule (docs/format.md), so an image is never
-   scored by one command and hidden by another.
+   scored by one command and hidden by another. Only a regular file is an image: a FIFO, a
+   device, a socket or a symlink loop is refused by name before any byte is read
+   (:mod:`foilbench.regular_files`).
 2. **Header**: the file opens as an image and its width x height is within
    :func:`foilbench.limits.max_image_pixels`. Only the header is read, so a decompression
    bomb or a 9000 x 9000 photograph is refused before any pixel is decoded.
@@ -29,12 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foilbench.limits import MAX_IMAGE_PIXELS_ENV, max_image_pixels
+from foilbench.regular_files import not_regular_reason, open_regular
 
 OUTSIDE_ROOT = "image_outside_root"
 MISSING = "missing_image"
 UNREADABLE = "unreadable_image"
 TOO_LARGE = "image_too_large"
 CORRUPT = "corrupt_image"
+NOT_REGULAR = "not_a_regular_file"  # a FIFO, device, socket or symlink loop
 
 
 # decode(path) -> True when it decoded the pixels in full (a failure raises), False when it
@@ -101,19 +105,34 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
     from PIL import Image, UnidentifiedImageError
 
     shown = root / rel
-    path = resolved_inside(root, rel, resolved_root)
+    try:
+        path = resolved_inside(root, rel, resolved_root)
+    except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+        return ImageProblem(NOT_REGULAR, f"image {shown} is a symlink loop; only regular files "
+                                         "are read as images")
+    except ValueError:  # a NUL byte in the name (validation names it first)
+        return ImageProblem(UNREADABLE, f"image path {rel!r} holds a NUL byte")
     if path is None:
         return ImageProblem(OUTSIDE_ROOT, f"image {shown} resolves to {(root / rel).resolve()}, "
                                           f"outside the benchmark folder {root.resolve()} "
                                           "(symlinks out of the folder are refused)")
+    not_regular = not_regular_reason(path)
+    if not_regular:  # a FIFO would block the read below forever: refused before any read
+        return ImageProblem(NOT_REGULAR, f"image {shown} is {not_regular}; only regular files "
+                                         "are read as images")
     if not path.is_file():
         return ImageProblem(MISSING, f"image missing: {shown}")
     limit = max_image_pixels() if max_pixels is None else max_pixels
     try:
         with warnings.catch_warnings():  # PIL's own bomb warning: our limit decides below
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            im = Image.open(path)
-        with im:
+            fp = open_regular(path)
+            try:
+                im = Image.open(fp)
+            except BaseException:
+                fp.close()
+                raise
+        with fp, im:
             width, height = im.size
             if width * height > limit:
                 return ImageProblem(TOO_LARGE, _too_large(shown, width, height, limit))
@@ -147,3 +166,29 @@ def _too_large(shown: Path, width: int, height: int, limit: int) -> str:
     return (f"image {shown} is {width} x {height} = {width * height:,} pixels, over the limit "
             f"of {limit:,} (read from its header, nothing decoded; set {MAX_IMAGE_PIXELS_ENV} "
             "to change the limit)")
+
+
+# files looked at for several frames: GIF, APNG, WebP, TIFF, MPO. Not .png or .jpg: opening
+# every still image's header again would cost a large benchmark seconds per run, for the rare
+# APNG (and a phone's MPO, whose first picture is the photograph)
+MULTI_FRAME_SUFFIXES = (".gif", ".apng", ".webp", ".tif", ".tiff", ".mpo")
+
+
+def frame_count(path: Path) -> int:
+    """How many frames the image at ``path`` holds (1 for a still image, or when it cannot
+    be read: validation names that). Reads the header, and for a GIF up to its second frame.
+
+    Every model is given the first frame, as ``PIL.Image.open`` decodes it (the papers'
+    pipelines open images the same way); the run says so in a note
+    (:func:`foilbench.runner.notes.image_note`)."""
+    from PIL import Image
+
+    if path.suffix.lower() not in MULTI_FRAME_SUFFIXES or not_regular_reason(path):
+        return 1
+    try:
+        with open_regular(path) as fp, Image.open(fp) as im:
+            if not getattr(im, "is_animated", False):
+                return 1
+            return int(getattr(im, "n_frames", 2))
+    except Exception:  # unreadable: validation names it
+        return 1

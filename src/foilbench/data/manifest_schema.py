@@ -9,11 +9,18 @@ field, one line each.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from foilbench.errors import BenchmarkError
+
+# Printed fields are capped: a name is shown on every progress line and table title, and a
+# million characters of it made ``run`` print nothing for minutes. Generous for any real
+# benchmark; what is printed is escaped and cut shorter still (:mod:`foilbench.display`).
+NAME_MAX = 200
+SHORT_MAX = 100  # identifiers: kind, version, protocol, checksum, primary_metric
+TEXT_MAX = 20_000  # free text: description, source
 
 
 class ManifestSchema(BaseModel):
@@ -21,15 +28,15 @@ class ManifestSchema(BaseModel):
 
     model_config = ConfigDict(extra="allow", strict=True)
 
-    name: StrictStr = Field(min_length=1)
-    kind: StrictStr
-    version: StrictStr | StrictInt = "1"
-    protocol: StrictStr = ""
-    license: StrictStr = "unknown"
-    source: StrictStr = ""
-    checksum: StrictStr = ""
-    description: StrictStr = ""
-    primary_metric: StrictStr = ""
+    name: StrictStr = Field(min_length=1, max_length=NAME_MAX)
+    kind: StrictStr = Field(max_length=SHORT_MAX)
+    version: Annotated[StrictStr, Field(max_length=SHORT_MAX)] | StrictInt = "1"
+    protocol: StrictStr = Field(default="", max_length=SHORT_MAX)
+    license: StrictStr = Field(default="unknown", max_length=NAME_MAX)
+    source: StrictStr = Field(default="", max_length=TEXT_MAX)
+    checksum: StrictStr = Field(default="", max_length=SHORT_MAX)
+    description: StrictStr = Field(default="", max_length=TEXT_MAX)
+    primary_metric: StrictStr = Field(default="", max_length=SHORT_MAX)
     partial: StrictBool = False
     extras: dict[str, Any] = Field(default_factory=dict)
     format_version: StrictInt = Field(default=0, ge=0)

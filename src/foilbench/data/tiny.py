@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -58,8 +59,11 @@ def _ensure_image(root: Path, rel: str, shape: str, colour: str) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    _draw(shape, colour).save(tmp, format="PNG")
-    os.replace(tmp, path)
+    try:
+        _draw(shape, colour).save(tmp, format="PNG")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no partial file
 
 
 def tiny_items(root: Path) -> pd.DataFrame:
@@ -87,11 +91,37 @@ def tiny_items(root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+class DrawWarning(UserWarning):
+    """The built-in images could not be drawn where they are kept (a full or read-only
+    home): drawn in a temporary folder instead."""
+
+
+def _temporary_folder() -> Path:
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="foilbench-tiny-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return Path(folder)
+
+
 def tiny_benchmark(on_invalid: str = "raise", check_images: bool = True,
                    root: str | Path | None = None) -> Benchmark:
     """The 12-item built-in pair benchmark (drawn on first use)."""
     folder = Path(root) if root is not None else data_cache_root() / f"tiny-builtin-v{VERSION}"
-    items = tiny_items(folder)
+    try:
+        items = tiny_items(folder)
+    except OSError as e:
+        from foilbench.staged import disk_errno
+
+        if root is not None or disk_errno(e) is None:
+            raise
+        home_folder, folder = folder, _temporary_folder()  # drawn, not data: like a cache
+        warnings.warn(f"cannot draw tiny-builtin's images into {home_folder} "
+                      f"({e.strerror or e}): drawing them in {folder} for this process "
+                      "instead", DrawWarning, stacklevel=2)
+        items = tiny_items(folder)
     manifest = Manifest(name="tiny-builtin", kind=PairKind.name, version=VERSION, license="MIT",
                         source="foilbench.data.tiny (drawn with PIL)",
                         description="12 colour-edit pairs over 6 scenes; a smoke test")

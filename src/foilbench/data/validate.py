@@ -23,10 +23,14 @@ import pandas as pd
 from foilbench.data.benchmark import Benchmark, Dropped
 from foilbench.data.images import MISSING, ImageProblem, check_image
 from foilbench.data.readahead import ReadAhead
+from foilbench.data.table_checks import table_problems
+from foilbench.display import safe_text
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_file
 
 SHOW_AT_MOST = 10
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}  # controls, format characters, separators
+PROBLEM_LIMIT = 400  # characters of one printed problem (item ids, captions are data)
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,13 @@ def _escapes_root(rel: str) -> bool:
     return False
 
 
+def _is_null(value: object) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or an array: not a null
+        return False
+
+
 def _item_id(value: object) -> str | None:
     """The id as text, or None when it is null (None, NaN, pandas NA)."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
@@ -84,7 +95,7 @@ def validate(bench: Benchmark, *, check_images: bool = True,
         return [Problem(None, c, "missing_column",
                         f"column required by kind {spec.name!r} is missing "
                         f"(have: {', '.join(map(str, items.columns))})") for c in missing_cols]
-    problems: list[Problem] = []
+    problems: list[Problem] = [Problem(*found) for found in table_problems(bench)]
     ids = [_item_id(v) for v in items["item_id"]]
     for dup_id, n in Counter(i for i in ids if i is not None).items():
         if n > 1:
@@ -114,8 +125,15 @@ def validate(bench: Benchmark, *, check_images: bool = True,
             if _check_list(add, col, paths, "image paths"):
                 refs.extend((f"{col}[{k}]", p) for k, p in enumerate(paths))
         for col, rel in refs:
+            if rel is not None and not isinstance(rel, str) and not _is_null(rel):
+                add(col, "path_not_text", f"image path must be text, got "
+                                          f"{type(rel).__name__} {safe_text(rel, 40)}")
+                continue
             if not isinstance(rel, str) or not rel.strip():
                 add(col, "empty_path", "empty image path")
+                continue
+            if "\x00" in rel:
+                add(col, "nul_in_path", f"image path {safe_text(rel)!r} holds a NUL byte")
                 continue
             if _escapes_root(rel):
                 add(col, "path_escapes_root", f"image path {rel!r} escapes the benchmark root")
@@ -148,7 +166,7 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
         for paths in bench.items[col]:
             if isinstance(paths, (list, tuple, np.ndarray)):
                 rels.update(dict.fromkeys(v for v in paths if isinstance(v, str)))
-    todo = [r for r in rels if r.strip() and not _escapes_root(r)]
+    todo = [r for r in rels if r.strip() and "\x00" not in r and not _escapes_root(r)]
     base = bench.root.resolve()
     ahead = ReadAhead([bench.root / r for r in todo])  # disk reads overlap the decoding
 
@@ -184,12 +202,22 @@ def _adder(problems: list[Problem], item_id: str | None, row: int):
 
 def _check_text(add, col: str, text: object) -> None:
     if isinstance(text, str):
-        if not text.strip():
-            add(col, "empty_caption", "empty caption")
+        if not visible(text):
+            add(col, "empty_caption", "empty caption" if not text.strip() else
+                f"empty caption (only invisible characters: {safe_text(text, 40)})")
     elif text is None or (not hasattr(text, "__len__") and pd.isna(text)):
         add(col, "empty_caption", "empty caption (null)")
     else:
         add(col, "not_text", f"expected text, got {type(text).__name__} {text!r:.60}")
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` shows anything: False when it holds only whitespace, format characters
+    (zero-width space U+200B, joiners, bidi marks) and controls, which a tokenizer drops."""
+    import unicodedata
+
+    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE
+               for ch in text)
 
 
 def _check_list(add, col: str, values: object, what: str) -> bool:
@@ -215,10 +243,6 @@ def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
     ``check_images`` by file bytes), which a model can only tie on. ``inspect`` lists these
     as problems; a run prints them as warnings and stores them with its notes."""
     found: list[Problem] = []
-    chance = bench.manifest.extras.get("unit_chance")
-    if "unit_chance" in bench.manifest.extras and not _finite_fraction(chance):
-        found.append(Problem(None, "extras.unit_chance", "bad_unit_chance",
-                             f"unit_chance must be a finite number in [0, 1], got {chance!r}"))
     spec, items = bench.spec, bench.items
     if any(c not in items.columns for c in spec.required):
         return found
@@ -248,11 +272,6 @@ def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
     return found + past_context_problems(bench, Problem)
 
 
-def _finite_fraction(value: object) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and bool(np.isfinite(value)) and 0 <= value <= 1)
-
-
 def _as_list(value: object) -> list:
     return list(value) if isinstance(value, (list, tuple, np.ndarray)) else []
 
@@ -267,16 +286,18 @@ def _digest(bench: Benchmark, rel: str, seen: dict[str, str | None]) -> str | No
         try:
             seen[rel] = "sha256:" + sha256_file(bench.image_path(rel)) if not _escapes_root(
                 rel) else None
-        except OSError:
+        except (OSError, ValueError):  # unreadable, not a regular file, a NUL in the name
             seen[rel] = None
     return seen[rel]
 
 
 def format_problems(problems: list[Problem], limit: int = SHOW_AT_MOST) -> str:
+    """The problems, one line each: outside strings in them escaped and each line capped
+    (:func:`foilbench.display.safe_text`); the full messages stay in ``to_dict``."""
     counts = Counter(p.reason for p in problems)
     head = "; ".join(f"{n} {reason}" for reason, n in counts.most_common())
     lines = [f"{len(problems)} problem(s) ({head}):"]
-    lines += [f"  - {p}" for p in problems[:limit]]
+    lines += [f"  - {safe_text(p, PROBLEM_LIMIT)}" for p in problems[:limit]]
     if len(problems) > limit:
         lines.append(f"  ... and {len(problems) - limit} more")
     return "\n".join(lines)

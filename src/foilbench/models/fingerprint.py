@@ -33,6 +33,28 @@ def require_file(path: str | Path, what: str = "weights file") -> Path:
     return p
 
 
+def require_weights(path: str | Path, what: str = "weights file") -> Path:
+    """:func:`require_file`, and its first bytes those of a weights file: a PyTorch checkpoint
+    (a zip archive, or a pickle from before torch 1.6) or safetensors (an 8-byte header length,
+    then JSON). Anything else (``/etc/passwd``, a text file, a FIFO) is refused in one
+    sentence naming the file, before torch's unpickler fails on it with an IndexError."""
+    from foilbench.regular_files import open_regular
+
+    p = require_file(path, what)
+    try:
+        with open_regular(p) as f:
+            head = f.read(9)
+    except OSError as e:
+        raise ModelError(f"{what} {p} cannot be read: {e.strerror or e}") from None
+    zipped = head.startswith(b"PK\x03\x04")
+    pickled = head[:1] == b"\x80"
+    safetensors = len(head) == 9 and head[8:9] == b"{"
+    if not (zipped or pickled or safetensors):
+        raise ModelError(f"{what} {p} is not a PyTorch checkpoint or a safetensors file "
+                         f"(it starts with {head[:8]!r})")
+    return p
+
+
 def file_sha256(path: str | Path, cache_dir: Path | None = None) -> str:
     """sha256 of a file, reusing a cached value while (path, size, mtime) are unchanged."""
     p = require_file(path).resolve()

@@ -42,7 +42,12 @@ from foilbench.limits import max_image_pixels
 from foilbench.models.base import ModelInfo, to_rgb
 from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
-from foilbench.models.fingerprint import file_sha256, make_fingerprint, require_file
+from foilbench.models.fingerprint import (
+    file_sha256,
+    make_fingerprint,
+    require_file,
+    require_weights,
+)
 from foilbench.models.openclip_fast import (
     encode_text_trimmed,
     tensor_tail,
@@ -84,7 +89,7 @@ def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenCl
     if first.endswith(".json"):
         config = require_file(first, "open_clip config")
         arch = register_json_config(config)
-        weights = require_file(second) if second else None
+        weights = require_weights(second) if second else None
         if weights is None:
             warnings.warn(f"{config}: no weights given, the model is randomly initialised",
                           stacklevel=2)
@@ -94,7 +99,7 @@ def from_spec(rest: str, device: str = "auto", dtype: str = "float32") -> OpenCl
         raise ModelError(f"openclip spec {body!r} must be ARCH:TAG, ARCH:/path/weights, "
                          "hf-hub:ORG/NAME or /path/config.json[:/path/weights]")
     if looks_like_path(second):
-        weights = require_file(second)
+        weights = require_weights(second)
         return OpenClipAdapter(f"openclip:{rest}", first, weights, source={}, device=device,
                                dtype=dtype, **kwargs)
     arch, force_qg, warning = quickgelu_for_tag(first, second)

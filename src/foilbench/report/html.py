@@ -23,7 +23,7 @@ tr.ref td{color:#6a7385;font-style:italic}
 .note{color:#5b6476;font-size:12.5px}.fig{max-width:100%}svg.fig{height:auto}figure.fig{margin:8px 0}
 .items{display:flex;flex-wrap:wrap;gap:14px}
 .item{border:1px solid #e1e4ea;border-radius:6px;padding:8px;width:480px;font-size:12.5px}
-.item img{width:170px;height:170px;object-fit:contain;background:#fafafa}
+img{image-orientation:none} .item img{width:170px;height:170px;object-fit:contain;background:#fafafa}
 .pill{display:inline-block;padding:1px 7px;border-radius:9px;background:#eef1f6;margin:1px}
 .scroll{overflow-x:auto}
 code{background:#f0f2f6;padding:1px 4px;border-radius:3px}

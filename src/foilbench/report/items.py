@@ -67,9 +67,18 @@ def export_items(db_path: str | Path, run: str, out: str | Path, fmt: str) -> Pa
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
-    if fmt == "parquet":
-        frame.to_parquet(tmp, index=False)
-    else:
-        _csv_safe(frame).to_csv(tmp, index=False)
-    tmp.replace(out)
+    try:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            _csv_safe(frame).to_csv(tmp, index=False)
+        tmp.replace(out)
+    except Exception as e:  # a full disk: no .part left, one sentence naming the file
+        from foilbench.staged import DiskWriteError, disk_sentence
+
+        tmp.unlink(missing_ok=True)
+        sentence = disk_sentence(e, out, "the export", "nothing was written there")
+        if sentence is None:
+            raise
+        raise DiskWriteError(sentence) from None
     return out

@@ -28,7 +28,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -38,6 +38,7 @@ from foilbench.review.state import ReviewSession
 from foilbench.review.store import DB_NAME, DecisionStore, session_tag
 from foilbench.review.units import ReviewError, build_units
 from foilbench.review.views import DriftCache, config_view, unit_view
+from foilbench.web_guards import Guards, image_response
 
 SESSION_COOKIE = "foilbench_review_session"
 CSRF_HEADER = "x-csrf-token"
@@ -47,13 +48,16 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
-def open_session(bench_dir: str | Path, review_dir: str | Path | None = None) -> ReviewSession:
-    """Load and validate the benchmark, group its units, open ``DIR/review/decisions.sqlite``."""
+def open_session(bench_dir: str | Path, review_dir: str | Path | None = None, *,
+                 read_only: bool = False) -> ReviewSession:
+    """Load and validate the benchmark, group its units, open ``DIR/review/decisions.sqlite``
+    (``read_only``: only read it, for ``review status``)."""
     bench = load_benchmark(bench_dir)
     units = build_units(bench)
     folder = Path(review_dir) if review_dir else Path(bench_dir) / REVIEW_SUBDIR
-    store = DecisionStore(folder / DB_NAME)
-    store.set_meta_once("benchmark", bench.name)
+    store = DecisionStore(folder / DB_NAME, read_only=read_only)
+    if not read_only:
+        store.set_meta_once("benchmark", bench.name)
     return ReviewSession(units, store)
 
 
@@ -196,7 +200,7 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         path = files.get(request.query_params.get("path", ""))
         if path is None:
             return JSONResponse({"error": "not an image of this benchmark"}, status_code=404)
-        return FileResponse(path, headers={"Cache-Control": "private, max-age=3600"})
+        return image_response(path, {"Cache-Control": "private, max-age=3600"})
 
     def overlay(request: Request) -> Response:
         kind = request.path_params["kind"]
@@ -254,4 +258,4 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
     hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
     return Starlette(routes=routes, middleware=[
         Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
-        Middleware(SecurityHeaders)])
+        Middleware(SecurityHeaders), Middleware(Guards)])

@@ -18,13 +18,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from foilbench.review.app import LOOPBACK, SESSION_COOKIE, SecurityHeaders, _Csrf
 from foilbench.review.choice import VERDICTS, ChoiceSession
 from foilbench.review.units import ReviewError
+from foilbench.web_guards import Guards, image_response
 
 
 def _allowed(session: ChoiceSession) -> dict:
@@ -89,7 +90,7 @@ def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starle
         path = files.get(request.query_params.get("path", ""))
         if path is None:
             return JSONResponse({"error": "not an image of this benchmark"}, status_code=404)
-        return FileResponse(path, headers={"Cache-Control": "private, max-age=3600"})
+        return image_response(path, {"Cache-Control": "private, max-age=3600"})
 
     routes = [
         Route("/", index),
@@ -103,7 +104,8 @@ def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starle
     ]
     hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
     return Starlette(routes=routes, middleware=[
-        Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SecurityHeaders)])
+        Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SecurityHeaders),
+        Middleware(Guards)])
 
 
 def run_choice_server(session: ChoiceSession, host: str = "127.0.0.1", port: int = 8766,

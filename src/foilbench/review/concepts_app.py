@@ -18,13 +18,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from foilbench.review.app import LOOPBACK, SESSION_COOKIE, SecurityHeaders, _Csrf
 from foilbench.review.concepts import ConceptChecks
 from foilbench.review.units import ReviewError
+from foilbench.web_guards import Guards, image_response
 
 
 def create_concepts_app(checks: ConceptChecks, host: str = "127.0.0.1") -> Starlette:
@@ -76,7 +77,7 @@ def create_concepts_app(checks: ConceptChecks, host: str = "127.0.0.1") -> Starl
         path = files.get(request.query_params.get("path", ""))
         if path is None:
             return JSONResponse({"error": "not an image of this sample"}, status_code=404)
-        return FileResponse(path)
+        return image_response(path)
 
     static_dir = resources.files("foilbench.review").joinpath("static")
     routes = [Route("/", index), Route("/api/state", api_state),
@@ -85,4 +86,5 @@ def create_concepts_app(checks: ConceptChecks, host: str = "127.0.0.1") -> Starl
               Mount("/static", app=StaticFiles(directory=str(static_dir)), name="static")]
     hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
     return Starlette(routes=routes, middleware=[
-        Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SecurityHeaders)])
+        Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SecurityHeaders),
+        Middleware(Guards)])

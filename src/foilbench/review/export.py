@@ -29,6 +29,7 @@ from foilbench.review.report_md import render_markdown
 from foilbench.review.rubric import PAPER_DISCARD_RATE, PAPER_REFERENCE, PHASES
 from foilbench.review.state import ReviewSession
 from foilbench.review.units import ReviewError
+from foilbench.staged import staged_folder
 
 REPORT_JSON = "qc_report.json"
 REPORT_MD = "qc_report.md"
@@ -107,17 +108,18 @@ def export_review(session: ReviewSession, out_dir: str | Path, *,
     if out.exists() and any(out.iterdir()):
         raise ReviewError(f"--out {out} exists and is not empty; choose a new folder")
     accepted = make_benchmark(manifest, items, bench.root)
-    write_benchmark(accepted, out)
-    _copy_masks(items, units.mask_column, bench.root, out)
-    load_benchmark(out)  # read back: the export must be a valid benchmark
-    report["construction_files"] = copy_construction_files(bench.root, out)
-    report["n_items"] = len(items)
     report["out"] = str(out.resolve())
-    (out / REPORT_JSON).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    (out / REPORT_MD).write_text(render_markdown(report))
-    log = pd.DataFrame(session.store.events(),
-                       columns=["seq", "phase", "unit", "action", "failed", "note", "reverts",
-                                "created"])
-    log["reverts"] = log["reverts"].astype("Int64")
-    log.to_parquet(out / DECISIONS_FILE, index=False)
+    with staged_folder(out, "the reviewed benchmark") as staging:  # whole, or nothing at out
+        write_benchmark(accepted, staging)
+        _copy_masks(items, units.mask_column, bench.root, staging)
+        load_benchmark(staging)  # read back: the export must be a valid benchmark
+        report["construction_files"] = copy_construction_files(bench.root, staging)
+        report["n_items"] = len(items)
+        (staging / REPORT_JSON).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+        (staging / REPORT_MD).write_text(render_markdown(report))
+        log = pd.DataFrame(session.store.events(),
+                           columns=["seq", "phase", "unit", "action", "failed", "note",
+                                    "reverts", "created"])
+        log["reverts"] = log["reverts"].astype("Int64")
+        log.to_parquet(staging / DECISIONS_FILE, index=False)
     return report

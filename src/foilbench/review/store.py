@@ -110,13 +110,15 @@ def validate_decision(phase: str, verdict: str, failed: list[str] | tuple[str, .
 
 
 class DecisionStore:
-    """Open (creating if needed) the decision log of one review folder."""
+    """Open (creating if needed) the decision log of one review folder; ``read_only``: read it
+    without writing anything (``review status`` on a read-only folder), an absent log read as
+    an empty one."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
         self._lock = threading.Lock()
         try:
-            self._open()
+            self._open_read_only() if read_only else self._open()
         except OSError as e:  # EACCES, EPERM, EROFS: the folder cannot be written
             if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
                 raise ReviewError(self._unwritable(e)) from None
@@ -138,6 +140,23 @@ class DecisionStore:
                 "restore it from a backup) and run again: a new one is started, or give "
                 "--review-dir for a fresh review elsewhere")
 
+    def _open_read_only(self) -> None:
+        if not self.path.exists():  # nothing decided yet: an empty log, written nowhere
+            self.con = sqlite3.connect(":memory:", isolation_level=None,
+                                       check_same_thread=False)
+            self._create_schema()
+            return
+        uri = self.path.resolve().as_uri()
+        self.con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None,
+                                   check_same_thread=False, timeout=30)
+        try:
+            self.con.execute("SELECT count(*) FROM events").fetchone()
+        except sqlite3.OperationalError:  # a WAL log in a folder that cannot be written
+            self.con.close()
+            self.con = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None,
+                                       check_same_thread=False)
+            self.con.execute("SELECT count(*) FROM events").fetchone()
+
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
@@ -150,6 +169,9 @@ class DecisionStore:
         problems = [r[0] for r in self.con.execute("PRAGMA quick_check").fetchall()]
         if problems != ["ok"]:  # damaged pages would otherwise fail later, mid-review
             raise sqlite3.DatabaseError("; ".join(problems[:3]))
+        self._create_schema()
+
+    def _create_schema(self) -> None:
         with self._transaction():
             for stmt in filter(str.strip, _SCHEMA.split(";")):
                 self.con.execute(stmt)

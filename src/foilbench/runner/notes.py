@@ -15,6 +15,8 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
 - ``data_note``: what validates but makes numbers meaningless (a non-finite ``unit_chance``,
   items whose two captions or two images are identical: every such item is a tie), from
   :func:`foilbench.data.validate.suspicious`; ``inspect`` lists the same as problems.
+- ``image_note``: images holding several frames (an animated GIF, an APNG, a multi-page TIFF),
+  each scored on its first frame (:func:`image_note`).
 - ``cluster_note``: the overall intervals rest on few scenes (fewer than
   :data:`~foilbench.stats.few_clusters.MIN_BOOTSTRAP_CLUSTERS`) or on one, so ``auto`` used the
   few-cluster Wilson interval (:mod:`foilbench.stats.few_clusters`) and the intervals are wide
@@ -31,6 +33,7 @@ from typing import Any
 
 from foilbench.data.format import Benchmark
 from foilbench.data.validate import suspicious
+from foilbench.display import safe_text
 from foilbench.models.text_limits import describe, text_report
 from foilbench.stats.breakdown import CLUSTER_COLUMN
 from foilbench.stats.few_clusters import MIN_BOOTSTRAP_CLUSTERS
@@ -94,15 +97,36 @@ def few_scene_rows(metrics: Any) -> int:
                 | labels.str.contains("1 scene", regex=False)).sum())
 
 
+def image_note(bench: Benchmark) -> str | None:
+    """Images that hold several frames (an animated GIF, an APNG, a multi-page TIFF), which
+    every model sees as their first frame only, or None. EXIF orientation is never applied,
+    by the models or the review app (docs/images.md)."""
+    from foilbench.data.images import frame_count
+
+    multi = []
+    for rel in bench.unique_images():
+        if isinstance(rel, str):
+            n = frame_count(bench.image_path(rel))
+            if n > 1:
+                multi.append((rel, n))
+    if not multi:
+        return None
+    shown = ", ".join(f"{safe_text(rel, 60)} ({n} frames)" for rel, n in multi[:3])
+    return (f"{len(multi)} image(s) hold several frames ({shown}{', ...' if len(multi) > 3 else ''}"
+            "): each is scored on its first frame only")
+
+
 def cell_notes(adapter: Any, bench: Benchmark, ci_method: str,
                metrics: Any = None) -> dict[str, Any]:
-    """``{"text", "interval_note", "data_note", "cluster_note", "few_scene_rows", "subset"}``
+    """``{"text", "interval_note", "data_note", "image_note", "cluster_note",
+    "few_scene_rows", "subset"}``
     for one cell (None: nothing to say; ``subset`` is the G.4 subset record)."""
     from foilbench.provenance import subset_record
 
     return {"text": text_report(adapter, bench.unique_texts()),
             "interval_note": interval_note(bench, ci_method),
             "data_note": data_note(bench),
+            "image_note": image_note(bench),
             "cluster_note": cluster_note(metrics) if ci_method == "auto" else None,
             "few_scene_rows": few_scene_rows(metrics),
             "subset": subset_record(bench.manifest.extras)}
@@ -115,5 +139,6 @@ def note_lines(stats: dict[str, Any]) -> list[str]:
     from foilbench.scoring.precision import precision_note
 
     return [line for line in (describe(stats.get("text")), stats.get("interval_note"),
-                              stats.get("data_note"), stats.get("cluster_note"),
+                              stats.get("data_note"), stats.get("image_note"),
+                              stats.get("cluster_note"),
                               precision_note(stats), near_tie_note(stats)) if line]

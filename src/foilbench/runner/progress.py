@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+from foilbench.display import MESSAGE_LIMIT, safe_text
 from foilbench.runner.log import Log
 
 REFRESH_S = 0.5  # at most two redraws a second
@@ -23,7 +24,8 @@ REFRESH_S = 0.5  # at most two redraws a second
 
 class _Stage:
     def __init__(self, owner: RunProgress, label: str, total: int) -> None:
-        self.owner, self.label, self.total, self.done = owner, label, total, 0
+        self.owner, self.total, self.done = owner, total, 0
+        self.label = safe_text(label)
         owner.show(f"{label} 0/{total:,}", force=True)
 
     def update(self, n: int) -> None:
@@ -72,7 +74,9 @@ class RunProgress:
             self._last = now
 
     def begin(self, what: str, log: Log) -> None:
-        """A new cell: named on the display, or logged as a line when there is none."""
+        """A new cell: named on the display, or logged as a line when there is none (the
+        names in ``what`` come from a benchmark and a model: escaped and capped)."""
+        what = safe_text(what, MESSAGE_LIMIT)
         if self._bar is None:
             log("info", f"evaluating {what}")
         else:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foilbench.display import safe_text
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
 from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
@@ -35,6 +36,7 @@ from foilbench.runner.settings import (
     make_settings,
 )
 from foilbench.runner.setup import (
+    check_folders_first,
     decoding_once,
     load_benchmarks,
     load_models,
@@ -45,7 +47,6 @@ from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.summary import build_summary
 from foilbench.runner.threads import configure_threads
 from foilbench.runner.writable import (
-    WriteError,
     check_out,
     sentences,
     usable_home,
@@ -113,8 +114,12 @@ def run(models: str | Iterable[str] | None = None,
                   settings=settings, ray=ray, report=report)
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
-        return _run(args.models, args.benchmarks, args.out, args.settings, log, args.report,
-                    args.ray, options, resume_gc, args.loaded)
+        check_out(Path(args.out))  # the marker below needs the folder
+        # marked from the start, not from the first cell: `show` during a first run's suite
+        # build says a run is in progress instead of "no results database"
+        with in_progress(Path(args.out) / DB_FILE, "run"):
+            return _run(args.models, args.benchmarks, args.out, args.settings, log,
+                        args.report, args.ray, options, resume_gc, args.loaded)
     finally:
         resume_gc()
 
@@ -132,6 +137,8 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
     if not model_specs:
         model_specs = list(EMBEDDED_DEFAULTS)
         log("info", f"default models: the embedded {', '.join(model_specs)}")
+    bench_specs = spec_list(benchmarks, "benchmarks")
+    check_folders_first(bench_specs, settings)  # before any model loads
     if ray_options is None:
         configure_threads(settings.threads, log)
         loaded = load_models(model_specs, settings)
@@ -140,7 +147,6 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
 
         check_model_specs(model_specs)
         loaded = []
-    bench_specs = spec_list(benchmarks, "benchmarks")
     if not bench_specs:
         bench_specs = [DEFAULT_SUITE]
         log("info", f"default benchmarks: the embedded {DEFAULT_SUITE!r} suite")
@@ -175,7 +181,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log, progress,
                               run_config)
-    except WriteError:
+    except BaseException:  # a full disk, a store error, an interrupt
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
         raise
@@ -204,7 +210,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     try:
         for spec, adapter in loaded:
             for bench in benches:
-                progress.begin(f"{spec} on {bench.name} ({len(bench)} items)", shown)
+                progress.begin(f"{safe_text(spec)} on {safe_text(bench.name)} ({len(bench)} items)", shown)
                 cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision,
                                      progress=progress, log=shown)
                 for line in note_lines(cell.result.stats):

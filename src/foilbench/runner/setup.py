@@ -38,6 +38,32 @@ def spec_list(specs: str | Iterable[str] | None, what: str) -> list[str]:
     return expand_specs(out)
 
 
+def check_folders_first(specs: Sequence[str], settings: RunSettings) -> None:
+    """Refuse, before any model loads, a benchmark folder among ``specs`` whose text is
+    invalid: a manifest or table that does not read, a problem of the table as a whole
+    (:mod:`foilbench.data.table_checks`: a ``score_unit`` naming no column, a bad
+    ``unit_chance``, an instance spanning two scenes, no rows) and, unless invalid items are
+    to be dropped (``--allow-partial``), any item's (an empty caption, an unknown tier). No
+    image is read here; images are checked when the benchmark loads, as before."""
+    from pathlib import Path
+
+    from foilbench.data.format import MANIFEST_FILE, read_benchmark_folder
+    from foilbench.data.registry import benchmark_names, suites
+    from foilbench.data.validate import validate
+    from foilbench.errors import BenchmarkError
+
+    for spec in specs:
+        path = Path(spec)
+        if spec in suites() or spec in benchmark_names() or not (path / MANIFEST_FILE).exists():
+            continue
+        bench = read_benchmark_folder(path)
+        problems = [p for p in validate(bench, check_images=False)
+                    if p.is_table_level or settings.on_invalid == "raise"]
+        if problems:
+            raise BenchmarkError(f"benchmark {bench.name!r} at {path} is invalid: "
+                                 + format_problems(problems))
+
+
 def load_models(specs: Sequence[str], settings: RunSettings) -> list[tuple[str, Any]]:
     """``(spec, adapter)`` per spec, on the settings' device and dtype."""
     return [(spec, resolve_model(spec, device=settings.device, dtype=settings.dtype))

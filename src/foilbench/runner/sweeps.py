@@ -19,9 +19,11 @@ from typing import Any
 import pandas as pd
 
 from foilbench.analysis import matrix
+from foilbench.display import safe_text
 from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
+from foilbench.runner.cell_lock import cell_lock
 from foilbench.runner.config import resolved_config
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
@@ -31,7 +33,9 @@ from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import (
+    check_folders_first,
     decoding_once,
+    ensure_checksum,
     load_benchmarks,
     load_models,
     open_cache,
@@ -110,24 +114,28 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
     rows: list[dict] = []
     for spec, adapter in loaded:
         for bench in benches:
-            run_id = finished_run(store, adapter, bench, settings)
-            reused = run_id is not None
-            if reused:
-                log("info", f"skip {spec} x {bench.name}: finished run {run_id}")
-                metrics = store.load_metrics(run_id)
-            else:
-                progress.begin(f"{spec} on {bench.name} ({len(bench)} items)", log)
-                try:
-                    cell = evaluate_cell(adapter, bench, settings, cache=cache,
-                                         revision=revision, progress=progress, log=log)
-                except FoilbenchError as e:  # one failed cell must not lose the others
-                    log("error", f"{spec} x {bench.name}: {e}")
-                    failures.append(f"{spec} x {bench.name}")
-                    continue
-                for line in note_lines(cell.result.stats):
-                    log("warning", f"{spec} on {bench.name}: {line}")
-                record = write_cell(store, cell, batch_id=batch_id)
-                run_id, metrics = record.run_id, record.metrics
+            key = f"{adapter.info.fingerprint}|{ensure_checksum(bench)}"
+            shown = f"{safe_text(spec)} x {safe_text(bench.name)}"
+            with cell_lock(store.path, key, shown, log):  # another sweep's cell: wait, reuse
+                run_id = finished_run(store, adapter, bench, settings)
+                reused = run_id is not None
+                if reused:
+                    log("info", f"skip {spec} x {bench.name}: finished run {run_id}")
+                    metrics = store.load_metrics(run_id)
+                else:
+                    progress.begin(f"{safe_text(spec)} on {safe_text(bench.name)} "
+                                   f"({len(bench)} items)", log)
+                    try:
+                        cell = evaluate_cell(adapter, bench, settings, cache=cache,
+                                             revision=revision, progress=progress, log=log)
+                    except FoilbenchError as e:  # one failed cell must not lose the others
+                        log("error", f"{spec} x {bench.name}: {e}")
+                        failures.append(f"{spec} x {bench.name}")
+                        continue
+                    for line in note_lines(cell.result.stats):
+                        log("warning", f"{spec} on {bench.name}: {line}")
+                    record = write_cell(store, cell, batch_id=batch_id)
+                    run_id, metrics = record.run_id, record.metrics
             progress.cell_done()
             rows.append({"model": spec, "benchmark": bench.name,
                          **matrix.cell_from_metrics(metrics, bench.manifest.primary_metric),
@@ -204,6 +212,7 @@ def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: st
         raise RunnerError("a sweep needs at least one model and one benchmark")
     check_out(Path(out))
     usable_home(log)
+    check_folders_first(bench_specs, settings)  # before any model loads
     ray_options = as_options(ray)
     if ray_options is not None:
         from foilbench.runner.ray_runs import check_model_specs

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import errno
 import os
+import re
 import shutil
 import tempfile
 import uuid
@@ -94,12 +95,14 @@ def sentences(what: str, kept: str):
         if wrapped is None:
             raise
         raise wrapped from None
-    except duckdb.IOException as e:
+    except (duckdb.IOException, duckdb.TransactionException) as e:  # a failed COMMIT
         text = str(e)
         code = (errno.ENOSPC if "No space left" in text else
                 errno.EROFS if "Read-only" in text or "Permission denied" in text else None)
+        named = re.search(r'Could not write file "([^"]+)"', text)
         converted = None if code is None else \
-            write_failure(OSError(code, os.strerror(code), what), what, kept)
+            write_failure(OSError(code, os.strerror(code), named.group(1) if named else what),
+                          what, kept)
         if converted is None:
             raise
         raise converted from None

@@ -67,6 +67,16 @@ def _warn(message: str) -> None:
 UNWRITABLE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
+def as_os_error(err: Exception, path: Path) -> Exception:
+    """safetensors' ``SafetensorError: ... (os error 28)`` as the ``OSError`` it wraps (so a
+    full disk is met like any other: caching stops with a warning); other errors unchanged."""
+    found = re.search(r"os error (\d+)", str(err))
+    if isinstance(err, OSError) or found is None:
+        return err
+    code = int(found.group(1))
+    return OSError(code, os.strerror(code), str(path))
+
+
 def default_cache_root() -> Path:
     """``$FOILBENCH_HOME/embeddings`` (:func:`foilbench.paths.embeddings_dir`)."""
     return embeddings_dir()
@@ -98,7 +108,10 @@ def _atomic_save(tensors: dict[str, np.ndarray], folder: Path, prefix: str) -> P
     final = folder / f"{name}.safetensors"
     tensors = {k: np.ascontiguousarray(v) for k, v in tensors.items()}
     try:
-        save_file(tensors, str(tmp), metadata={CHECKSUM_KEY: content_sha256(tensors)})
+        try:
+            save_file(tensors, str(tmp), metadata={CHECKSUM_KEY: content_sha256(tensors)})
+        except Exception as e:  # safetensors reports a full disk as its own error type
+            raise as_os_error(e, tmp) from None
         os.replace(tmp, final)
     finally:
         if tmp.exists():

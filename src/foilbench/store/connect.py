@@ -166,5 +166,8 @@ def _apply(con: duckdb.DuckDBPyConnection, statements: list[str],
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:  # a failed COMMIT (a full disk) has ended the transaction
+            pass
         raise

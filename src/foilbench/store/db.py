@@ -65,6 +65,26 @@ def to_json(value: Any, *, sort_keys: bool = True) -> str:
     return json.dumps(_clean(value), sort_keys=sort_keys, ensure_ascii=False)
 
 
+def _remove_new_store(path: Path) -> None:
+    """Remove a store file this process was creating when creation failed (a full disk left
+    it empty or without its tables; 'Could not read enough bytes' on the next open)."""
+    for leftover in (path, path.with_name(path.name + ".wal")):
+        try:
+            leftover.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _raise_full_disk(err: BaseException, path: Path, created: bool) -> None:
+    """A full or read-only disk met while opening or creating the store, in one sentence."""
+    from foilbench.staged import disk_sentence
+
+    sentence = disk_sentence(err, path, "the results store",
+                             "no store was left there" if created else "the store is unchanged")
+    if sentence is not None:
+        raise StoreError(sentence) from None
+
+
 class ResultsStore:
     """Read and write runs. Use as a context manager or call :meth:`close`."""
 
@@ -86,13 +106,23 @@ class ResultsStore:
             except OSError as e:
                 raise StoreError(f"cannot create the folder of the results store {self.path}: "
                                  f"{e.strerror or e}") from None
-        self.con = open_connection(self.path, read_only=read_only, wait_s=wait_s,
-                                   notify=notify)
+        created = not read_only and not self.path.exists()
+        try:
+            self.con = open_connection(self.path, read_only=read_only, wait_s=wait_s,
+                                       notify=notify)
+        except BaseException as e:
+            if created:
+                _remove_new_store(self.path)
+            _raise_full_disk(e, self.path, created)
+            raise
         try:
             self.schema_version = prepare_schema(self.con, self.path, read_only=read_only,
                                                  notify=notify)
-        except BaseException:
+        except BaseException as e:
             self.con.close()
+            if created:  # a full disk while creating it: leave no store that cannot open
+                _remove_new_store(self.path)
+            _raise_full_disk(e, self.path, created)
             raise
 
     def close(self) -> None:
@@ -125,7 +155,10 @@ class ResultsStore:
                                  [run_id, to_json(compass, sort_keys=False)])
             self.con.execute("COMMIT")
         except BaseException:
-            self.con.execute("ROLLBACK")
+            try:
+                self.con.execute("ROLLBACK")
+            except Exception:  # a failed COMMIT (a full disk) has ended the transaction
+                pass
             raise
         return run_id
 

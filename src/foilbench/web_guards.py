@@ -1,0 +1,119 @@
+"""What the local web apps accept and serve, bounded: the review apps and ``serve``.
+
+- **Images only, by their bytes.** ``/file`` served a benchmark file with the type its name
+  suggested, so a file named ``.html`` in a downloaded benchmark ran as a page on the app's
+  origin (with its CSRF token in reach). :func:`image_response` serves a file only when Pillow
+  recognises its bytes as a raster image, with that format's type (never SVG, never HTML),
+  ``X-Content-Type-Options: nosniff`` and ``Content-Disposition: inline``.
+- **Bodies bounded before they are read.** :class:`Guards` refuses a request whose
+  ``Content-Length`` is over :data:`MAX_BODY` (64 KiB, far above any decision) with 413, and
+  counts the bytes of one sent without a length (chunked), stopping at the limit: a 1 GiB
+  body never reaches memory.
+- **A full disk is a JSON answer.** A decision the disk cannot take (SQLite's "database or disk
+  is full") reaches the page as ``507 {"error": ...}`` naming what to do, not a 500 text page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.responses import FileResponse, JSONResponse, Response
+
+MAX_BODY = 64 * 1024
+# Pillow format -> the type a browser shows as an image (formats browsers do not show, like
+# TIFF, are still images: downloaded, never run)
+IMAGE_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "MPO": "image/jpeg",
+               "GIF": "image/gif", "WEBP": "image/webp", "BMP": "image/bmp",
+               "TIFF": "image/tiff", "ICO": "image/x-icon"}
+
+
+def image_type(path: Path) -> str | None:
+    """The MIME type of the raster image at ``path`` read from its header, or None when its
+    bytes are no image Pillow knows (HTML, SVG, text, a FIFO)."""
+    from PIL import Image
+
+    from foilbench.regular_files import open_regular
+
+    try:
+        with open_regular(path) as fp, Image.open(fp) as im:
+            return IMAGE_TYPES.get(im.format or "")
+    except Exception:
+        return None
+
+
+def image_response(path: Path, headers: dict[str, str] | None = None) -> Response:
+    """``path`` as an image response, or 415 when its bytes are not an image."""
+    ctype = image_type(path)
+    if ctype is None:
+        return JSONResponse({"error": "not an image file (only images are served)"},
+                            status_code=415)
+    return FileResponse(path, media_type=ctype,
+                        headers={**(headers or {}), "X-Content-Type-Options": "nosniff",
+                                 "Content-Disposition": "inline"})
+
+
+class BodyTooLarge(Exception):
+    """A request body passed :data:`MAX_BODY` while it was read."""
+
+
+class Guards:
+    """Pure ASGI middleware: request bodies bounded (413), a full disk answered in JSON (507)."""
+
+    def __init__(self, app, max_body: int = MAX_BODY) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None:
+            try:
+                too_long = int(length) > self.max_body
+            except ValueError:
+                too_long = True
+            if too_long:
+                return await self._refuse(send, self._too_large())
+        received = 0
+        started = False
+
+        async def counted():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    raise BodyTooLarge()
+            return message
+
+        async def tracked(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except BodyTooLarge:
+            if not started:
+                await self._refuse(send, self._too_large())
+        except Exception as e:
+            from foilbench.staged import disk_errno
+
+            if started or disk_errno(e) is None:
+                raise
+            await self._refuse(send, JSONResponse(
+                {"error": f"the review cannot be saved: the disk is full or read-only ({e}); "
+                          "free space, then make the decision again"}, status_code=507))
+
+    def _too_large(self) -> JSONResponse:
+        return JSONResponse({"error": f"request body over {self.max_body:,} bytes refused"},
+                            status_code=413)
+
+    @staticmethod
+    async def _refuse(send, response: Response) -> None:
+        body = response.body
+        await send({"type": "http.response.start", "status": response.status_code,
+                    "headers": response.raw_headers})
+        await send({"type": "http.response.body", "body": body})
+
