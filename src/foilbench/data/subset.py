@@ -35,8 +35,11 @@ from urllib.parse import parse_qsl, urlencode
 import numpy as np
 import pandas as pd
 
+from foilbench.data.allocation import allocate
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_text
+
+__all__ = ["KEYS", "SubsetSpec", "allocate", "split_subset", "stratified_subset"]
 
 KEYS = ("sample", "by", "sample_seed")
 
@@ -77,22 +80,6 @@ def split_subset(spec: str) -> tuple[str, SubsetSpec | None]:
         raise BenchmarkError(f"{spec}: sample and sample_seed must be whole numbers") from None
     by = tuple(c for c in ours.get("by", "").split(",") if c)
     return clean, SubsetSpec(n, by, seed)
-
-
-def allocate(sizes: dict[tuple, int], n: int) -> dict[tuple, int]:
-    """Largest-remainder proportional allocation of ``n`` over strata of ``sizes``.
-
-    >>> allocate({("a",): 6, ("b",): 3, ("c",): 1}, 5)
-    {('a',): 3, ('b',): 2, ('c',): 0}
-    """
-    total = sum(sizes.values())
-    quota = {k: n * s / total for k, s in sizes.items()}
-    out = {k: int(np.floor(q)) for k, q in quota.items()}
-    left = n - sum(out.values())
-    order = sorted(sizes, key=lambda k: (-(quota[k] - out[k]), -sizes[k], k))
-    for k in order[:left]:
-        out[k] += 1
-    return out
 
 
 def stratified_subset(bench, subset: SubsetSpec):

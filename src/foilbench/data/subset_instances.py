@@ -8,7 +8,7 @@ count under the per-instance unit (k = 22.5). Here the unit of the draw is the i
 
 * ``by`` without ``tier``: N instances, allocated over the strata of the other ``by``
   columns (values of an instance's first item; they must not differ between its tiers) by
-  largest remainder (:func:`foilbench.data.subset.allocate`), each instance with all its
+  largest remainder (:func:`foilbench.data.allocation.allocate`), each instance with all its
   tiers (N x tiers items);
 * ``by`` with ``tier`` (the paper's): N instances, each scored at one tier. Within each
   stratum its k instances are split over the tiers by largest remainder with equal weights
@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from foilbench.data.allocation import allocate
 from foilbench.errors import BenchmarkError
 
 TIER = "tier"
@@ -75,8 +76,6 @@ def deal_tiers(drawn: list, tiers_of: dict, k_by_tier: dict[str, int], name: str
 def instance_subset(items: pd.DataFrame, instance: str, n: int, by: tuple[str, ...],
                     seed: int, name: str) -> tuple[np.ndarray, dict]:
     """(row positions of the chosen items, sorted; the allocation record)."""
-    from foilbench.data.subset import allocate
-
     strata = instance_strata(items, instance, by, name)
     total = sum(len(v) for v in strata.values())
     if not 1 <= n <= total:
