@@ -172,7 +172,10 @@ def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
               "categories": pools.categories.source, "category_policy": category_policy,
               "uncategorised_replacements": dict(pools.uncategorised),
               "lexical_exclusions": {"source": pools.lexicon.source,
-                                     "excluded": dict(sorted(pools.excluded.items()))},
+                                     "excluded": dict(sorted(pools.excluded.items())),
+                                     "counting": "candidate removals over all draws: a "
+                                                 "candidate removed for several primitives or "
+                                                 "draws counts each time"},
               "similarity_filter": pools.similarity.describe() if pools.similarity else None,
               "layout": vg.layout, "levels": levels_yielded(chosen),
               "missing_image": len(missing), **totals, **skill_counts}

@@ -339,7 +339,10 @@ def build(ctx: Context, config: CompassConfig) -> ConstructResult:
                     "rejected_examples": [list(r) for r in pools.categories.proposed.rejected]},
                 "lexical_exclusions": {"source": pools.lexicon.source,
                                        "applies_to": "open-world graphs (objects, attributes)",
-                                       "excluded": dict(sorted(pools.excluded.items()))},
+                                       "excluded": dict(sorted(pools.excluded.items())),
+                                       "counting": "candidate removals over all draws: a "
+                                                   "candidate removed for several primitives "
+                                                   "or draws counts each time"},
                 "similarity_filter": pools.similarity.describe() if pools.similarity else None,
                 "skill_items_dropped_fewer_than_k":
                     ctx.notes.get("skill_items_dropped_fewer_than_k", {})})

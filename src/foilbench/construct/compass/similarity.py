@@ -36,9 +36,10 @@ MAX_SIMILARITY = 0.8
 # "There is a man in the image." vs "... a person ..." 0.747, guy 0.899, mug/cup 0.787,
 # sofa/couch 0.859 are removed; sofa/chair 0.589, cup/glass 0.605, car/bus 0.465,
 # plate/bowl 0.457, man/woman 0.224 are kept (measured with all-MiniLM-L6-v2). Attributes
-# have no such frame: "The object is small." vs "... large." (0.829) sits above
-# "... little." (0.87)'s neighbours and red/crimson (0.666) beside red/orange (0.662), so a
-# caption threshold would cut antonyms with synonyms; they keep the word-level filter only.
+# have no such frame: "The object is small." scores 0.829 against "... large." (an
+# antonym) and 0.870 against "... little." (a synonym), and red/crimson (0.666) sits beside
+# red/orange (0.662), so a caption threshold would cut antonyms with synonyms; attributes keep
+# the word-level filter only.
 CAPTION_MAX = 0.7
 CAPTION_FRAME = "There is a {} in the image."
 KINDS = ("object", "attribute")  # relations exempt (module docstring)
