@@ -71,3 +71,26 @@ def test_least_local_mann_whitney_exact_p():
     assert out["median_std_with"] == pytest.approx(3.5 / math.sqrt(2))
     with pytest.raises(ValueError, match="with and without"):
         r.least_local_mann_whitney(df[df["scene_id"].isin(["c", "d"])])
+
+
+def test_readings_differ_where_planted_and_ours_is_pinned():
+    """Issue 41, item 7: with identical sets every reading of "top-quartile overlap" gives 1;
+    here they differ. raw = {s1, s2, s3, s4}, resid = {s1, s2, s5}: ours |A & B| / |A| = 0.5,
+    Jaccard 2/5 = 0.4, |A & B| / |B| = 2/3."""
+    a, b = {"s1", "s2", "s3", "s4"}, {"s1", "s2", "s5"}
+    assert r.top_quartile_overlap(a, b) == 0.5
+    assert len(a & b) / len(a | b) == 0.4 and len(a & b) / len(b) == pytest.approx(2 / 3)
+    assert r.top_quartile_overlap(a, a) == 1.0 and math.isnan(r.top_quartile_overlap(set(), b))
+
+
+def test_scene_hard_threshold_is_at_least_half_not_a_majority():
+    """G.3's "at least 11 of the 22 encoders" is read as at least half (ceil(M / 2)); with
+    M = 4 a scene hard for exactly 2 models counts, which a majority reading (> M / 2)
+    would not. 8 scenes, the two lowest means of each model are scene-hard: s0 is hard for
+    A and B only."""
+    stats = _stats({"A": [0, 1, 2, 3, 4, 5, 6, 7], "B": [0, 7, 1, 6, 5, 4, 3, 2],
+                    "C": [7, 6, 5, 0, 1, 2, 3, 4], "D": [6, 5, 7, 4, 3, 2, 0, 1]})
+    out = r.scene_hard_counts(stats)
+    assert out["min_models"] == 2 and out["per_scene"]["s0"] == 2
+    majority = sum(v > 4 / 2 for v in out["per_scene"].values())
+    assert out["n_scenes_hard_for_min_models"] == 1 and majority == 0

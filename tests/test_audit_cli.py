@@ -37,7 +37,8 @@ def test_blind_json_contract_and_table(tmp_path):
     assert set(data) == {"scorers", "flags"}
     assert set(data["scorers"]) == {"length", "ngram"}
     for entry in data["scorers"].values():
-        assert set(entry) == {"overall", "by_type"}
+        assert set(entry) == {"overall", "by_type", "rule"}
+        assert entry["rule"] == "cross-fitted sign"
         assert set(entry["overall"]) == STAT_KEYS
         assert set(entry["by_type"]) == {"add", "swap"}
         assert all(set(s) == STAT_KEYS for s in entry["by_type"].values())

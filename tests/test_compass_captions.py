@@ -267,7 +267,12 @@ def test_duplicate_names_block_an_undecided_relation():
     g = scene_graph_from_world(scene)
     spec = CaptionSpec(g.image_id, "L2-OR", ((0, "box"), (1, "bottle")), (), ((0, "left of", 1),))
     options = sum(replacement_tiers(g, spec, 2, world_pools()), [])
-    assert "right of" not in options and "in front of" in options
+    # a spatial relation is replaced on its own axis (categories.json "horizontal"): the one
+    # mate, "right of", is true of one box, so nothing is left
+    assert "right of" not in options and options == []
+    alone = Scene((Obj("box", "red", x=0.1, y=0.2), Obj("bottle", "blue", x=0.5, y=0.5)))
+    g1 = scene_graph_from_world(alone)
+    assert sum(replacement_tiers(g1, spec, 2, world_pools()), []) == ["right of"]
 
 
 def test_prompt_realiser_uses_generator_and_falls_back():

@@ -111,9 +111,11 @@ def test_candidates_are_of_the_same_category_and_absent_by_lemma():
     """§3.2: "propose candidate primitives of the same semantic category (e.g., replacing
     "sofa" with "chair"). We randomly sample a replacement that does not already appear in the
     image's entire scene graph." The graph holds "chairs" and "cups": "chair" and "cup" are
-    excluded by lemma; "banana" (not furniture) is never a candidate for "sofa"."""
+    excluded by lemma; "banana" (not seating) is never a candidate for "sofa", nor "table"
+    (furniture, but not seating: the categories are as narrow as the paper's example)."""
     objects = sum(replacement_tiers(GRAPH, SOFA, 0, _pools()), [])
-    assert "banana" not in objects and "chair" not in objects and "table" in objects
+    assert "banana" not in objects and "chair" not in objects and "table" not in objects
+    assert "bench" in objects
     assert all(lemma(o) not in {"sofa", "chair", "cup"} for o in objects)
     attrs = sum(replacement_tiers(GRAPH, SOFA, 3, _pools()), [])
     assert "white" in attrs and "wooden" not in attrs  # colour for colour
@@ -321,7 +323,10 @@ def test_pipeline_through_a_text_backend_words_positives_once(tmp_path):
             ok += good
             if not good:
                 print("NOT CONFINED", pos, "|", neg, "|", pert)
-    assert n > 100 and ok == n
+    assert n > 60 and ok == n  # narrow categories (issue 41) leave fewer than before
     extras = summary.benchmark.manifest.extras
     assert extras["proposals"]["proposed"] == extras["proposals"]["words"] > 0
     assert extras["similarity_filter"]["threshold"] == 0.8
+    # the world is closed: no lexical exclusion applies, and the manifest says so (issue 41)
+    assert extras["lexical_exclusions"]["excluded"] == {}
+    assert extras["proposal_category_check"]["rejected_category"] == 0

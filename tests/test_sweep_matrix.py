@@ -107,3 +107,25 @@ def test_matrix_prints_wald_as_table8_and_keeps_the_stored_interval():
     assert back.loc[0, "wald_low"] == pytest.approx(0.125 - 1.96 * np.sqrt(0.125 * 0.875 / 400))
     assert back.loc[0, "ci_low"] == pytest.approx(0.0921)  # the stored interval, beside it
     assert matrix.wald_bounds(0.5, 100) == (0.402, 0.598)
+
+
+def _composet(unit: str, n: int) -> pd.DataFrame:
+    return pd.DataFrame([{"model": "siglip2", "benchmark": "composet", "metric": "group",
+                          "value": 0.1393, "ci_low": 0.124, "ci_high": 0.155, "n": n,
+                          "partial": False, "run_id": "r", "unit": unit}])
+
+
+def test_wald_label_follows_the_unit():
+    """CompoSET §5: "13.9% (SigLIP-2 SO400M/14, 95% CI [12.3,15.5]; ... n=1,776)" is Wald per
+    instance; Table 8's cell for the same model is Wald at the pooled n = 5,328,
+    [13.0, 14.9] (p = 0.1393 here, as the printed 13.9 rounds it). A per-instance matrix
+    must not be labelled as Table 8's."""
+    per_instance = matrix.to_markdown(_composet("instance", 1776))
+    assert "13.9 [12.3, 15.5]" in per_instance
+    assert "(CompoSET Table 8)" not in per_instance
+    assert "95% Wald interval at each cell's n" in per_instance
+    assert "--unit pooled" in per_instance
+    pooled = matrix.to_markdown(_composet("pooled", 5328))
+    assert "13.9 [13.0, 14.9]" in pooled and "95% Wald interval (CompoSET Table 8)" in pooled
+    assert "not Table 8's pooled n" in matrix.to_latex(_composet("instance", 1776))
+    assert "not Table 8" not in matrix.to_latex(_composet("pooled", 5328))

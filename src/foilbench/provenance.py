@@ -86,7 +86,8 @@ def subset_record(extras: dict[str, Any] | None) -> dict[str, Any] | None:
             "parent_checksum": record.get("parent_checksum"),
             "parent_items": record.get("parent_items"),
             "allocation": list(record.get("allocation") or []),
-            "n_item_ids": len(record.get("item_ids") or [])}
+            "n_item_ids": len(record.get("item_ids") or []),
+            **({"unit": "instance"} if record.get("unit") == "instance" else {})}
 
 
 def describe_subset(record: dict[str, Any] | None) -> str | None:
@@ -95,6 +96,17 @@ def describe_subset(record: dict[str, Any] | None) -> str | None:
         return None
     by = "stratified by " + ", ".join(record["by"]) if record["by"] else "simple random sample"
     strata = len(record["allocation"])
+    if record.get("unit") == "instance":  # a tiered benchmark, drawn by instance
+        per_tier = {}
+        for a in record["allocation"]:
+            for t, k in (a.get("tiers") or {}).items():
+                per_tier[t] = per_tier.get(t, 0) + k
+        tiers = (" (" + ", ".join(f"{k} {t}" for t, k in per_tier.items()) + ")"
+                 if per_tier else "")
+        return (f"subset of {record['n']} instances{tiers}, {record['n_item_ids']} of "
+                f"{record['parent_items']} items of {record['parent_name']} "
+                f"({record['parent_checksum']}), {by}, sample_seed {record['seed']} "
+                "(CompoSET App. G.4)")
     return (f"subset of {record['n']} of {record['parent_items']} items of "
             f"{record['parent_name']} ({record['parent_checksum']}), {by}"
             + (f" ({strata} strata, proportional allocation)" if record["by"] else "")

@@ -78,6 +78,24 @@ INTERVALS = {"wald": "95% Wald interval (CompoSET Table 8)",
                        "print it: the scene-clustered bootstrap from 30 scenes on)"}
 
 
+NOT_TABLE8_UNITS = ("instance", "per_tier")
+
+
+def interval_label(cells: pd.DataFrame, interval: str) -> str:
+    """The label of the printed interval. A Wald interval is Table 8's only at Table 8's n:
+    its CompoSET cells match Wald at the pooled n (13.9 [13.0, 14.9] at n = 5,328), while a
+    per-instance cell (the sweep's default unit on CompoSET, §5's "n=1,776") gives
+    [12.3, 15.5]; such cells are labelled by their unit, not as Table 8's."""
+    if interval != "wald" or "unit" not in cells.columns:
+        return INTERVALS[interval]
+    units = set(cells["unit"].dropna().astype(str))
+    if not units & set(NOT_TABLE8_UNITS):
+        return INTERVALS[interval]
+    return ("95% Wald interval at each cell's n (per-instance cells: CompoSET §5's "
+            "headline interval, n = instances; Table 8's cells are Wald at the pooled n: "
+            "--unit pooled)")
+
+
 def wald_bounds(value: float, n: float) -> tuple[float, float]:
     """The Table-8 interval of a cell: Wald on k = value x n successes of n (clamped).
 
@@ -169,7 +187,7 @@ def to_markdown(cells: pd.DataFrame, models: Sequence[str] | None = None,
     for model, row in table.iterrows():
         lines.append("| " + " | ".join([_md(str(model)), *map(_md, row.tolist())]) + " |")
     lines.append("")
-    lines.append(f"Cells: primary metric, % with {INTERVALS[interval]}.")
+    lines.append(f"Cells: primary metric, % with {interval_label(cells, interval)}.")
     if unit_note(cells):
         lines.append(unit_note(cells))
     if has_partial(cells):
@@ -196,10 +214,12 @@ def to_latex(cells: pd.DataFrame, models: Sequence[str] | None = None,
              caption: str | None = None, interval: str = "wald") -> str:
     """A ``table`` environment (booktabs) with the interval (Wald by default, as Table 8) in
     small type beside each value."""
-    if caption is None:
-        which = "Wald interval" if interval == "wald" else "interval as stored"
-        caption = f"Primary metric per benchmark (\\%, 95\\% {which})."
     cells = check_cells(cells)
+    if caption is None:
+        which = ("Wald interval" if interval == "wald" else "interval as stored")
+        if interval == "wald" and interval_label(cells, interval) != INTERVALS["wald"]:
+            which += " at each cell's n, per instance where so marked; not Table 8's pooled n"
+        caption = f"Primary metric per benchmark (\\%, 95\\% {which})."
     rows = _order(cells["model"], models)
     cols = _order(cells["benchmark"], benchmarks)
     labels = column_labels(cells, cols)

@@ -84,6 +84,18 @@ def family_agreement(scene_stats: pd.DataFrame, families: Mapping[str, str],
             "cross_family_spearman": mean(cross), "n_cross_pairs": len(cross)}
 
 
+def top_quartile_overlap(raw: set, resid: set) -> float:
+    """|raw & resid| / |raw|: the share of the raw edit-hard scenes still edit-hard after
+    residualising (NaN when ``raw`` is empty). The paper's "top-quartile overlap 89%" names
+    no formula; other readings give other numbers where the sets differ in size or members
+    (Jaccard |A & B| / |A | B|, or |A & B| / |B|); this one is ours, pinned by a test.
+
+    >>> top_quartile_overlap({1, 2, 3, 4}, {1, 2, 5})
+    0.5
+    """
+    return len(raw & resid) / len(raw) if raw else float("nan")
+
+
 def edit_hard_stability(df: pd.DataFrame, value: str = "margin_i2t",
                         q: float = QUARTILE) -> pd.DataFrame:
     """Per model (and a ``mean`` row): Spearman of per-scene margin std before vs after
@@ -101,8 +113,7 @@ def edit_hard_stability(df: pd.DataFrame, value: str = "margin_i2t",
         rows.append({"model": model, "n_scenes": len(both),
                      "spearman": float(stats.spearmanr(both["raw"], both["resid"]).statistic),
                      "n_edit_hard": len(eh_raw), "n_still_edit_hard": len(eh_raw & eh_res),
-                     "top_quartile_overlap": len(eh_raw & eh_res) / len(eh_raw)
-                     if eh_raw else float("nan")})
+                     "top_quartile_overlap": top_quartile_overlap(eh_raw, eh_res)})
     out = pd.DataFrame(rows)
     if len(out):
         out = pd.concat([out, pd.DataFrame([{

@@ -1,16 +1,24 @@
 """Blind text-only baselines (SugarCrepe section 3): can a scorer that never sees the image
 pick the positive caption? Accuracy above chance means the benchmark is hackable from text.
 
-Every scorer's decision rule is cross-fitted (see :mod:`foilbench.audit.crossfit`): fitted
-on K-1 folds of clusters, applied to the held-out fold. Intervals are Wilson 95%; chance is
-the mean of 1/(K_i+1) over items. Ties are failures and are counted under ``flags``.
+A scorer's decision rule is cross-fitted (see :mod:`foilbench.audit.crossfit`): fitted on K-1
+folds of clusters, applied to the held-out fold -- except where the direction is given. A
+probability of being right (``hf:`` classifiers, SugarCrepe App. D.3) is read as it is. A
+multiple-choice LLM (``mc:``, Auto-Comp App. A.8) is scored by the paper's rule, its own
+choice: "We tasked Gemma-3-12b-it with selecting the correct caption", reported "at
+near-random chance (51.2% on Swap)" (Auto-Comp §5). An LLM that never picks the positive
+scores 0 there; a fitted sign would turn it round to 100%. The cross-fitted reading of an
+``mc:`` scorer stays available (``mc_reading="crossfit"``) and is labelled in ``rule``.
+Intervals are Wilson 95%; chance is the mean of 1/(K_i+1) over items. Ties are failures and
+are counted under ``flags``.
 
 Output shape (``foilbench audit blind --json``)::
 
-    {"scorers": {NAME: {"overall": STAT, "by_type": {EDIT_TYPE: STAT}}},
+    {"scorers": {NAME: {"overall": STAT, "by_type": {EDIT_TYPE: STAT}, "rule": RULE}},
      "flags": {"same_bag_of_words": {EDIT_TYPE: count}, "ties:NAME": {EDIT_TYPE: count}}}
 
-with STAT = {"accuracy", "n", "ci_low", "ci_high", "chance"}.
+with STAT = {"accuracy", "n", "ci_low", "ci_high", "chance"} and RULE one of
+:data:`RULES`' values.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from foilbench.audit.crossfit import crossfit, group_folds, heldout_features
+from foilbench.audit.crossfit import crossfit, decide, group_folds, heldout_features
 from foilbench.audit.scorers import CHEAP_SCORERS, DEFAULT_SCORERS, resolve_scorer
 from foilbench.audit.text import (
     choice_captions,
@@ -32,6 +40,21 @@ from foilbench.audit.text import (
 )
 from foilbench.data.format import Benchmark
 from foilbench.stats import wilson_ci
+
+MC_READINGS = ("choice", "crossfit")
+RULES = {"choice": "own choice (Auto-Comp App. A.8)",
+         "crossfit": "cross-fitted sign",
+         "given": "probability, no sign fitted (SugarCrepe App. D.3)"}
+
+
+def scorer_rule(feature_fn, mc_reading: str = "choice") -> str:
+    """Which rule scores this feature function: a key of :data:`RULES`."""
+    if mc_reading not in MC_READINGS:
+        raise ValueError(f"mc_reading must be one of {', '.join(MC_READINGS)}, "
+                         f"got {mc_reading!r}")
+    if getattr(feature_fn, "own_choice", False):
+        return mc_reading
+    return "given" if getattr(feature_fn, "bounded", False) else "crossfit"
 
 
 def accuracy_stat(correct: np.ndarray, chance: np.ndarray) -> dict[str, float]:
@@ -57,40 +80,55 @@ def same_bag_flags(captions: list[list[str]], types: np.ndarray) -> dict[str, in
 
 def blind_audit_captions(captions: list[list[str]], types: np.ndarray, clusters: np.ndarray,
                          scorers: Sequence[str] = DEFAULT_SCORERS, folds: int = 5,
-                         seed: int = 0, factories: dict | None = None) -> dict[str, Any]:
+                         seed: int = 0, factories: dict | None = None,
+                         mc_reading: str = "choice") -> dict[str, Any]:
     """The blind audit on plain caption lists (positive first); see the module docstring.
 
     ``factories`` may map a scorer name to a ready factory (tests, cached embeddings).
+    ``mc_reading``: ``"choice"`` (the paper's: a multiple-choice LLM is right when its own
+    top option is the positive, no folds) or ``"crossfit"`` (its sign fitted like any
+    scorer's, foilbench's reading).
     """
     if len(captions) == 0:
         raise ValueError("blind audit: no items")
+    scorer_rule(None, mc_reading)  # a bad reading fails before any model loads
     types = np.asarray(types).astype(str)
     texts, index = pad_captions(captions)
     chance = 1.0 / (index >= 0).sum(axis=1)
-    fold_ids = group_folds(clusters, folds, seed)
+    fold_ids = None
     result: dict[str, Any] = {"scorers": {}, "flags": {}}
     result["flags"]["same_bag_of_words"] = same_bag_flags(captions, types)
     for name in scorers:
         factory = (factories or {}).get(name) or resolve_scorer(name)
-        correct, tie = crossfit(factory(texts, index), types, fold_ids)
+        feature_fn = factory(texts, index)
+        rule = scorer_rule(feature_fn, mc_reading)
+        if rule == "choice":
+            correct, tie = decide(feature_fn(np.ones(len(index), bool)), 1.0)
+        else:
+            if fold_ids is None:  # only rules that are fitted (or given per fold) need folds
+                fold_ids = group_folds(clusters, folds, seed)
+            correct, tie = crossfit(feature_fn, types, fold_ids, fit_sign=rule == "crossfit")
         result["scorers"][name] = {
             "overall": accuracy_stat(correct, chance),
             "by_type": by_type(types, lambda m, c=correct: accuracy_stat(c[m], chance[m])),
+            "rule": RULES[rule],
         }
         result["flags"][f"ties:{name}"] = by_type(types, lambda m, t=tie: int(t[m].sum()))
     return result
 
 
 def blind_audit(bench: Benchmark, scorers: Sequence[str] = DEFAULT_SCORERS, folds: int = 5,
-                seed: int = 0, max_options: int | None = None) -> dict[str, Any]:
+                seed: int = 0, max_options: int | None = None,
+                mc_reading: str = "choice") -> dict[str, Any]:
     """Blind audit of a ``choice`` benchmark, folds grouped by scene or image; with
     ``max_options`` each item keeps the positive and at most ``max_options - 1`` seeded
-    negatives (Auto-Comp App. A.8, :mod:`foilbench.audit.blind_options`)."""
+    negatives (Auto-Comp App. A.8, :mod:`foilbench.audit.blind_options`); ``mc_reading`` as
+    in :func:`blind_audit_captions`."""
     from foilbench.audit.blind_options import subsample_options
 
     captions = subsample_options(choice_captions(bench), max_options, seed)
     return blind_audit_captions(captions, edit_types(bench), cluster_labels(bench), scorers,
-                                folds, seed)
+                                folds, seed, mc_reading=mc_reading)
 
 
 def reference_rows(bench: Benchmark, folds: int = 5, seed: int = 0) -> dict[str, dict]:
@@ -130,7 +168,8 @@ def oriented_gaps(captions: list[list[str]], types: np.ndarray, clusters: np.nda
     nothing is rescaled, so a negative the model prefers keeps its negative gap (with K > 1
     negatives, the best-scored one). Any other scorer (foilbench's offline stand-ins
     ``length`` and ``ngram``, or ``lm:``) is oriented by its cross-fitted sign (foilbench's:
-    these have no fixed direction) and divided by the largest |gap|."""
+    these have no fixed direction) and divided by the largest |gap|. A multiple-choice LLM
+    (``mc:``, its own choice) keeps its direction and is divided by the largest |gap|."""
     texts, index = pad_captions(captions)
     factory = resolve_scorer(scorer)
     feature_fn = factory(texts, index)
@@ -138,8 +177,11 @@ def oriented_gaps(captions: list[list[str]], types: np.ndarray, clusters: np.nda
         raw = np.asarray(feature_fn(np.ones(len(index), bool)), np.float64)
         neg = np.where(np.isnan(raw[:, 1:]), -np.inf, raw[:, 1:]).max(axis=1)
         return np.clip(raw[:, 0] - neg, -1.0, 1.0)
-    oriented = heldout_features(feature_fn, np.asarray(types).astype(str),
-                                group_folds(clusters, folds, seed))
+    if getattr(feature_fn, "own_choice", False):
+        oriented = np.asarray(feature_fn(np.ones(len(index), bool)), np.float64)
+    else:
+        oriented = heldout_features(feature_fn, np.asarray(types).astype(str),
+                                    group_folds(clusters, folds, seed))
     neg = np.where(np.isnan(oriented[:, 1:]), -np.inf, oriented[:, 1:]).max(axis=1)
     gaps = oriented[:, 0] - neg
     scale = np.abs(gaps).max()

@@ -10,8 +10,10 @@ negatives for N=3)." The subsampling is :mod:`foilbench.audit.blind_options`
 ends with "Answer:"; the model's choice score for an option is the log-probability of its
 number (" 7") as the continuation, summed over the number's tokens. A scorer ``mc:PATH``
 (a local causal LM folder, e.g. an instruction-tuned Gemma saved with save_pretrained) gives
-that score as the caption's feature, so the audit's usual rule applies (highest feature wins,
-strict >, cross-fitted sign, Wilson intervals, chance 1/(K+1)). Chat templates are not
+that score as the caption's feature, marked ``own_choice``: the audit scores the model's own
+choice (its highest-scored option is the positive; strict >, a tie fails; Wilson intervals,
+chance 1/(K+1)), the paper's rule, with no sign fitted. The cross-fitted sign is an option
+(``--mc-reading crossfit``), labelled as such. Chat templates are not
 applied (the prompt is plain text); an instruction-tuned model is asked as a base model is.
 """
 
@@ -75,6 +77,16 @@ def label_logprobs(tok, model, prompt: str, labels: list[str], device,
     return out
 
 
+def choice_features(feats: np.ndarray):
+    """A feature function returning ``feats`` for any training mask, marked ``own_choice``:
+    the larger value is the option the model itself picks (no sign to fit)."""
+    def features(train_mask: np.ndarray) -> np.ndarray:
+        return feats
+
+    features.own_choice = True  # type: ignore[attr-defined]
+    return features
+
+
 def mc_scorer(texts: list[str], index: np.ndarray, path: str | Path, seed: int = 0,
               device: str = "auto"):
     """Feature per (item, caption): the log-probability the LM at ``path`` gives to that
@@ -92,4 +104,4 @@ def mc_scorer(texts: list[str], index: np.ndarray, path: str | Path, seed: int =
         scores = label_logprobs(tok, model, mc_prompt(options, order),
                                 [f" {int(order[j]) + 1}" for j in range(len(options))], dev)
         feats[i, slots] = scores
-    return lambda train_mask: feats
+    return choice_features(feats)

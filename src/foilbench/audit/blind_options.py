@@ -6,9 +6,10 @@ App. A.10 likewise limits the human Confusion task "to 50 options for feasibilit
 with more than M - 1 negatives keeps the positive and M - 1 negatives drawn uniformly without
 replacement (``max_options = 50``: 49 negatives, chance 1/50); items with fewer keep all.
 Each item's draw has its own generator seeded by (seed, item position), so one item's draw
-does not depend on the others. The positive stays first: the blind scorers score every
-caption on its own, so order cannot matter to them (a prompted multiple-choice model would
-need the options shuffled; foilbench has no such scorer yet).
+does not depend on the others. The positive stays first here: the text scorers score every
+caption on its own, so order cannot matter to them; the multiple-choice scorer (``mc:PATH``,
+:mod:`foilbench.audit.blind_mc`) shuffles the kept options itself, with a seeded order per
+item, before the model sees them.
 """
 
 from __future__ import annotations

@@ -61,17 +61,27 @@ FeatureFn = Callable[[np.ndarray], np.ndarray]
 (a scorer that learns, like the n-gram LM, trains only on the masked items)."""
 
 
-def heldout_features(feature_fn: FeatureFn, strata: np.ndarray, folds: np.ndarray
-                     ) -> np.ndarray:
+def direction_given(feature_fn: FeatureFn) -> bool:
+    """True for a scorer whose larger value already means "this caption is the positive", so
+    no sign is fitted: probabilities of being right (``bounded``) and a model's own choice
+    among the options (``own_choice``, Auto-Comp App. A.8's blind LLM)."""
+    return bool(getattr(feature_fn, "bounded", False) or getattr(feature_fn, "own_choice",
+                                                                 False))
+
+
+def heldout_features(feature_fn: FeatureFn, strata: np.ndarray, folds: np.ndarray,
+                     fit_sign: bool | None = None) -> np.ndarray:
     """The (n, K+1) features of each fold computed and oriented (multiplied by the fitted
     sign) using only the other folds: larger now always means "this scorer says positive".
 
     A scorer whose values are probabilities of being right (``feature_fn.bounded``: a grammar
     or plausibility classifier) is not sign-fitted: SugarCrepe App. D.3, "If M(p_i) > M(n_i),
     then the model could identify the correct caption for the i-th image without referring to
-    it", so its direction is given, not learned."""
+    it", so its direction is given, not learned. The same holds for a model's own choice
+    (``feature_fn.own_choice``, :func:`direction_given`). ``fit_sign`` overrides: True fits a
+    sign even then (the cross-fitted reading of a multiple-choice model), False never fits."""
     strata = np.asarray(strata).astype(str)
-    bounded = bool(getattr(feature_fn, "bounded", False))
+    bounded = not fit_sign if fit_sign is not None else direction_given(feature_fn)
     oriented = None
     for fold in np.unique(folds):
         test = folds == fold
@@ -87,10 +97,10 @@ def heldout_features(feature_fn: FeatureFn, strata: np.ndarray, folds: np.ndarra
     return oriented
 
 
-def crossfit(feature_fn: FeatureFn, strata: np.ndarray, folds: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
+def crossfit(feature_fn: FeatureFn, strata: np.ndarray, folds: np.ndarray,
+             fit_sign: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Held-out (correct, tie) per item, each fold scored by rules fitted on the others."""
-    return decide(heldout_features(feature_fn, strata, folds), 1.0)
+    return decide(heldout_features(feature_fn, strata, folds, fit_sign), 1.0)
 
 
 def gather(values: np.ndarray, index: np.ndarray) -> np.ndarray:

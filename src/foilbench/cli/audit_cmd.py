@@ -54,8 +54,10 @@ def blind_table(result: dict) -> str:
         n_bag = bag.get(t, 0) if t != "ALL" else sum(bag.values())
         rows.append([t, stats[0]["n"], *[acc_ci(s) for s in stats], stats[0]["chance"], n_bag])
     ties = ", ".join(f"{s} {sum(result['flags'][f'ties:{s}'].values())}" for s in scorers)
+    rules = "; ".join(f"{s}: {result['scorers'][s]['rule']}" for s in scorers
+                      if "rule" in result["scorers"][s])
     return (format_table(["edit_type", "n", *scorers, "chance", "same_bag"], rows)
-            + f"\nties, scored as failures: {ties}")
+            + f"\nties, scored as failures: {ties}" + (f"\nrule: {rules}" if rules else ""))
 
 
 @audit.command(short_help="Text-only baselines: is the benchmark solvable without the image?")
@@ -71,13 +73,21 @@ def blind_table(result: dict) -> str:
 @click.option("--max-options", type=int, default=None,
               help="At most this many captions per item: the positive and a seeded draw of "
                    "the negatives (Auto-Comp App. A.8: 50, i.e. 49 negatives at N = 3).")
+@click.option("--mc-reading", type=click.Choice(["choice", "crossfit"]), default="choice",
+              show_default=True,
+              help="How an mc:PATH scorer is scored. choice: the paper's rule (Auto-Comp "
+                   "App. A.8), right when the model's own top option is the positive. "
+                   "crossfit: foilbench's reading, a sign fitted on the other folds like the "
+                   "text scorers' (an LLM that always avoids the positive then scores high). "
+                   "The rule used is printed under the table and stored as \"rule\".")
 def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds: int,
-          seed: int, max_options: int | None) -> None:
+          seed: int, max_options: int | None, mc_reading: str) -> None:
     """Blind text-only baselines (SugarCrepe section 3) of a choice BENCHMARK.
 
     Each scorer reads only the captions. Its rule (which sign of its score means
     "positive", per edit type) is fitted on the other folds and applied to the held-out one,
-    folds grouped by scene or image so nothing leaks. Accuracy well above chance means the
+    folds grouped by scene or image so nothing leaks. An mc:PATH model is scored by its
+    own choice instead (Auto-Comp App. A.8; --mc-reading). Accuracy well above chance means the
     benchmark can be solved without looking at the image. Ties count as failures; their
     counts are in the JSON under flags["ties:NAME"]. Works without the images.
     """
@@ -93,10 +103,10 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
                        err=True)
             continue
         results[bench.name] = blind_audit(bench, scorers or DEFAULT_SCORERS, folds, seed,
-                                          max_options=max_options)
+                                          max_options=max_options, mc_reading=mc_reading)
         limit = f", at most {max_options} options per item" if max_options else ""
-        click.echo(f"[{bench.name}] blind text-only accuracy (cross-fitted, {folds} folds"
-                   f"{limit})")
+        click.echo(f"[{bench.name}] blind text-only accuracy ({folds} folds where a rule is "
+                   f"fitted{limit})")
         click.echo(blind_table(results[bench.name]))
     _write_json(next(iter(results.values())) if len(benches) == 1 else results, json_path)
 

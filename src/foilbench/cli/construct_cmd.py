@@ -80,8 +80,10 @@ def _default(spec: str | None, image: str, role: str) -> str | None:
               help="VQA model (hf-vlm:DIR, api:..., world) for the caption QC when --text "
                    "reads no images: spec objects it does not count are removed.")
 @click.option("--bias-variants", is_flag=True,
-              help="Also run the *.bias.txt prompt variants of steps 4 and 7 (App. B.3), "
-              "reconciled by the self-check and tier checks.")
+              help="Also run the *.bias.txt prompt variants of steps 3, 4 and 7 (App. B.3, "
+              "which runs them in parallel), reconciled by the self-check and tier checks. "
+              "Off by default (twice the text calls of those steps); a run without them "
+              "says so in its output and manifest.")
 @common_options
 def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene, size,
              max_drift, detector_threshold, min_foils, token_counter, caption_qc,
@@ -129,6 +131,10 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
                             bias_variants=bias_variants)
     specs = {"text": text, "image": image, "edit": edit,
              "detector": _default(detector, image, "detector"), "vqa": vqa}
+    if not bias_variants:
+        from foilbench.construct.composet.variants import departure
+
+        click.echo(f"note: {departure()}", err=True)
     _run("composet", config, specs, run)
 
 

@@ -10,6 +10,17 @@ import click
 from foilbench.cli._table import format_table
 
 
+def table8_text(deltas: list[dict], cfg) -> str:
+    """The deltas in Auto-Comp Table 8's layout, with its legend."""
+    from foilbench.finetune.table8 import table8
+
+    frame = table8(deltas)
+    return ("Auto-Comp Table 8 layout (R@1 deltas in points [95% paired bootstrap]; "
+            f"* = trained cell: {cfg.task}, N = {cfg.n_objects}, {cfg.condition}, "
+            "held-out concepts; other cells: all their concepts)\n"
+            + format_table(list(frame.columns), frame.values.tolist()))
+
+
 def _ints(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in text.split(",") if x.strip())
@@ -55,7 +66,13 @@ def finetune(model_spec: str, benchmarks: tuple[str, ...], negatives: str, k: in
              patience: int, seeds: str, split_seed: int, device: str, no_mixed_precision: bool,
              out_dir: Path) -> None:
     """Fine-tune MODEL with K hard negatives per positive (Auto-Comp App. A.9) and compare
-    R@1 on held-out concepts before and after.
+    R@1 before and after on every (task, N, condition) cell the benchmarks hold.
+
+    The trained cell (--task, --n, --condition) and its other condition are scored on the
+    held-out 20% of its concepts; every other cell (other N, other tasks: cross-axis) on
+    all its concepts. Deltas per cell against the pretrained model and Delta_C (Confusion
+    arm minus Swap arm) are printed per row and in Auto-Comp Table 8's layout, the
+    trained cell marked *.
 
     \b
       foilbench finetune --model openclip:ViT-B-16:openai --device cuda --micro-batch 256
@@ -73,18 +90,22 @@ def finetune(model_spec: str, benchmarks: tuple[str, ...], negatives: str, k: in
     record = run_finetune(model_spec, benchmarks, out_dir, cfg,
                           log=lambda msg: click.echo(msg, err=True))
     click.echo(format_table(
-        ["model", "set", "condition", "n", "R@1 [95% Wilson]", "R@1-valid [95% Wilson]",
-         "ties"],
-        [[r["model"], r["negative_set"], r["condition"], r["n"],
-          f"{r['r1']:.3f} [{r['r1_low']:.3f}, {r['r1_high']:.3f}]",
+        ["model", "task", "N", "set", "condition", "role", "n", "R@1 [95% Wilson]",
+         "R@1-valid [95% Wilson]", "ties"],
+        [[r["model"], r["task"], r["n_objects"], r["negative_set"], r["condition"], r["role"],
+          r["n"], f"{r['r1']:.3f} [{r['r1_low']:.3f}, {r['r1_high']:.3f}]",
           f"{r['r1_valid']:.3f} [{r['r1_valid_low']:.3f}, {r['r1_valid_high']:.3f}]",
           r["ties"]] for r in record["r1"]]))
     click.echo("")
     click.echo(format_table(
-        ["set", "condition", "comparison (R@1, seeds averaged)", "delta [95% bootstrap]", "p"],
-        [[r["negative_set"], r["condition"], r["comparison"],
+        ["task", "N", "set", "condition", "role", "comparison (R@1, seeds averaged)", "n",
+         "delta [95% bootstrap]", "p"],
+        [[r["task"], r["n_objects"], r["negative_set"], r["condition"], r["role"],
+          r["comparison"], r["n"],
           f"{r['delta']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]",
           f"{r['p_value']:.3f}"] for r in record["deltas"]]))
+    click.echo("")
+    click.echo(table8_text(record["deltas"], cfg))
     click.echo("")
     for name, spec in record["weights"].items():
         click.echo(f"{name}: {spec}")

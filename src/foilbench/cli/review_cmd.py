@@ -189,8 +189,14 @@ def status(bench_dir: Path, as_json: bool, review_dir: Path | None) -> None:
 @click.option("--allow-pending", is_flag=True,
               help="Export an unfinished review: pending instances are left out and the "
                    "manifest is marked partial.")
+@click.option("--min-foils", type=click.IntRange(min=0), default=None,
+              help="Scene floor re-applied after review (CompoSET §3: \"each scene "
+                   "contributes at least 15 foils\"): a scene with fewer kept foils is left "
+                   "out whole and counted. Default: the floor the construction recorded "
+                   "(15 for `construct composet`), or none for a benchmark that records "
+                   "none; 0 turns it off.")
 @review_dir_option
-def export(bench_dir: Path, out_dir: Path, allow_pending: bool,
+def export(bench_dir: Path, out_dir: Path, allow_pending: bool, min_foils: int | None,
            review_dir: Path | None) -> None:
     """Write the kept instances (every tier) as a validated benchmark, plus the QC report:
     discard rates per phase, edit type and criterion (CompoSET reports 22.4% in phase 2).
@@ -204,12 +210,17 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool,
 
     session = _session(bench_dir, review_dir)
     try:
-        report = export_review(session, out_dir, allow_pending=allow_pending)
+        report = export_review(session, out_dir, allow_pending=allow_pending,
+                               min_foils=min_foils)
     finally:
         session.store.close()
     o = report["overall"]
     click.echo(f"wrote {report['n_items']} items ({o['kept']} of {o['instances']} instances) "
                f"to {out_dir}")
+    sf = report["scene_floor"]
+    click.echo(f"scene floor ({sf['source']}): {sf['min_foils']} foils; "
+               f"{sf['scenes_below_floor']} scene(s) below it left out "
+               f"({sf['instances_dropped']} kept instance(s)), {sf['scenes_kept']} kept")
     click.echo(f"discard rate: overall {pct(o['discard'])}, instance review "
                f"{pct(report['phases']['instance']['discard'])}")
     rows = [(et, s["instances"], s["kept"], pct(s["instance_discard"]))

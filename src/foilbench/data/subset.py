@@ -14,6 +14,12 @@ The paper does not name its strata beyond the tiers or its allocation; foilbench
 * within a stratum, a uniform draw without replacement from one generator seeded by
   ``sample_seed``, strata visited in sorted key order; items keep their original order.
 
+A tiered pair benchmark (CompoSET format: an instance key and caption tiers) is sampled by
+instance, N instances (:mod:`foilbench.data.subset_instances`): ``by=tier`` gives the paper's
+"200-instance subset" with "~67 instances per tier", one item per instance, so counts are
+whole at every unit; before issue 41 it drew N (instance, tier) items (191 instances, k =
+22.5 under the per-instance unit).
+
 The subset is recorded where every run sees it: the benchmark's name gains
 ``@sample=N,by=A+B,seed=S`` (so stored runs never mix it with the full benchmark), its
 checksum covers the parent's and the chosen item ids, and
@@ -29,8 +35,11 @@ from urllib.parse import parse_qsl, urlencode
 import numpy as np
 import pandas as pd
 
+from foilbench.data.allocation import allocate
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_text
+
+__all__ = ["KEYS", "SubsetSpec", "allocate", "split_subset", "stratified_subset"]
 
 KEYS = ("sample", "by", "sample_seed")
 
@@ -73,33 +82,22 @@ def split_subset(spec: str) -> tuple[str, SubsetSpec | None]:
     return clean, SubsetSpec(n, by, seed)
 
 
-def allocate(sizes: dict[tuple, int], n: int) -> dict[tuple, int]:
-    """Largest-remainder proportional allocation of ``n`` over strata of ``sizes``.
-
-    >>> allocate({("a",): 6, ("b",): 3, ("c",): 1}, 5)
-    {('a',): 3, ('b',): 2, ('c',): 0}
-    """
-    total = sum(sizes.values())
-    quota = {k: n * s / total for k, s in sizes.items()}
-    out = {k: int(np.floor(q)) for k, q in quota.items()}
-    left = n - sum(out.values())
-    order = sorted(sizes, key=lambda k: (-(quota[k] - out[k]), -sizes[k], k))
-    for k in order[:left]:
-        out[k] += 1
-    return out
-
-
 def stratified_subset(bench, subset: SubsetSpec):
     """The subset of ``bench`` (see the module docstring); refuses a sample larger than the
     benchmark or a stratum column it lacks, naming it."""
+    from foilbench.data.tiers import TIER, instance_column
+
     items = bench.items
-    if not 1 <= subset.n <= len(items):
-        raise BenchmarkError(f"{bench.name}: sample={subset.n} must lie between 1 and the "
-                             f"benchmark's {len(items)} items")
     missing = [c for c in subset.by if c not in items.columns]
     if missing:
         raise BenchmarkError(f"{bench.name}: no column {', '.join(missing)} to stratify by; "
                              f"columns: {', '.join(map(str, items.columns))}")
+    instance = instance_column(items.columns)
+    if instance is not None and TIER in items.columns and items[TIER].dropna().nunique() > 1:
+        return _by_instance(bench, subset, instance)
+    if not 1 <= subset.n <= len(items):
+        raise BenchmarkError(f"{bench.name}: sample={subset.n} must lie between 1 and the "
+                             f"benchmark's {len(items)} items")
     keys = (items[list(subset.by)].astype(object).where(items[list(subset.by)].notna(), "NA")
             .astype(str).apply(tuple, axis=1) if subset.by
             else pd.Series([()] * len(items), index=items.index))
@@ -108,15 +106,28 @@ def stratified_subset(bench, subset: SubsetSpec):
     rng = np.random.default_rng(subset.seed)
     chosen = np.sort(np.concatenate([rng.choice(groups[k], alloc[k], replace=False)
                                      for k in sorted(groups)]))
+    allocation = [{"stratum": list(k), "size": len(groups[k]), "chosen": alloc[k]}
+                  for k in sorted(groups)]
+    return _subset_of(bench, subset, chosen, {"allocation": allocation})
+
+
+def _by_instance(bench, subset: SubsetSpec, instance: str):
+    from foilbench.data.subset_instances import instance_subset
+
+    chosen, record = instance_subset(bench.items, instance, subset.n, subset.by, subset.seed,
+                                     bench.name)
+    return _subset_of(bench, subset, chosen, record)
+
+
+def _subset_of(bench, subset: SubsetSpec, chosen: np.ndarray, extra: dict):
+    """The benchmark of the rows ``chosen``, its name, checksum and manifest record."""
+    items = bench.items
     sub_items = items.iloc[chosen].reset_index(drop=True)
     ids = [str(i) for i in sub_items["item_id"]]
     parent = bench.manifest.checksum or bench.compute_checksum(include_images=False)
     record = {"n": subset.n, "by": list(subset.by), "seed": subset.seed,
               "parent_name": bench.name, "parent_checksum": parent,
-              "parent_items": len(items),
-              "allocation": [{"stratum": list(k), "size": len(groups[k]), "chosen": alloc[k]}
-                             for k in sorted(groups)],
-              "item_ids": ids}
+              "parent_items": len(items), **extra, "item_ids": ids}
     checksum = "sha256:" + sha256_text(f"{parent}|{subset.label()}|{'|'.join(ids)}")
     manifest = replace(bench.manifest, name=f"{bench.name}{subset.label()}", checksum=checksum,
                        extras={**bench.manifest.extras, "stratified_subset": record})

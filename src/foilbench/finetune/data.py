@@ -181,3 +181,30 @@ def eval_items(df: pd.DataFrame, concept_ids: Sequence[str], *, condition: str |
                             row["negative_set"], row["condition"], row["task"],
                             int(row["n_objects"])))
     return out
+
+
+def evaluation_concepts(df: pd.DataFrame, split: Split, cfg: FinetuneConfig) -> list[str]:
+    """The concepts every saved arm is scored on: the trained (task, N)'s held-out 20%, and
+    every concept of each other (task, N) cell the benchmarks hold (the split covers only the
+    trained cell, so none of those was trained on).
+
+    Auto-Comp §5 reports Table 8 on every cell: "Gains are positive on every cell, largest
+    on Shape-Color and persisting cross-axis to Position and Relative Size"; App. A.9:
+    "Evaluation follows Section 3: Swap against the full N!-1 set, Confusion against the
+    full negative set." Training and validation concepts are left out wherever they occur.
+    """
+    seen = set(split.train) | set(split.val)
+    trained = (df["task"] == cfg.task) & (df["n_objects"] == cfg.n_objects)
+    keep = (~trained | df["concept_id"].isin(set(split.test))) & ~df["concept_id"].isin(seen)
+    return sorted(df.loc[keep, "concept_id"].unique())
+
+
+def cell_role(task: str, n_objects: int, condition: str, cfg: FinetuneConfig) -> str:
+    """How a (task, N, condition) cell relates to training: ``trained`` (the training cell,
+    held-out concepts), ``other condition`` (the trained task and N, held-out concepts in the
+    other condition), ``other N`` (the trained task at another N) or ``cross-axis``."""
+    if task != cfg.task:
+        return "cross-axis"
+    if int(n_objects) != cfg.n_objects:
+        return "other N"
+    return "trained" if condition == cfg.condition else "other condition"

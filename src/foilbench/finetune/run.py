@@ -1,6 +1,6 @@
 """The matched comparison end to end: split, evaluate the pretrained model, fine-tune each
-arm for each seed, save, reload the saved weights by their spec, evaluate on the held-out
-concepts, and tabulate.
+arm for each seed, save, reload the saved weights by their spec, evaluate on every cell the
+benchmarks hold, and tabulate.
 
     "two matched configurations differing only in the negative type: a Swap-only baseline
     using K=3 Swap negatives per positive, and a Confusion variant using K=3 Confusion
@@ -8,15 +8,19 @@ concepts, and tabulate.
     variant over the Swap-only baseline." (Auto-Comp §5); "report the mean over three seeds"
     (App. A.9).
 
-Tables (all on the held-out 20% of concepts, every item of those concepts: Swap and
-Confusion sets, Minimal and Contextual conditions):
+Evaluated: every (task, N, condition) cell of the given benchmarks, Swap and Confusion sets
+(:func:`foilbench.finetune.data.evaluation_concepts`): the trained cell and its other
+condition on the held-out 20% of its concepts, every other cell on all its concepts ("Gains
+are positive on every cell, largest on Shape-Color and persisting cross-axis to Position and
+Relative Size", Auto-Comp §5). Each row carries ``role``: trained, other condition, other N
+or cross-axis (:func:`foilbench.finetune.data.cell_role`).
 
-* ``r1``: per model (pretrained, each arm and seed), negative set and condition: n, R@1 and
-  R@1-valid with Wilson 95% intervals, ties;
-* ``deltas``: per arm, each item's outcome averaged over seeds, minus the pretrained outcome
-  (Delta Swap / Delta Confusion of Table 8, per negative set and condition), and Delta_C =
-  Confusion arm - Swap arm; paired percentile bootstrap over items (one item per concept in
-  a row, so this resamples concepts).
+* ``r1``: per model (pretrained, each arm and seed) and cell (task, N, negative set,
+  condition): n, R@1 and R@1-valid with Wilson 95% intervals, ties;
+* ``deltas``: per cell, each arm's outcome (averaged over seeds per item) minus the
+  pretrained outcome (Delta Swap / Delta Confusion of Table 8), and Delta_C = Confusion arm -
+  Swap arm; paired percentile bootstrap over items (one item per concept in a row, so this
+  resamples concepts). :func:`foilbench.finetune.table8.table8` lays them out as Table 8.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ import pandas as pd
 
 from foilbench.finetune.config import FinetuneConfig, FinetuneError
 from foilbench.finetune.data import (
+    cell_role,
     eval_items,
+    evaluation_concepts,
     examples,
     items_frame,
     split_concepts,
@@ -39,6 +45,7 @@ from foilbench.finetune.loop import train_arm
 from foilbench.finetune.towers import Towers
 
 GROUP = ("negative_set", "condition")
+CELL = ("task", "n_objects", *GROUP)
 
 
 def load_items(benchmark_specs: Sequence[str]) -> pd.DataFrame:
@@ -69,9 +76,10 @@ def finetune(model_spec: str, benchmark_specs: Sequence[str], out_dir: str | Pat
                            cfg.val_share, cfg.split_seed)
     train = examples(df, split.train, cfg)
     val = eval_items(df, split.val, condition=cfg.condition, negative_set="confusion")
-    test = eval_items(df, split.test)
+    test = eval_items(df, evaluation_concepts(df, split, cfg))
+    cells = sorted({(it.task, it.n_objects, it.condition) for it in test})
     log(f"concepts: {len(split.train)} train, {len(split.val)} validation, {len(split.test)} "
-        f"held out ({len(test)} held-out items)")
+        f"held out; {len(test)} items scored in {len(cells)} (task, N, condition) cell(s)")
     pretrained = resolve_model(model_spec, device=cfg.device)
     Towers(pretrained, model_spec)  # refuses what cannot be fine-tuned before any work
     before = item_outcomes(pretrained, test)
@@ -87,8 +95,8 @@ def finetune(model_spec: str, benchmark_specs: Sequence[str], out_dir: str | Pat
             after["model"], after["arm"], after["seed"] = f"{arm} seed {seed}", arm, seed
             tuned.append(after)
     outcomes = pd.concat([before, *tuned], ignore_index=True)
-    table = r1_table(outcomes, by=("model", *GROUP))
-    deltas = delta_table(before, pd.concat(tuned, ignore_index=True))
+    table = with_roles(r1_table(outcomes, by=("model", *CELL)), cfg)
+    deltas = with_roles(delta_table(before, pd.concat(tuned, ignore_index=True)), cfg)
     record = {"model": model_spec, "benchmarks": list(benchmark_specs),
               "config": cfg.as_dict(), "split": {"train": list(split.train),
                                                  "val": list(split.val),
@@ -99,10 +107,19 @@ def finetune(model_spec: str, benchmark_specs: Sequence[str], out_dir: str | Pat
     return record
 
 
+def with_roles(table: pd.DataFrame, cfg: FinetuneConfig) -> pd.DataFrame:
+    """``table`` with a ``role`` column (trained, other condition, other N, cross-axis)."""
+    out = table.copy()
+    out["role"] = [cell_role(t, n, c, cfg) for t, n, c in
+                   zip(out["task"], out["n_objects"], out["condition"], strict=True)]
+    return out
+
+
 def delta_table(before: pd.DataFrame, tuned: pd.DataFrame, metric: str = "r1",
                 n_boot: int = 10_000, seed: int = 42) -> pd.DataFrame:
-    """Per (negative set, condition): each arm minus pretrained, and Confusion minus Swap
-    (Delta_C) when both arms ran; outcomes of an arm are averaged over its seeds per item."""
+    """Per cell (task, N, negative set, condition): each arm minus pretrained, and Confusion
+    minus Swap (Delta_C) when both arms ran; outcomes of an arm are averaged over its seeds
+    per item."""
     from foilbench.stats import paired_delta_ci
 
     if tuned.empty:
@@ -110,7 +127,7 @@ def delta_table(before: pd.DataFrame, tuned: pd.DataFrame, metric: str = "r1",
     arms = tuned.groupby(["arm", "item_id"])[metric].mean().unstack("arm")
     base = before.set_index("item_id")
     rows = []
-    for key, sub in base.groupby(list(GROUP), sort=True):
+    for key, sub in base.groupby(list(CELL), sort=True):
         ids = sub.index
         pairs = [(f"{arm} - pretrained", arms.loc[ids, arm], sub[metric]) for arm in arms]
         if {"swap", "confusion"} <= set(arms):
@@ -118,5 +135,5 @@ def delta_table(before: pd.DataFrame, tuned: pd.DataFrame, metric: str = "r1",
                           arms.loc[ids, "swap"]))
         for name, a, b in pairs:
             stat = paired_delta_ci(a.to_numpy(), b.to_numpy(), n_boot=n_boot, seed=seed)
-            rows.append(dict(zip(GROUP, key, strict=True)) | {"comparison": name, **stat})
+            rows.append(dict(zip(CELL, key, strict=True)) | {"comparison": name, **stat})
     return pd.DataFrame(rows)

@@ -11,6 +11,15 @@ survival; :mod:`foilbench.review.construction`), and its ``qc_status`` column re
 
 An unfinished review is refused unless ``allow_pending`` is set; then pending instances are
 left out like discarded ones, counted as pending, and the manifest is marked partial.
+
+Scene floor. CompoSET §3: "each scene contributes at least 15 foils"; the construction applies
+the floor before human review (:func:`foilbench.construct.composet.verify.stage_scene_floor`),
+but Phase 2 discards (22.4% in App. B.4) can leave a scene below it. The export re-applies it
+to the kept instances: a scene with fewer than ``min_foils`` kept foils is left out whole,
+counted in the report and the manifest (``scene_floor``). ``min_foils`` defaults to the floor
+the construction recorded (``manifest.extras["scene_floor"]["min_foils"]``, 15 by default),
+or 0 (no floor) for a benchmark that records none; the paper does not say whether it
+re-applied the floor after review, so the count dropped is always stated.
 """
 
 from __future__ import annotations
@@ -70,10 +79,31 @@ def _copy_masks(items: pd.DataFrame, column: str | None, src: Path, out: Path) -
         shutil.copyfile(path, dst)
 
 
+def construction_floor(bench) -> int:
+    """The scene floor the construction applied before review, or 0 when none is recorded."""
+    rec = (bench.manifest.extras or {}).get("scene_floor") or {}
+    return int(rec.get("min_foils") or 0)
+
+
+def apply_scene_floor(units, kept: set[str], min_foils: int) -> tuple[set[str], dict]:
+    """(the kept instances of scenes with at least ``min_foils`` kept foils, the count)."""
+    by_scene: dict[str, list[str]] = {}
+    for inst in units.instances:
+        if inst.key in kept:
+            by_scene.setdefault(inst.scene, []).append(inst.key)
+    short = {sc: len(keys) for sc, keys in by_scene.items() if len(keys) < min_foils}
+    out = {k for sc, keys in by_scene.items() if sc not in short for k in keys}
+    return out, {"min_foils": int(min_foils), "scenes_kept": len(by_scene) - len(short),
+                 "scenes_below_floor": len(short),
+                 "instances_dropped": sum(short.values()),
+                 "below_floor": dict(sorted(short.items()))}
+
+
 def export_review(session: ReviewSession, out_dir: str | Path, *,
-                  allow_pending: bool = False) -> dict:
+                  allow_pending: bool = False, min_foils: int | None = None) -> dict:
     """Write the kept items as a benchmark under ``out_dir`` plus the QC report; returns the
-    report dict (with ``n_items`` and ``out`` added)."""
+    report dict (with ``n_items``, ``out`` and ``scene_floor`` added). ``min_foils``: the
+    scene floor re-applied after review (module docstring; None: the construction's)."""
     units = session.units
     bench = units.bench
     out = Path(out_dir)
@@ -86,20 +116,30 @@ def export_review(session: ReviewSession, out_dir: str | Path, *,
             f"review unfinished: {pending['base']} scene(s), {pending['instance']} "
             f"instance(s) and {pending['verbosity']} verbosity review(s) pending; finish them "
             "in `foilbench review DIR`, or pass --allow-pending to export only what was kept")
-    kept = set(report["kept_instances"])
+    floor = construction_floor(bench) if min_foils is None else int(min_foils)
+    if floor < 0:
+        raise ReviewError(f"--min-foils must be 0 or more, got {floor}")
+    kept, report["scene_floor"] = apply_scene_floor(units, set(report["kept_instances"]),
+                                                    floor)
+    report["scene_floor"]["source"] = ("option" if min_foils is not None else
+                                       "construction" if floor else "none recorded")
     item_ids = {i for inst in units.instances if inst.key in kept for i in inst.item_ids}
     items = bench.items[bench.items["item_id"].astype(str).isin(item_ids)].reset_index(
         drop=True)
     if "qc_status" in items.columns:  # construction pipelines write "pending"
         items["qc_status"] = "accepted"
     if items.empty:
-        raise ReviewError("no instance was kept, so there is no benchmark to export")
+        sf = report["scene_floor"]
+        why = (f" ({sf['instances_dropped']} kept instance(s) were in scenes below the "
+               f"{sf['min_foils']}-foil floor; lower --min-foils)" if sf["instances_dropped"]
+               else "")
+        raise ReviewError(f"no instance was kept, so there is no benchmark to export{why}")
     extras = dict(bench.manifest.extras)
     extras["qc"] = {"source_checksum": bench.manifest.checksum,
                     "instances_reviewed": len(units.instances), "instances_kept": len(kept),
                     "overall_discard_rate": report["overall"]["discard"]["rate"],
                     "phase2_discard_rate": report["phases"]["instance"]["discard"]["rate"],
-                    "complete": report["complete"]}
+                    "complete": report["complete"], "scene_floor": report["scene_floor"]}
     note = f"QC-reviewed (CompoSET App. B.4 protocol): {len(kept)} of {len(units.instances)} " \
            "instances kept."
     manifest = replace(bench.manifest, checksum="", extras=extras,

@@ -112,14 +112,18 @@ def build(out_dir, *, seed: int = 0, size: int = 160, progress: Any = True,
 def vg_pools(graphs, categories: str | Path | None = None, category_policy: str = "strict",
              similarity: float | None = None) -> PrimitivePools:
     """Pools of a VG file with COMPASS §3.2's rules: same-category candidates (the shipped
-    table, or ``categories`` as a path), then the Sentence-Transformer filter at threshold
-    ``similarity`` (None: off) with the local MiniLM model."""
+    table, or ``categories`` as a path), less the names of the same, a broader or a
+    narrower thing (:mod:`foilbench.construct.compass.lexicon`, counted per reason), then
+    the Sentence-Transformer filter at threshold ``similarity`` (None: off) with the local
+    MiniLM model."""
     from foilbench.construct.compass.categories import CategoryTable
+    from foilbench.construct.compass.lexicon import Lexicon
     from foilbench.construct.compass.similarity import SimilarityFilter
 
     table = CategoryTable.from_path(categories) if categories else CategoryTable.shipped()
     sim = SimilarityFilter.minilm(similarity) if similarity is not None else None
-    return PrimitivePools.from_graphs(graphs).with_rules(table, category_policy, sim)
+    return PrimitivePools.from_graphs(graphs).with_rules(table, category_policy, sim,
+                                                         Lexicon.shipped())
 
 
 def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
@@ -167,6 +171,11 @@ def build_compass_from_vg(scene_graphs: str | Path, images_dir: str | Path,
               "realiser": realiser.name, "scene_graphs": str(scene_graphs),
               "categories": pools.categories.source, "category_policy": category_policy,
               "uncategorised_replacements": dict(pools.uncategorised),
+              "lexical_exclusions": {"source": pools.lexicon.source,
+                                     "excluded": dict(sorted(pools.excluded.items())),
+                                     "counting": "candidate removals over all draws: a "
+                                                 "candidate removed for several primitives or "
+                                                 "draws counts each time"},
               "similarity_filter": pools.similarity.describe() if pools.similarity else None,
               "layout": vg.layout, "levels": levels_yielded(chosen),
               "missing_image": len(missing), **totals, **skill_counts}

@@ -102,17 +102,48 @@ class CategoryTable:
 
 
 class ProposedCategories:
-    """Candidates proposed per (kind, word) by a text backend; None for an unasked word."""
+    """Candidates proposed per (kind, word) by a text backend; None for an unasked word.
+
+    With a ``table``, each proposal is checked against the replaced word's category: a
+    proposal the table puts in other categories only is refused (``open`` -> ``purple``: a
+    state replaced by a colour; ``left of`` -> ``smaller than``: a spatial relation by a size
+    one), counted in ``checks["rejected_category"]``. The paper asks the LLM for "candidate
+    primitives of the same semantic category" (COMPASS §3.2) and does not say it checks the
+    answer; we do where the table can tell. A proposal, or a replaced word, the table does not
+    know passes unchecked (``checks["unchecked"]``)."""
 
     name = "proposed"
 
-    def __init__(self, proposals: dict[tuple[str, str], list[str]]) -> None:
+    def __init__(self, proposals: dict[tuple[str, str], list[str]],
+                 table: CategoryTable | None = None) -> None:
         self.proposals = {(k, w.lower()): [" ".join(c.lower().split()) for c in cands]
                           for (k, w), cands in proposals.items()}
+        self.table = table
+        self.checks = {"rejected_category": 0, "unchecked": 0}
+        self.rejected: list[tuple[str, str, str]] = []  # (kind, word, proposal), first 50
 
     def candidates(self, kind: str, word: str, synset: str | None = None) -> list[str] | None:
         got = self.proposals.get((kind, word.lower()))
         if got is None:
             return None
         own = lemma(word)
-        return [c for c in dict.fromkeys(got) if c and lemma(c) != own]
+        out = [c for c in dict.fromkeys(got) if c and lemma(c) != own]
+        return out if self.table is None else self._same_category(kind, word, synset, out)
+
+    def _same_category(self, kind: str, word: str, synset: str | None,
+                       proposals: list[str]) -> list[str]:
+        assert self.table is not None
+        cats = self.table.categories(kind, word, synset)
+        kept = []
+        for c in proposals:
+            theirs = self.table.categories(kind, c)
+            if not cats or not theirs:
+                self.checks["unchecked"] += 1
+                kept.append(c)
+            elif theirs & cats:
+                kept.append(c)
+            else:
+                self.checks["rejected_category"] += 1
+                if len(self.rejected) < 50:
+                    self.rejected.append((kind, word, c))
+        return kept

@@ -28,8 +28,11 @@ category (e.g., replacing "sofa" with "chair")": when the pools carry a category
 proposals), the candidates of a primitive are its category-mates, not the whole pool (policy
 "strict": a word of no known category gets none; "any": the whole pool, counted). "Does not
 already appear in the image's entire scene graph" compares lemmas ("cups" is excluded when
-"cup" is in the graph, and the reverse). Then the Sentence-Transformer filter
-(:mod:`foilbench.construct.compass.similarity`) drops candidates too close to the original.
+"cup" is in the graph, and the reverse). In an open-world graph, candidates that name the
+original's thing or a broader or narrower one (man -> person, red -> crimson, dark brown ->
+brown) are removed (:mod:`foilbench.construct.compass.lexicon`, counted per reason). Then the
+Sentence-Transformer filter (:mod:`foilbench.construct.compass.similarity`) drops candidates
+too close to the original.
 """
 
 from __future__ import annotations
@@ -61,16 +64,48 @@ class PrimitivePools:
     synsets: dict[str, str] = field(default_factory=dict, compare=False)  # word -> VG synset
     # how often "any" was used for a word of no known category (mutable counter)
     uncategorised: dict[str, int] = field(default_factory=dict, compare=False)
+    lexicon: Any = field(default=None, compare=False)  # lexicon.Lexicon or None (off)
+    # candidates removed as true-of-the-image names, per reason (mutable counter)
+    excluded: dict[str, int] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if self.policy not in ("strict", "any"):
             raise ValueError(f"category policy must be 'strict' or 'any', got {self.policy!r}")
 
     def with_rules(self, categories=None, policy: str = "strict",
-                   similarity=None) -> PrimitivePools:
-        """These pools with a category source and a similarity filter."""
+                   similarity=None, lexicon=None) -> PrimitivePools:
+        """These pools with a category source, a similarity filter and lexical exclusions
+        (:mod:`foilbench.construct.compass.lexicon`)."""
         return replace(self, categories=categories, policy=policy, similarity=similarity,
-                       uncategorised={})
+                       lexicon=lexicon, uncategorised={}, excluded={})
+
+    def lexically_filtered(self, old: str, candidates: list[str], kind: str,
+                           closed_world: bool) -> list[str]:
+        """Open world: ``candidates`` less those naming ``old``'s thing or a broader or
+        narrower one (:mod:`foilbench.construct.compass.lexicon`), counted per reason in
+        ``excluded``; objects WordNet is silent on go to the caption-level filter."""
+        if self.lexicon is None or closed_world or kind not in ("object", "attribute"):
+            return candidates
+        from foilbench.construct.compass.lexicon import reason_group
+
+        kept, silent = [], []
+        for c in candidates:
+            why = self.lexicon.reason(kind, old, c)
+            if why is not None:
+                key = reason_group(why)
+                self.excluded[key] = self.excluded.get(key, 0) + 1
+            elif kind == "object" and self.lexicon.silent(kind, old, c):
+                silent.append(c)
+            else:
+                kept.append(c)
+        if silent and self.similarity is not None:
+            passed = set(self.similarity.caption_keep(old, silent))
+            dropped = len(silent) - len(passed)
+            if dropped:
+                self.excluded["caption similarity"] = (
+                    self.excluded.get("caption similarity", 0) + dropped)
+            silent = [c for c in silent if c in passed]
+        return [c for c in candidates if c in set(kept) | set(silent)]
 
     def same_category(self, kind: str, value: str, pool: list[str],
                       closed_world: bool = False) -> list[str]:
@@ -139,13 +174,17 @@ def replacement_tiers(graph: SceneGraph, spec: CaptionSpec, index: int,
     if prim.kind == "object":
         pool = pools.same_category("object", prim.value, list(pools.objects),
                                    graph.closed_world)
-        return [pools.similar_filtered(prim.value,
-                                       [n for n in pool if lemma(n) not in present], "object")]
+        absent = pools.lexically_filtered(prim.value, [n for n in pool
+                                                       if lemma(n) not in present],
+                                          "object", graph.closed_world)
+        return [pools.similar_filtered(prim.value, absent, "object")]
     if prim.kind == "attribute":
         pool = pools.same_category("attribute", prim.value, list(pools.attribute_groups),
                                    graph.closed_world)
-        absent = pools.similar_filtered(prim.value, [a for a in pool if lemma(a) not in present],
-                                        "attribute")
+        absent = pools.lexically_filtered(prim.value, [a for a in pool
+                                                       if lemma(a) not in present],
+                                          "attribute", graph.closed_world)
+        absent = pools.similar_filtered(prim.value, absent, "attribute")
         return _tiered(absent, pools.attribute_groups, prim.value)
     assert prim.target_id is not None
     subject, target = spec.name_of(prim.object_id), spec.name_of(prim.target_id)

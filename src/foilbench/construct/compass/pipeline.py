@@ -183,9 +183,11 @@ def stage_propose(ctx: Context, graphs: list[Candidate], config) -> dict:
 
 
 def ruled_pools(pools, proposals: dict, config, world: bool):
-    """``pools`` with the proposals as category source (a word the backend gave nothing for
-    falls back to the category table) and the similarity filter."""
+    """``pools`` with the proposals as category source, each checked against the replaced
+    word's category in the table (a word the backend gave nothing for falls back to the
+    table), the lexical exclusions (open world) and the similarity filter."""
     from foilbench.construct.compass.categories import CategoryTable, ProposedCategories
+    from foilbench.construct.compass.lexicon import Lexicon
     from foilbench.construct.compass.similarity import SimilarityFilter
 
     table = (CategoryTable.from_path(config.categories) if config.categories
@@ -194,7 +196,7 @@ def ruled_pools(pools, proposals: dict, config, world: bool):
     class Source:
         name = "proposed+table"
         source = f"text backend proposals, then {table.source}"
-        proposed = ProposedCategories(proposals)
+        proposed = ProposedCategories(proposals, table)
 
         def candidates(self, kind, word, synset=None):
             got = self.proposed.candidates(kind, word, synset)
@@ -204,7 +206,7 @@ def ruled_pools(pools, proposals: dict, config, world: bool):
     if config.similarity is not None:
         sim = (SimilarityFilter.world() if world and config.similarity == MAX_SIMILARITY
                else SimilarityFilter.minilm(config.similarity))
-    return pools.with_rules(Source(), config.category_policy, sim)
+    return pools.with_rules(Source(), config.category_policy, sim, Lexicon.shipped())
 
 
 def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> list[Candidate]:
@@ -332,6 +334,15 @@ def build(ctx: Context, config: CompassConfig) -> ConstructResult:
                 "categories": pools.categories.source, "category_policy": config.category_policy,
                 "uncategorised_replacements": dict(pools.uncategorised),
                 "proposals": ctx.notes.get("proposals", {}),
+                "proposal_category_check": {
+                    **pools.categories.proposed.checks,
+                    "rejected_examples": [list(r) for r in pools.categories.proposed.rejected]},
+                "lexical_exclusions": {"source": pools.lexicon.source,
+                                       "applies_to": "open-world graphs (objects, attributes)",
+                                       "excluded": dict(sorted(pools.excluded.items())),
+                                       "counting": "candidate removals over all draws: a "
+                                                   "candidate removed for several primitives "
+                                                   "or draws counts each time"},
                 "similarity_filter": pools.similarity.describe() if pools.similarity else None,
                 "skill_items_dropped_fewer_than_k":
                     ctx.notes.get("skill_items_dropped_fewer_than_k", {})})

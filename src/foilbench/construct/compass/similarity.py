@@ -32,6 +32,16 @@ import numpy as np
 from foilbench.errors import FoilbenchError
 
 MAX_SIMILARITY = 0.8
+# Caption level, objects whose pair WordNet is silent on (foilbench.construct.compass.lexicon):
+# "There is a man in the image." vs "... a person ..." 0.747, guy 0.899, mug/cup 0.787,
+# sofa/couch 0.859 are removed; sofa/chair 0.589, cup/glass 0.605, car/bus 0.465,
+# plate/bowl 0.457, man/woman 0.224 are kept (measured with all-MiniLM-L6-v2). Attributes
+# have no such frame: "The object is small." scores 0.829 against "... large." (an
+# antonym) and 0.870 against "... little." (a synonym), and red/crimson (0.666) sits beside
+# red/orange (0.662), so a caption threshold would cut antonyms with synonyms; attributes keep
+# the word-level filter only.
+CAPTION_MAX = 0.7
+CAPTION_FRAME = "There is a {} in the image."
 KINDS = ("object", "attribute")  # relations exempt (module docstring)
 WORLD_TABLE = "world_similarity.json"
 
@@ -52,6 +62,7 @@ class SimilarityFilter:
         self.encode, self.name, self.threshold = encode, name, threshold
         self._cache: dict[str, np.ndarray] = {}
         self.filtered = 0  # candidates removed, for the manifest
+        self.caption_filtered = 0  # removed at the caption level (objects WordNet is silent on)
 
     @classmethod
     def minilm(cls, threshold: float = MAX_SIMILARITY, device: str = "cpu") -> SimilarityFilter:
@@ -124,7 +135,23 @@ class SimilarityFilter:
         self.filtered += len(news) - len(kept)
         return kept
 
+    def caption_keep(self, old: str, news: Sequence[str],
+                     threshold: float = CAPTION_MAX) -> list[str]:
+        """The object candidates whose caption ``CAPTION_FRAME`` stays strictly below
+        ``threshold`` against the original's (used where WordNet is silent)."""
+        if not news:
+            return []
+        sims = self.similarities(CAPTION_FRAME.format(old),
+                                 [CAPTION_FRAME.format(n) for n in news])
+        kept = [n for n, s in zip(news, sims, strict=True) if s < threshold]
+        self.caption_filtered += len(news) - len(kept)
+        return kept
+
     def describe(self) -> dict:
         return {"model": self.name, "threshold": self.threshold, "compare":
                 "replaced primitive vs replacement; kept when cosine < threshold",
-                "filtered": self.filtered}
+                "filtered": self.filtered,
+                "caption_level": {"frame": CAPTION_FRAME, "threshold": CAPTION_MAX,
+                                  "applies_to": "objects whose pair WordNet is silent on "
+                                                "(open world)",
+                                  "filtered": self.caption_filtered}}

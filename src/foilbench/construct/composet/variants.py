@@ -18,6 +18,10 @@ instructions against a model's default values and stereotypes. With
   variant's caption is kept when it names the object (its spec ``name``), else the bias
   variant's when that one does, else the main one (counted as ``neither``).
 
+Off by default (``--bias-variants`` turns them on): they double the text calls of steps 3, 4
+and 7. That is a departure from B.3, so a run without them says so where a user sees it: the
+``construct composet`` output and ``manifest.extras["bias_variants"]`` (:func:`departure`).
+
 Step 1 runs the main prompt only (we choose so: the base image is rendered from one spec, so
 two specs cannot be reconciled after the fact); the caption QC after step 2 is itself the
 check of step 1's output.
@@ -26,6 +30,15 @@ check of step 1's output.
 from __future__ import annotations
 
 MAIN, BIAS = "main", "bias"
+PAPER_B3 = ("CompoSET App. B.3: \"A bias-mitigation variant of each captioning prompt "
+            "(*.bias.txt) is run in parallel as a sanity check\"")
+
+
+def departure() -> str:
+    """What a run without the variants says (manifest, ``construct composet`` output):
+    off by default because they double the text calls of steps 3, 4 and 7."""
+    return ("bias-mitigation prompt variants not run (App. B.3 runs them in parallel); "
+            "--bias-variants runs them, doubling the text calls of steps 3, 4 and 7")
 BIAS_SEED_STREAM = 0xB1A5  # the template backend draws the bias variant's proposals apart
 
 

@@ -228,6 +228,13 @@ def stage_verbosity(ctx: Context, instances: list[Candidate],
     return st.survivors
 
 
+def bias_variants_note(on: bool) -> dict:
+    """Whether App. B.3's bias-mitigation variants ran; off is a stated departure."""
+    from foilbench.construct.composet.variants import PAPER_B3, departure
+
+    return {"run": bool(on), "paper": PAPER_B3, **({} if on else {"departure": departure()})}
+
+
 def stage_scene_floor(ctx: Context, instances: list[Candidate], min_foils: int,
                       ) -> list[Candidate]:
     """CompoSET §3: "each scene contributes at least 15 foils" (App. A: "at least 15 and on
@@ -302,4 +309,5 @@ def result_for(ctx: Context, instances: list[Candidate], config: ComposetConfig)
                 "long_tier_token_counter": ctx.notes.get("long_tier_token_counter"),
                 "scene_floor": ctx.notes.get("scene_floor"),
                 "caption_qc": ctx.notes.get("caption_qc"),
+                "bias_variants": bias_variants_note(config.bias_variants),
                 "config": json.loads(json.dumps(config.options(), default=str))})
