@@ -12,6 +12,7 @@ from foilbench.kinds import kind_of
 from foilbench.report import sections
 from foilbench.report.html import page
 from foilbench.store.db import ResultsStore
+from foilbench.store.repeats import repeats_note, split_repeats
 
 
 @dataclass
@@ -32,9 +33,13 @@ class RunData:
 
 
 def load_runs(db_path: str | Path, run_ids: list[str]) -> list[RunData]:
+    """The runs ``run_ids`` (ids or unique prefixes); none given: every stored run but
+    repeats (:mod:`foilbench.store.repeats`)."""
+    from foilbench.store.repeats import stored_repeats
+
     with ResultsStore(db_path, read_only=True) as store:
-        if not run_ids:
-            run_ids = store.list_runs()["run_id"].tolist()
+        if not run_ids:  # every run, one per (model, benchmark, settings)
+            run_ids, _ = stored_repeats(store.con)
         return [_load_run(store, r) for r in run_ids]
 
 
@@ -54,6 +59,8 @@ def render_report(runs: list[RunData]) -> str:
     from foilbench.report.robustness_view import robustness_section
     from foilbench.report.units_view import units_section
 
+    kept, hidden = split_repeats([r.run for r in runs])
+    runs = [r for r in runs if r.run["run_id"] in kept]  # never a run against its repeat
     computed = headline_parts(runs)  # paired bootstraps, shared by headline and differences
     parts = [
         sections.headline(runs, computed),
@@ -74,6 +81,8 @@ def render_report(runs: list[RunData]) -> str:
     models = sorted({r.run["model_spec"] for r in runs})
     benches = sorted({r.run["benchmark_name"] for r in runs})
     subtitle = f"{len(runs)} run(s): {len(models)} model(s) x {len(benches)} benchmark(s)"
+    if hidden:
+        subtitle += f"; {repeats_note(hidden, ' (the latest of each is shown)')}"
     return page("foilbench report", subtitle, "".join(p for p in parts if p))
 
 

@@ -298,10 +298,11 @@ def _notes(stats: dict) -> list[str | None]:
     """What the runner printed about the run: truncation/unknown tokens, interval fallback,
     the G.4 subset the run scored (CompoSET App. G.4) and its near ties."""
     from foilbench.provenance import describe_subset
+    from foilbench.runner.notes import repeat_lines
     from foilbench.scoring.near_ties import near_tie_note
 
     return [describe(stats.get("text")), stats.get("interval_note"),
-            describe_subset(stats.get("subset")), near_tie_note(stats)]
+            describe_subset(stats.get("subset")), near_tie_note(stats), *repeat_lines(stats)]
 
 
 def _subset_cell(run: dict) -> str:

@@ -40,6 +40,7 @@ from foilbench.data.images import resolved_inside, servable_root
 from foilbench.kinds import kind_of
 from foilbench.report.html import SORT_JS, Raw, esc, fmt_pct, page, table
 from foilbench.store.db import ResultsStore
+from foilbench.store.repeats import stored_repeats
 
 PAGE_SIZE = 40
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -72,8 +73,10 @@ def leaderboard_frame(db_path: Path, benchmark: str = "", group_by: str = "",
                f"m.chance, m.ties, m.n, {unit} FROM metrics m JOIN runs r USING (run_id) "
                "WHERE m.group_by = ? AND (? = '' OR m.group_value = ?) "
                "AND (? = '' OR r.benchmark_name = ?) ORDER BY m.value DESC")
-        return store.con.execute(sql, [group_by, group_value, group_value, benchmark,
-                                       benchmark]).df()
+        frame = store.con.execute(sql, [group_by, group_value, group_value, benchmark,
+                                        benchmark]).df()
+        kept, _ = stored_repeats(store.con)  # one row per (model, benchmark, settings)
+        return frame[frame["run_id"].isin(kept)].reset_index(drop=True)
 
 
 def _choices(db_path: Path) -> dict[str, list[str]]:
@@ -152,6 +155,8 @@ def model_page(db_path: Path, fp: str) -> str:
         runs = store.con.execute(
             "SELECT run_id, model_spec, benchmark_name, created FROM runs "
             "WHERE model_fingerprint = ? ORDER BY created", [fp]).df()
+        kept, _ = stored_repeats(store.con)
+        runs = runs[runs["run_id"].isin(kept)]
         parts = []
         for r in runs.itertuples():
             m = store.load_metrics(r.run_id)

@@ -20,13 +20,14 @@ from typing import Any
 
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
-from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
+from foilbench.runner.cell import CellRecord, evaluate_cell, finished_run, write_cell
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
-from foilbench.runner.notes import note_lines
+from foilbench.runner.notes import warning_lines
 from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import benchmark_reference
+from foilbench.runner.reuse import REPEAT_KEY, reused_message, stored_record
 from foilbench.runner.settings import (
     DB_FILE,
     DEFAULT_OUT,
@@ -76,8 +77,12 @@ class RunOutcome:
 def run(models: str | Iterable[str] | None = None,
         benchmarks: str | Iterable[str] | None = None, out: str | Path = DEFAULT_OUT, *,
         settings: RunSettings | None = None, report: bool = True, log: Log | None = None,
-        ray: Any = None, **options: Any) -> RunOutcome:
+        ray: Any = None, rerun: bool = False, **options: Any) -> RunOutcome:
     """Evaluate every model on every benchmark; store each run in ``OUT/foilbench.duckdb``.
+
+    A run already stored with the same model fingerprint, benchmark checksum and settings is
+    reused, not stored twice (logged; :mod:`foilbench.runner.reuse`); ``rerun=True`` computes
+    it again and marks the new run a repeat.
 
     ``models`` and ``benchmarks`` are the specs ``foilbench run`` takes (default: the
     embedded models and the ``synth`` suite). Settings come from ``settings``
@@ -92,7 +97,8 @@ def run(models: str | Iterable[str] | None = None,
     """
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
-        return _run(models, benchmarks, out, settings, log, report, ray, options, resume_gc)
+        return _run(models, benchmarks, out, settings, log, report, ray,
+                    {**options, "rerun": rerun}, resume_gc)
     finally:
         resume_gc()
 
@@ -100,6 +106,7 @@ def run(models: str | Iterable[str] | None = None,
 def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | None,
          out: str | Path, settings: RunSettings | None, log: Log | None, report: bool,
          ray: Any, options: dict[str, Any], resume_gc: Callable[[], None]) -> RunOutcome:
+    rerun = bool(options.pop("rerun", False))
     settings = make_settings(settings, options)
     log = log or to_logging
     check_out(Path(out))
@@ -129,7 +136,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
                                       progress=progress, prepared=prepared)
             resume_gc()
             outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
-                                   Path(out), report, log, progress)
+                                   Path(out), report, log, progress, rerun)
             outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:
@@ -138,7 +145,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
 
 def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                  ray_options: Any, out_dir: Path, report: bool, log: Log,
-                 progress: RunProgress) -> RunOutcome:
+                 progress: RunProgress, rerun: bool = False) -> RunOutcome:
     batch_id = new_batch_id()
     batch_dir = out_dir / batch_id
     db_path = out_dir / DB_FILE
@@ -147,7 +154,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
                 in_progress(db_path, "run"):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
-                              batch_id, batch_dir, db_path, report, log, progress)
+                              batch_id, batch_dir, db_path, report, log, progress, rerun)
     except WriteError:
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
@@ -156,7 +163,8 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
 
 def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                ray_options: Any, out_dir: Path, batch_id: str, batch_dir: Path,
-               db_path: Path, report: bool, log: Log, progress: RunProgress) -> RunOutcome:
+               db_path: Path, report: bool, log: Log, progress: RunProgress,
+               rerun: bool = False) -> RunOutcome:
     """Every cell evaluated and stored (on the run's one display), then summary.json and the
     report."""
     cache = open_cache(settings, log)
@@ -176,10 +184,18 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     try:
         for spec, adapter in loaded:
             for bench in benches:
+                stored = finished_run(store, adapter, bench, settings)
+                if stored is not None and not rerun:
+                    shown("info", reused_message(spec, bench.name, stored))
+                    records.append(stored_record(store, stored, adapter, bench))
+                    progress.cell_done()
+                    continue
                 progress.begin(f"{spec} on {bench.name} ({len(bench)} items)", shown)
                 cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision,
                                      progress=progress, log=shown)
-                for line in note_lines(cell.result.stats):
+                if stored is not None:  # --rerun: a repeat of a stored run, marked so
+                    cell.result.stats[REPEAT_KEY] = stored
+                for line in warning_lines(cell.result.stats):
                     shown("warning", f"{spec} on {bench.name}: {line}")
                 records.append(write_cell(store, cell, batch_id=batch_id))
                 progress.cell_done()

@@ -24,7 +24,7 @@ from foilbench.provenance import git_revision
 from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
-from foilbench.runner.notes import note_lines
+from foilbench.runner.notes import warning_lines
 from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
@@ -119,7 +119,7 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
                     log("error", f"{spec} x {bench.name}: {e}")
                     failures.append(f"{spec} x {bench.name}")
                     continue
-                for line in note_lines(cell.result.stats):
+                for line in warning_lines(cell.result.stats):
                     log("warning", f"{spec} on {bench.name}: {line}")
                 record = write_cell(store, cell, batch_id=batch_id)
                 run_id, metrics = record.run_id, record.metrics
