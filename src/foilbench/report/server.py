@@ -112,6 +112,7 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
             + _select("edit_type", ch["edit_type"], edit) + _select("tier", ch["tier"], tier)
             + '<button type="submit">filter</button></form>')
     parts = []
+    versus = {} if group_by else _comparisons(db_path, df)
     for k, (name, runs) in enumerate(df.groupby("benchmark_name", sort=True)):
         runs = runs.sort_values(["metric", "value"], ascending=[True, False], kind="stable")
         rows = [[Raw(f'<a href="/model?fp={quote(r.model_fingerprint)}">'
@@ -126,12 +127,34 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
             ["model", "metric", "subset", "%", "95% CI", "chance %", "above chance (pts)",
              "ties", "n", "unit of n", ""], rows, table_id=f"leaderboard-{k}",
             numeric=[False, False, False, True, False, True, True, True, True, False, False])
-            + "</section>")
+            + versus.get(name, "") + "</section>")
     note = ('<p class="note">Each benchmark is its own table: models are ranked within a '
             "benchmark, never across benchmarks, and each number is read against that "
             "benchmark's chance level.</p>")
     body = form + note + f'<div id="leaderboard">{"".join(parts) or "<p>no runs</p>"}</div>'
     return page("foilbench results", f"{db_path} · leaderboard", body)
+
+
+def _comparisons(db_path: Path, df: pd.DataFrame) -> dict[str, str]:
+    """benchmark name -> its model-vs-model table (paired, :mod:`foilbench.report.comparisons`)
+    over the runs the leaderboard shows; none for a benchmark with one model."""
+    from foilbench.report import comparisons as cmp
+    from foilbench.report.build import load_runs
+
+    ids = list(dict.fromkeys(df["run_id"]))
+    if df.empty or df.groupby("benchmark_name")["run_id"].nunique().max() < 2:
+        return {}
+    deltas = cmp.comparisons(load_runs(db_path, ids))
+    out = {}
+    if deltas.empty:
+        return out
+    for name, part in deltas.groupby("benchmark", sort=False):
+        out[str(name)] = ("<h3>Model vs model (paired, primary metric)</h3>"
+                          + table(cmp.HEADERS[1:], [r[1:] for r in cmp.rows(part)],
+                                  numeric=[False, False, True, False, True, False, True,
+                                           False])
+                          + f'<p class="note">{esc(cmp.NOTE)}</p>')
+    return out
 
 
 def _unit(unit) -> str:

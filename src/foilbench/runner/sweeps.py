@@ -58,6 +58,7 @@ class SweepOutcome:
     failures: list[str] = field(default_factory=list)
     ray_stats: Any = None  # :class:`~foilbench.runner.ray_schedule.RayStats` of a Ray sweep
     preparation: dict[str, float] | None = None  # images decoded / prepared / cache hits
+    comparisons: pd.DataFrame | None = None  # model vs model per benchmark (paired)
 
     @property
     def reused(self) -> int:
@@ -132,12 +133,20 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
 
 
 def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
-                  benchmarks: list[str]) -> list[Path]:
-    """``matrix.csv``, ``matrix.md`` and ``matrix.tex`` of the cells under ``out_dir``."""
+                  benchmarks: list[str], comparisons: pd.DataFrame | None = None) -> list[Path]:
+    """``matrix.csv``, ``matrix.md`` and ``matrix.tex`` of the cells under ``out_dir``;
+    with ``comparisons`` (model vs model, paired) also ``comparisons.csv``, and their table
+    under the matrix in ``matrix.md``."""
+    from foilbench.report.comparisons import markdown as comparisons_markdown
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    versus = "" if comparisons is None else comparisons_markdown(comparisons)
     forms = {"matrix.csv": matrix.to_csv(cells),
-             "matrix.md": matrix.to_markdown(cells, models, benchmarks),
+             "matrix.md": matrix.to_markdown(cells, models, benchmarks)
+             + (f"\nModel vs model (paired, primary metric):\n\n{versus}" if versus else ""),
              "matrix.tex": matrix.to_latex(cells, models, benchmarks)}
+    if versus:
+        forms["comparisons.csv"] = comparisons.to_csv(index=False)
     paths = []
     for name, text in forms.items():
         write_text(out_dir / name, text)
@@ -229,7 +238,20 @@ def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedSto
         for bench in benches:  # stored once per benchmark checksum, for the report
             try_blind_reference(bench, store, log)
     names = [b.name for b in benches]
+    versus = model_comparisons(db_path, cells)
     paths = write_outputs(cells.drop(columns=["reused"]), out_dir / f"sweep-{sweep_id}",
-                          model_specs, names)
+                          model_specs, names, versus)
     return SweepOutcome(sweep_id, db_path, model_specs, names, cells, paths, failures,
-                        ray_stats)
+                        ray_stats, comparisons=versus)
+
+
+def model_comparisons(db_path: Path, cells: pd.DataFrame) -> pd.DataFrame:
+    """Model vs model on each benchmark of the matrix: the paired bootstrap of the report
+    (:mod:`foilbench.report.comparisons`) over the cells' stored runs."""
+    from foilbench.report.build import load_runs
+    from foilbench.report.comparisons import comparisons
+
+    ids = [str(r) for r in cells["run_id"] if isinstance(r, str)]
+    if len(ids) < 2:
+        return pd.DataFrame()
+    return comparisons(load_runs(db_path, ids))
