@@ -22,10 +22,8 @@ def _overall(run) -> pd.DataFrame:
 
 def headline(runs, parts) -> str:
     """The ten-second view: the primary metric of every model on every benchmark against that
-    benchmark's chance (figure), one generated sentence per benchmark, then every metric."""
+    benchmark's chance (figure) and one generated sentence per benchmark."""
     from foilbench.report.figures_ci import headline_plot
-    from foilbench.report.headline import primary_metric
-    from foilbench.report.units_view import unit_of
 
     prim, sentences, _ = parts
     fig = ""
@@ -34,10 +32,23 @@ def headline(runs, parts) -> str:
                          "headline")
     said = ("<ul class='findings'>" + "".join(f"<li>{esc(t)}</li>" for t in sentences)
             + "</ul>") if sentences else ""
+    note = ("Each benchmark is read against its own chance level, never against another "
+            "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'.")
+    return section("Headline results", fig + said, "summary", note)
+
+
+def every_metric(runs) -> str:
+    """Every overall metric of every run, the primary one marked (*) and listed first."""
+    from foilbench.report.headline import primary_metric
+    from foilbench.report.units_view import unit_of
+
     rows = []
     for r in runs:
         primary = primary_metric(r)
-        for _, m in _overall(r).iterrows():
+        overall = _overall(r)
+        overall = overall.assign(_first=overall["metric"] != primary).sort_values(
+            "_first", kind="stable")
+        for _, m in overall.iterrows():
             unit = unit_of(r, m)
             star = " *" if m["metric"] == primary else ""
             rows.append([r.run["model_spec"], r.run["benchmark_name"] + (
@@ -49,11 +60,8 @@ def headline(runs, parts) -> str:
                   "unit of n", "CI method"], rows,
                  numeric=[False, False, False, True, False, True, True, True, False, False],
                  table_id="headline")
-    note = ("Each benchmark is read against its own chance level, never against another "
-            "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'.")
-    every = section("Every metric", body, "metrics",
-                    "* marks the benchmark's primary metric; ties are failures.")
-    return section("Headline results", fig + said, "summary", note) + every
+    return section("Every metric", '<div class="scroll">' + body + "</div>", "metrics",
+                   "* marks the benchmark's primary metric (listed first); ties are failures.")
 
 
 def edit_type_bars(runs) -> str:
@@ -86,8 +94,10 @@ def edit_type_bars(runs) -> str:
 
 
 def differences(parts) -> str:
-    """Model-vs-model differences on the same items, with paired 95% intervals
-    (``parts``: :func:`foilbench.report.headline.headline_parts`)."""
+    """Model vs model on the same items (or CompoSET instances), with paired 95% intervals
+    and one verdict per pair (``parts``: :func:`foilbench.report.headline.headline_parts`;
+    rows and rule: :mod:`foilbench.report.comparisons`)."""
+    from foilbench.report import comparisons as cmp
     from foilbench.report.figures_ci import delta_plot
 
     _, _, deltas = parts
@@ -96,11 +106,11 @@ def differences(parts) -> str:
     rows = deltas.assign(label=[f"{d['a']} - {d['b']} · {d['benchmark']} ({d['metric']})"
                                 for _, d in deltas.iterrows()])
     img = figure_img(delta_plot(rows, "Paired differences between models"), "differences")
-    return section("Model vs model", img, "differences",
-                   "Difference of the primary metric on the items both runs scored; the "
-                   "interval resamples scenes (or items) jointly for both models (paired "
-                   "bootstrap); p is its two-sided bootstrap p-value. Green/red: the interval "
-                   "excludes 0. Unit of n: item rows (caption tiers pooled).")
+    tab = table(cmp.HEADERS, cmp.rows(deltas), table_id="versus",
+                numeric=[False, False, False, True, False, True, False, True, False])
+    return section("Model vs model", img + '<div class="scroll">' + tab + "</div>",
+                   "differences", cmp.NOTE + " Green/red in the figure: the interval "
+                   "excludes 0; p is the two-sided bootstrap p-value.")
 
 
 def edit_tier_heatmap(runs) -> str:
