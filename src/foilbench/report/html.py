@@ -17,7 +17,7 @@ section{background:#fff;border:1px solid #e1e4ea;border-radius:8px;margin:18px 0
 h2{font-size:17px;margin:4px 0 10px} h3{font-size:14px;margin:14px 0 6px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th,td{border-bottom:1px solid #eceef2;padding:4px 9px;text-align:left;vertical-align:top}
-th{background:#f0f2f6;cursor:pointer;user-select:none} td.num{text-align:right;
+th{background:#f0f2f6;cursor:pointer;user-select:none} td.num{text-align:right;white-space:nowrap;
 font-variant-numeric:tabular-nums}
 tr.ref td{color:#6a7385;font-style:italic}
 .ok{color:#127a3a;font-weight:600}.bad{color:#b3261e;font-weight:600}

@@ -67,7 +67,7 @@ def every_metric(runs) -> str:
 def edit_type_bars(runs) -> str:
     """Per benchmark, the primary metric per edit type: one bar per model with its 95%
     interval and the edit type's own chance level."""
-    from foilbench.report.figures_ci import bars_ci
+    from foilbench.report.figures_bars import hbars_ci
     from foilbench.report.headline import by_benchmark, model_labels, primary_metric
 
     labels = model_labels(runs)
@@ -84,12 +84,13 @@ def edit_type_bars(runs) -> str:
         if len({row["group"] for row in rows}) < 2:
             continue
         title = f"{group[0].run['benchmark_name']}: {metric} per edit type"
-        imgs.append(figure_img(bars_ci(pd.DataFrame(rows), title), title))
+        imgs.append(figure_img(hbars_ci(pd.DataFrame(rows), title), title))
     if not imgs:
         return ""
     return section("Per edit type, with intervals and chance", "".join(imgs), "edit-types",
-                   "Bars: percent correct; whiskers: 95% interval; red tick on each bar: that "
-                   "edit type's chance level. Unit of n: every item row of the edit type "
+                   "Bars: percent correct (value and 95% interval printed beside each); "
+                   "whiskers: 95% interval; red tick on each bar: that edit type's chance "
+                   "level. Unit of n: every item row of the edit type "
                    "(caption tiers pooled, n = tiers x instances; see 'Unit of n').")
 
 
