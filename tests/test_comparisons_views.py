@@ -35,7 +35,8 @@ def _bench(root: Path):
         Image.fromarray(foil).save(root / f"{k}_f.png")
         rows.append({"item_id": f"p{k}", "image_base": f"{k}_b.png", "image_foil": f"{k}_f.png",
                      "caption_base": f"a red cube {k}", "caption_foil": f"a blue cube {k}",
-                     "scene_id": f"s{k % 4}", "edit_type": "modify_color"})
+                     "scene_id": f"s{k % 4}",
+                     "edit_type": ("modify_color", "swap_spatial")[k % 2]})
     return make_benchmark(Manifest(name="pairs-vs", kind="pair"), pd.DataFrame(rows), root)
 
 
@@ -62,6 +63,7 @@ def test_serve_leaderboard_has_the_paired_comparison(db):
         assert f">{escape(cell)}</td>" in html
     assert row[-1] == "too few scenes (< 30) to call"  # 4 scenes: nobody is called better
     assert "Model vs model" not in leaderboard_page(db, {"edit_type": "modify_color"})
+    assert "Model vs model" in leaderboard_page(db, {"benchmark": "pairs-vs"})
 
 
 def test_sweep_matrix_carries_the_comparisons(db, tmp_path):
@@ -80,3 +82,18 @@ def test_sweep_matrix_carries_the_comparisons(db, tmp_path):
     assert "| pairs-vs | tiny-random | tiny-b |" in md
     assert pd.read_csv(tmp_path / "comparisons.csv")["delta"].iloc[0] == \
         pytest.approx(versus["delta"].iloc[0])
+
+
+def test_serve_model_page_marks_the_primary_metric_first_and_collapses_breakdowns(db):
+    import re
+
+    from foilbench.report.model_page import model_page
+
+    with ResultsStore(db, read_only=True) as store:
+        fp = store.con.execute("SELECT model_fingerprint FROM runs LIMIT 1").fetchone()[0]
+    html = model_page(db, fp)
+    first = re.search(r"<table.*?</table>", html, re.S).group(0)
+    metrics = re.findall(r"<tr class=\"\"><td>([^<]*)</td>", first)
+    assert metrics == ["group *", "i2t", "t2i"]  # the primary first, marked; then the rest
+    assert "<details><summary>group by edit_type (2)</summary>" in html
+    assert html.count("<details>") == 2  # primary by edit type; other metrics by breakdown

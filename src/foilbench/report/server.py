@@ -39,6 +39,7 @@ from starlette.routing import Route
 from foilbench.data.images import resolved_inside, servable_root
 from foilbench.kinds import kind_of
 from foilbench.report.html import SORT_JS, Raw, esc, fmt_pct, page, table
+from foilbench.report.model_page import model_page
 from foilbench.store.db import ResultsStore
 from foilbench.store.repeats import stored_repeats
 
@@ -171,29 +172,6 @@ def _above(value: float, low: float, high: float, chance: float) -> str:
         return "–" if x is None or x != x else f"{100 * (x - chance):+.1f}"
 
     return f"{pts(value)} [{pts(low)}, {pts(high)}]"
-
-
-def model_page(db_path: Path, fp: str) -> str:
-    with ResultsStore(db_path, read_only=True) as store:
-        runs = store.con.execute(
-            "SELECT run_id, model_spec, benchmark_name, created FROM runs "
-            "WHERE model_fingerprint = ? ORDER BY created", [fp]).df()
-        kept, _ = stored_repeats(store.con)
-        runs = runs[runs["run_id"].isin(kept)]
-        parts = []
-        for r in runs.itertuples():
-            m = store.load_metrics(r.run_id)
-            m = m[m["group_by"].isin(["", "edit_type", "tier", "n_objects", "condition"])]
-            rows = [[x.group_by or "overall", x.group_value or "", x.metric, fmt_pct(x.value),
-                     f"[{fmt_pct(x.ci_low)}, {fmt_pct(x.ci_high)}]", int(x.n), _unit(x.unit)]
-                    for x in m.itertuples()]
-            parts.append(f"<section><h2>{esc(r.benchmark_name)}</h2>"
-                         f'<p><a href="/items?run={quote(r.run_id)}">browse items</a></p>'
-                         + table(["by", "value", "metric", "%", "95% CI", "n", "unit of n"],
-                                 rows)
-                         + "</section>")
-    title = runs["model_spec"].iloc[0] if len(runs) else fp
-    return page(f"model {title}", f"fingerprint {fp}", "".join(parts) or "<p>no runs</p>")
 
 
 def items_page(db_path: Path, run: str, q: dict[str, str]) -> str:
