@@ -34,7 +34,7 @@ def test_run_reuses_an_identical_run_and_rerun_stores_a_marked_repeat(tmp_path):
     again = runner.run(["tiny-random"], ["tiny-builtin"], out, log=log, **OPTS)
     assert again.run_ids == first.run_ids  # the same stored run, not a second one
     assert _stored(out / "foilbench.duckdb") == first.run_ids
-    assert any(level == "info" and f"reused stored run {first.run_ids[0][:8]}" in msg
+    assert any(level == "info" and f"reused identical stored run {first.run_ids[0][:8]}" in msg
                for level, msg in logged)
     # the reused record carries the stored numbers
     a, b = first.records[0], again.records[0]
@@ -92,3 +92,21 @@ def test_split_repeats_by_hand():
     shown, hidden = split_repeats(runs)
     assert shown == ["r2", "r3", "r4", "r6", "r7"]
     assert hidden == {"r2": ["r1"], "r6": ["r5"]}
+
+
+def test_cli_run_says_it_reused_and_rerun_stores_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    args = ["run", "--model", "tiny-random", "--benchmark", "tiny-builtin", "--out",
+            str(tmp_path), "--n-boot", "100", "--no-report", "--quiet"]
+    cli_runner = CliRunner()
+    first = cli_runner.invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert "stored 1 run(s) in" in first.stderr
+    again = cli_runner.invoke(cli, args)
+    assert again.exit_code == 0, again.output
+    assert "stored 0 run(s) (reused 1 identical" in again.stderr
+    assert "--rerun computes them again" in again.stderr
+    rerun = cli_runner.invoke(cli, [*args, "--rerun"])
+    assert rerun.exit_code == 0, rerun.output
+    assert "stored 1 run(s) in" in rerun.stderr
+    assert len(_stored(tmp_path / "foilbench.duckdb")) == 2

@@ -54,7 +54,8 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
                        f"\nCOMPASS skill load ({spec}):\n{rec.compass['skill_load_markdown']}")
     print_autocomp(outcome.records, outcome.summary.get("autocomp", {}))
     reused = sum(bool(r.provenance.get("reused")) for r in outcome.records)
-    kept = f" (reused {reused} stored, identical)" if reused else ""
+    kept = (f" (reused {reused} identical: same model fingerprint, benchmark checksum and "
+            "settings; --rerun computes them again)") if reused else ""
     err.print(f"stored {len(outcome.records) - reused} run(s){kept} in {outcome.db_path}; "
               f"summary: {outcome.summary_path}")
     if outcome.report_path is not None:

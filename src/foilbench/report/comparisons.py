@@ -46,12 +46,13 @@ def verdict(d) -> str:
 
 def rows(deltas: pd.DataFrame) -> list[list[str]]:
     """One text row per pair, in :data:`HEADERS` order."""
+    from foilbench.report.headline import pp
+
     out = []
     for _, d in deltas.iterrows():
         unit = UNIT_WORDS.get(str(d.get("unit", "items")), str(d.get("unit")))
-        out.append([str(d["benchmark"]), str(d["a"]), str(d["b"]),
-                    f"{100 * d['delta']:+.1f}",
-                    f"[{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]",
+        out.append([str(d["benchmark"]), str(d["a"]), str(d["b"]), pp(d["delta"]),
+                    f"[{pp(d['ci_low'])}, {pp(d['ci_high'])}]",
                     f"{d['p_value']:.3f}", f"{unit} ({int(d['n'])})",
                     str(int(d["n_clusters"])) if d["clustered"] else "none (items)",
                     verdict(d)])

@@ -106,6 +106,17 @@ def paired_differences(runs, metric: str, n_boot: int | None = None) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+def pp(x: float) -> str:
+    """A difference in percentage points, signed, one decimal; two when one decimal would
+    print a non-zero bound as +0.0 (an interval that excludes 0 must not read as touching it).
+
+    >>> pp(0.123), pp(0.0004), pp(-0.0004), pp(0.0)
+    ('+12.3', '+0.04', '-0.04', '+0.0')
+    """
+    v = 100 * float(x)
+    return f"{v:+.2f}" if v != 0 and round(v, 1) == 0 else f"{v:+.1f}"
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -142,7 +153,7 @@ def _comparison(rows: pd.DataFrame, deltas: pd.DataFrame) -> str:
         other = d["b"] if d["a"] == best else d["a"]
         sign = 1.0 if d["a"] == best else -1.0
         lo, hi = sorted((sign * d["ci_low"], sign * d["ci_high"]))
-        text = f"{other} ({sign * d['delta'] * 100:+.1f} pp [{lo * 100:+.1f}, {hi * 100:+.1f}])"
+        text = f"{other} ({pp(sign * d['delta'])} pp [{pp(lo)}, {pp(hi)}])"
         # with few scenes the clustered bootstrap is too narrow (stats/few_clusters.py): no
         # model is called better on it
         scenes = d.get("n_clusters")

@@ -33,7 +33,7 @@ table.paper th{text-align:center;cursor:default} table.paper td.shade{background
 .item .mask img{width:110px;height:110px;opacity:1}
 section>details>summary{cursor:pointer;list-style-position:outside;margin-left:16px}
 section>details>summary h2{display:inline;font-size:17px;margin:4px 0 10px}
-section>details[open]>summary{margin-bottom:8px}
+section>details[open]>summary{margin-bottom:8px} section>details{overflow-x:auto}
 nav#contents{background:#fff;border:1px solid #e1e4ea;border-radius:8px;margin:18px 0;
 padding:10px 18px;font-size:13.5px} nav#contents ol{columns:2 260px;margin:6px 0 0}
 nav#contents button{font-size:12px}

@@ -24,8 +24,7 @@ REPEAT_KEY = "repeat_of"
 
 
 def reused_message(spec: str, bench_name: str, run_id: str) -> str:
-    return (f"{spec} on {bench_name}: reused stored run {run_id[:8]} (same model fingerprint, "
-            "benchmark checksum and settings); --rerun computes it again")
+    return f"{spec} on {bench_name}: reused identical stored run {run_id[:8]}"
 
 
 def stored_record(store: Any, run_id: str, adapter: Any, bench: Benchmark) -> CellRecord:

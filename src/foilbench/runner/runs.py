@@ -184,7 +184,9 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     try:
         for spec, adapter in loaded:
             for bench in benches:
-                stored = finished_run(store, adapter, bench, settings)
+                # (no store yet: nothing to reuse, and none is created before a cell is)
+                stored = finished_run(store, adapter, bench, settings) \
+                    if db_path.exists() else None
                 if stored is not None and not rerun:
                     shown("info", reused_message(spec, bench.name, stored))
                     records.append(stored_record(store, stored, adapter, bench))
