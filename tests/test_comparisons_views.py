@@ -97,3 +97,16 @@ def test_serve_model_page_marks_the_primary_metric_first_and_collapses_breakdown
     assert metrics == ["group *", "i2t", "t2i"]  # the primary first, marked; then the rest
     assert "<details><summary>group by edit_type (2)</summary>" in html
     assert html.count("<details>") == 2  # primary by edit type; other metrics by breakdown
+
+
+def test_serve_leaderboard_marks_the_primary_metric_and_lists_it_first(db):
+    import re
+
+    from foilbench.report.server import leaderboard_frame
+
+    frame = leaderboard_frame(db)
+    assert set(frame.loc[frame["primary"], "metric"]) == {"group"}
+    html = leaderboard_page(db, {})
+    first = re.search(r'<table class="sortable" id="leaderboard-0">.*?</table>', html, re.S)
+    metrics = re.findall(r"</a></td><td>([^<]*)</td>", first.group(0))
+    assert metrics[:2] == ["group *", "group *"] and set(metrics[2:]) == {"i2t", "t2i"}

@@ -282,9 +282,10 @@ def examples(runs) -> str:
     for r in runs:
         html_items = examples_html(r.items, r.run["benchmark_kind"],
                                    Path(r.run["benchmark_root"]))
-        if html_items:  # one collapsed block per run: the cards are tall
-            parts.append(f"<details class='run-examples'><summary><b>{esc(r.label)}</b>"
-                         f"</summary>{html_items}</details>")
+        if html_items:  # one block per run, the first open: the cards are tall
+            shown = "" if parts else " open"
+            parts.append(f"<details class='run-examples'{shown}><summary><b>{esc(r.label)}"
+                         f"</b></summary>{html_items}</details>")
     if not parts:
         return ""
     return section("Example items", "".join(parts), "examples",

@@ -70,14 +70,32 @@ def leaderboard_frame(db_path: Path, benchmark: str = "", group_by: str = "",
         cols = set(store.con.execute("SELECT * FROM metrics LIMIT 0").df().columns)
         unit = "m.unit" if "unit" in cols else "NULL AS unit"  # a schema-1/2 store: none
         sql = ("SELECT r.run_id, r.model_spec, r.model_fingerprint, r.benchmark_name, "
-               "r.created, m.metric, m.group_by, m.group_value, m.value, m.ci_low, m.ci_high, "
+               "r.benchmark_kind, r.config, r.created, m.metric, m.group_by, m.group_value, m.value, m.ci_low, m.ci_high, "
                f"m.chance, m.ties, m.n, {unit} FROM metrics m JOIN runs r USING (run_id) "
                "WHERE m.group_by = ? AND (? = '' OR m.group_value = ?) "
                "AND (? = '' OR r.benchmark_name = ?) ORDER BY m.value DESC")
         frame = store.con.execute(sql, [group_by, group_value, group_value, benchmark,
                                         benchmark]).df()
         kept, _ = stored_repeats(store.con)  # one row per (model, benchmark, settings)
-        return frame[frame["run_id"].isin(kept)].reset_index(drop=True)
+        frame = frame[frame["run_id"].isin(kept)].reset_index(drop=True)
+        overall = store.con.execute(
+            "SELECT run_id, metric FROM metrics WHERE group_by = ''").df()
+    return frame.assign(primary=[
+        m == _primary(c, k, overall[overall["run_id"] == r]) for r, m, c, k in zip(
+            frame["run_id"], frame["metric"], frame["config"], frame["benchmark_kind"],
+            strict=True)]).drop(columns=["config", "benchmark_kind"])
+
+
+def _primary(config, kind: str, metrics: pd.DataFrame) -> str:
+    """The run's primary metric (:func:`foilbench.report.headline.primary_metric`)."""
+    import json
+
+    from foilbench.report.build import RunData
+    from foilbench.report.headline import primary_metric
+
+    info = {"config": json.loads(config) if isinstance(config, str) else {},
+            "benchmark_kind": kind}
+    return primary_metric(RunData(info, metrics, pd.DataFrame()))
 
 
 def _choices(db_path: Path) -> dict[str, list[str]]:
@@ -115,10 +133,11 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
     parts = []
     versus = {} if group_by else _comparisons(db_path, df)
     for k, (name, runs) in enumerate(df.groupby("benchmark_name", sort=True)):
-        runs = runs.sort_values(["metric", "value"], ascending=[True, False], kind="stable")
+        runs = runs.assign(_later=~runs["primary"]).sort_values(
+            ["_later", "metric", "value"], ascending=[True, True, False], kind="stable")
         rows = [[Raw(f'<a href="/model?fp={quote(r.model_fingerprint)}">'
                      f'{esc(r.model_spec)}</a>'),
-                 r.metric, r.group_value or "",
+                 r.metric + (" *" if r.primary else ""), r.group_value or "",
                  Raw(f'<span data-v="{r.value:.6f}">{fmt_pct(r.value)}</span>'),
                  f"[{fmt_pct(r.ci_low)}, {fmt_pct(r.ci_high)}]", fmt_pct(r.chance),
                  _above(r.value, r.ci_low, r.ci_high, r.chance), int(r.ties), int(r.n),
@@ -131,7 +150,8 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
             + versus.get(name, "") + "</section>")
     note = ('<p class="note">Each benchmark is its own table: models are ranked within a '
             "benchmark, never across benchmarks, and each number is read against that "
-            "benchmark's chance level.</p>")
+            "benchmark's chance level. * marks the benchmark's primary metric (listed "
+            "first).</p>")
     body = form + note + f'<div id="leaderboard">{"".join(parts) or "<p>no runs</p>"}</div>'
     return page("foilbench results", f"{db_path} · leaderboard", body)
 
