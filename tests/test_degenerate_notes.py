@@ -64,7 +64,7 @@ def test_intercept_outside_0_100_is_called_an_extrapolation():
     assert abs(est["a"] - 2.5) < 1e-12
     note = fit["note"].iloc[0]
     assert "no variance in n_a (always 0), n_r (always 0): not estimable (-)" in note
-    assert "intercept 250 pts lies outside 0-100" in note and "(n_o >= 3)" in note
+    assert "intercept 250.0 pts lies outside 0-100" in note and "(n_o >= 3)" in note
     counts = pd.DataFrame({"n_o": [1, 2, 3, 1, 2, 3, 2], "n_a": [0, 1, 0, 1, 0, 1, 1],
                            "n_r": [1, 0, 1, 1, 0, 0, 1]})
     y = 0.9 - 0.1 * counts["n_o"] - 0.05 * counts["n_a"] + [0.01, -0.01, 0, 0, 0.01, -0.01, 0]

@@ -154,7 +154,7 @@ def fit_note(counts: pd.DataFrame, usable: list[str], intercept: float) -> str:
             f"{c} (always {counts[c].iloc[0]})" for c in fixed) + ": not estimable (-)")
     if np.isfinite(intercept) and not 0.0 <= intercept <= 1.0:
         lows = ", ".join(f"{c} >= {int(counts[c].min())}" for c in usable)
-        parts.append(f"intercept {100 * intercept:.0f} pts lies outside 0-100: R@1 at zero "
+        parts.append(f"intercept {100 * intercept:.1f} pts lies outside 0-100: R@1 at zero "
                      f"counts, extrapolated beyond the observed counts ({lows})")
     return "; ".join(parts)
 
