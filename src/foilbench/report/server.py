@@ -24,6 +24,7 @@ import hashlib
 import mimetypes
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -159,23 +160,33 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
 def _comparisons(db_path: Path, df: pd.DataFrame) -> dict[str, str]:
     """benchmark name -> its model-vs-model table (paired, :mod:`foilbench.report.comparisons`)
     over the runs the leaderboard shows; none for a benchmark with one model."""
-    from foilbench.report import comparisons as cmp
-    from foilbench.report.build import load_runs
-
-    ids = list(dict.fromkeys(df["run_id"]))
     if df.empty or df.groupby("benchmark_name")["run_id"].nunique().max() < 2:
         return {}
-    deltas = cmp.comparisons(load_runs(db_path, ids))
-    out = {}
+    ids = tuple(dict.fromkeys(df["run_id"]))
+    stamp = tuple(p.stat().st_mtime_ns if p.exists() else 0  # the WAL holds recent writes
+                  for p in (db_path, db_path.with_name(db_path.name + ".wal")))
+    return dict(_comparison_tables(str(db_path), stamp, ids))
+
+
+@lru_cache(maxsize=8)
+def _comparison_tables(db_path: str, stamp: tuple[int, ...], ids: tuple[str, ...]
+                       ) -> tuple[tuple[str, str], ...]:
+    """Cached per (database, its modification time, runs): the bootstrap is not redone on
+    every request while the store is unchanged."""
+    from foilbench.report import comparisons as cmp
+    from foilbench.report.build import RunData
+
+    with ResultsStore(db_path, read_only=True) as store:  # only what the pairing reads
+        runs = [RunData(store.get_run(r), store.load_metrics(r), store.load_item_results(r))
+                for r in ids]
+    deltas = cmp.comparisons(runs)
     if deltas.empty:
-        return out
-    for name, part in deltas.groupby("benchmark", sort=False):
-        out[str(name)] = ("<h3>Model vs model (paired, primary metric)</h3>"
-                          + table(cmp.HEADERS[1:], [r[1:] for r in cmp.rows(part)],
-                                  numeric=[False, False, True, False, True, False, True,
-                                           False])
-                          + f'<p class="note">{esc(cmp.NOTE)}</p>')
-    return out
+        return ()
+    return tuple((str(name), "<h3>Model vs model (paired, primary metric)</h3>"
+                  + table(cmp.HEADERS[1:], [r[1:] for r in cmp.rows(part)],
+                          numeric=[False, False, True, False, True, False, True, False])
+                  + f'<p class="note">{esc(cmp.NOTE)}</p>')
+                 for name, part in deltas.groupby("benchmark", sort=False))
 
 
 def _unit(unit) -> str:
