@@ -31,7 +31,7 @@ code{background:#f0f2f6;padding:1px 4px;border-radius:3px}
 ul.findings{margin:6px 0 10px;padding-left:20px;font-size:14px;line-height:1.45}
 table.paper th{text-align:center;cursor:default} table.paper td.shade{background:#e8eef8}
 .item .mask img{width:110px;height:110px;opacity:1}
-section>details>summary{cursor:pointer;list-style-position:outside;margin-left:16px}
+section>details>summary{cursor:pointer}
 section>details>summary h2{display:inline;font-size:17px;margin:4px 0 10px}
 section>details[open]>summary{margin-bottom:8px} section>details{overflow-x:auto}
 nav#contents{background:#fff;border:1px solid #e1e4ea;border-radius:8px;margin:18px 0;
