@@ -163,11 +163,12 @@ def pixel_change(runs) -> str:
         if "affected_fraction" in it.columns and key not in seen:
             seen.add(key)
             vals = it.drop_duplicates("image_foil")["affected_fraction"].astype(float)
-            series[r.run["benchmark_name"]] = vals.to_numpy()
+            series[r.run["benchmark_name"]] = 100 * vals.to_numpy()  # percent, as elsewhere
     if not series:
         return ""
     img = figure_img(figures.ecdf_plot(series, "Fraction of pixels affected per pair",
-                                       "fraction affected", vline=None), "pixel ECDF")
+                                       "percent of pixels affected", vline=None),
+                     "pixel ECDF")
     return section("Pixel change between base and foil", img, "pixels",
                    "Resize to 512x512, Gaussian blur sigma 1, channel-max difference above "
                    "10/255 (CompoSET section 4). Unit: one point per foil image (an "
