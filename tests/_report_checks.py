@@ -46,6 +46,16 @@ RAW_JS = r"""() => {
 }"""
 
 
+OPEN_JS = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
+
+
+def open_sections(page) -> None:
+    """Open every collapsed report section (a <details>), so what it holds is laid out."""
+    page.evaluate(OPEN_JS)
+
+
 def page_problems(page) -> list[str]:
-    """Everything :data:`LAYOUT_JS` and :data:`RAW_JS` find on the loaded page."""
+    """Everything :data:`LAYOUT_JS` and :data:`RAW_JS` find on the loaded page, every
+    collapsed section opened first (a closed one lays nothing out to check)."""
+    open_sections(page)
     return page.evaluate(LAYOUT_JS) + page.evaluate(RAW_JS)

@@ -127,7 +127,9 @@ def test_skill_load_per_skill_and_level_with_constant_counts():
     assert np.isnan(long.loc[("A", "b_R"), "estimate"])
     t3 = table3(long.reset_index().assign(level="L2-OA"))
     assert t3.columns.tolist() == ["level", "skill", "b_O", "b_A", "b_R", "a", "n", "R2",
-                                   "se_type"]
+                                   "se_type", "note"]
+    assert t3.loc[t3.skill == "A", "note"].item() == \
+        "no variance in n_r (always 0): not estimable (-)"
     assert t3.loc[t3.skill == "A", "b_R"].item() == "-"
     assert t3.loc[t3.skill == "A", "b_A"].item().startswith("-6.0")  # percentage points
     assert "**" in t3.loc[t3.skill == "A", "b_A"].item()

@@ -75,6 +75,9 @@ def test_report_in_browser(db, tmp_path):
     overall = metrics[metrics["group_by"] == ""].set_index("metric")
     with browser_page() as (page, errors):
         page.goto(out.resolve().as_uri())
+        assert page.locator("#metrics details").get_attribute("open") is None  # collapsed
+        page.click("#contents a[href='#metrics']")  # a collapsed section opens when followed
+        assert page.locator("#metrics details").get_attribute("open") is not None
         rows = page.locator("#headline tbody tr")
         assert rows.count() == 3
         shown = {}
@@ -83,6 +86,7 @@ def test_report_in_browser(db, tmp_path):
             shown[cells[2].rstrip(" *")] = float(cells[3])
         for metric in ("i2t", "t2i", "group"):
             assert shown[metric] == pytest.approx(100 * overall.loc[metric, "value"], abs=0.05)
+        page.click("#contents a[href='#examples']")  # a collapsed section opens when followed
         assert_caption_is_inert_text(page, "#examples")
         assert errors == []
         assert_payload_would_run(page)

@@ -27,6 +27,11 @@ estimable and is reported as NaN rather than silently absorbed into the intercep
 with a number of negatives other than K = 4 (benchmarks built before K was enforced) are left
 out and counted (``attrs["dropped_k"]``), as COMPASS §6.1 asks for "K = 4 hard negatives per
 caption".
+
+A fit that cannot say anything says why instead of printing numbers (``note``, a column of
+the long table and of Table 3): too few rows, or R@1 without variance (every skill item right,
+or every one wrong), are not fitted; a fitted row names the counts it could not estimate and
+an intercept outside 0-100% (R@1 extrapolated to zero counts that never occur).
 """
 
 from __future__ import annotations
@@ -93,14 +98,16 @@ def ols_skill_load(y: np.ndarray, counts: pd.DataFrame, se_type: str = DEFAULT_S
                    ) -> pd.DataFrame:
     """Fit y = sum_t b_t n_t + a; one row per term with estimate, both standard-error types
     (``se_classical``, ``p_classical``, ``se_hc3``, ``p_hc3``), the chosen one as ``se``/``p``,
-    and n, r2 (NaN where not estimable). ``counts`` holds the columns of REGRESSORS."""
+    and n, r2 (NaN where not estimable), ``note`` (why not fitted, or what the fit cannot
+    say; '' when nothing). ``counts`` holds the columns of REGRESSORS."""
     _check_se(se_type)
     y = np.asarray(y, dtype=np.float64)
     usable = [c for c in REGRESSORS if counts[c].nunique() > 1]
     blank = (np.nan,) * 5
     rows = {t: blank for t in TERMS}
     r2 = np.nan
-    if len(y) > len(usable) + 1:
+    why = unfit_reason(y, len(usable) + 1)
+    if why is None:
         X = np.column_stack([counts[c].to_numpy(np.float64) for c in usable] + [np.ones(len(y))])
         params, se_c, se_h, r2, df = _ols(y, X)
         p_c, p_h = _two_sided_p(params, se_c, df), _two_sided_p(params, se_h, df)
@@ -108,8 +115,9 @@ def ols_skill_load(y: np.ndarray, counts: pd.DataFrame, se_type: str = DEFAULT_S
         for k, name in enumerate(names):
             rows[name] = (float(params[k]), float(se_c[k]), float(p_c[k]), float(se_h[k]),
                           float(p_h[k]))
+    note = why or fit_note(counts, usable, rows["a"][0])
     out = pd.DataFrame([{"term": t, "estimate": e, "se_classical": sc, "p_classical": pc,
-                         "se_hc3": sh, "p_hc3": ph, "n": len(y), "r2": r2}
+                         "se_hc3": sh, "p_hc3": ph, "n": len(y), "r2": r2, "note": note}
                         for t, (e, sc, pc, sh, ph) in rows.items()])
     out["se"] = out[f"se_{se_type}"]
     out["p"] = out[f"p_{se_type}"]
@@ -118,7 +126,37 @@ def ols_skill_load(y: np.ndarray, counts: pd.DataFrame, se_type: str = DEFAULT_S
 
 
 LONG_COLUMNS = ["term", "estimate", "se", "p", "se_type", "se_classical", "p_classical",
-                "se_hc3", "p_hc3", "n", "r2"]
+                "se_hc3", "p_hc3", "n", "r2", "note"]
+
+
+def unfit_reason(y: np.ndarray, n_terms: int) -> str | None:
+    """Why Eq. 4 is not fitted on these outcomes, or None: fewer rows than terms + 1 (no
+    residual degree of freedom), or R@1 the same on every item (nothing to explain: OLS would
+    print zero loads and R^2 undefined)."""
+    if len(y) <= n_terms:
+        return (f"not fitted: too few rows ({len(y)} item(s) for {n_terms} term(s); a fit "
+                "needs more rows than terms)")
+    if np.all(y == y[0]):
+        return (f"not fitted: no variance in R@1 (every one of the {len(y)} item(s) "
+                f"{'right' if y[0] >= 1 else 'wrong' if y[0] <= 0 else f'at {y[0]:.2f}'}), so "
+                "no count can explain it")
+    return None
+
+
+def fit_note(counts: pd.DataFrame, usable: list[str], intercept: float) -> str:
+    """What a fitted row must say: the counts left out because they do not vary (their load is
+    not estimable), and an intercept outside 0-100% (R@1 at zero counts extrapolated past
+    the counts observed)."""
+    parts = []
+    fixed = [c for c in REGRESSORS if c not in usable]
+    if fixed:
+        parts.append("no variance in " + ", ".join(
+            f"{c} (always {counts[c].iloc[0]})" for c in fixed) + ": not estimable (-)")
+    if np.isfinite(intercept) and not 0.0 <= intercept <= 1.0:
+        lows = ", ".join(f"{c} >= {int(counts[c].min())}" for c in usable)
+        parts.append(f"intercept {100 * intercept:.1f} pts lies outside 0-100: R@1 at zero "
+                     f"counts, extrapolated beyond the observed counts ({lows})")
+    return "; ".join(parts)
 
 
 def _negatives_per_item(items: pd.DataFrame) -> pd.Series | None:
@@ -190,8 +228,10 @@ def table3(long: pd.DataFrame, digits: int = 2, se_type: str | None = None) -> p
         r2 = df["r2"].iloc[0]
         row["R2"] = "-" if not np.isfinite(r2) else f"{r2:.3f}"
         row["se_type"] = se_type or (str(df["se_type"].iloc[0]) if "se_type" in df else "")
+        note = df["note"].iloc[0] if "note" in df else ""
+        row["note"] = note if isinstance(note, str) else ""
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*keys, *TERMS, "n", "R2", "se_type"])
+    return pd.DataFrame(rows, columns=[*keys, *TERMS, "n", "R2", "se_type", "note"])
 
 
 def table3_note(se_type: str = DEFAULT_SE) -> str:

@@ -18,8 +18,12 @@ from foilbench.scoring.prepared import summary_line
 @ray_options()
 @config_option()
 @click.option("--no-report", is_flag=True, help="Skip the HTML report.")
+@click.option("--rerun", is_flag=True,
+              help="Compute a run again even when the store holds one with the same model "
+                   "fingerprint, benchmark checksum and settings (reused by default); the "
+                   "new run is marked a repeat.")
 def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_report: bool,
-        **options) -> None:
+        rerun: bool, **options) -> None:
     """Evaluate every --model on every --benchmark, one stored run per pair.
 
     Pair benchmarks report I2T, T2I and Group (CompoSET Eq. 1-3); choice benchmarks report R@1.
@@ -45,7 +49,7 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
     config = options.pop("config_file")
     outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),
                              report=not no_report, log=console_log(err), ray=ray,
-                             config=config)
+                             config=config, rerun=rerun)
     print_tables(Console(), outcome.records, outcome.reference)
     for rec in outcome.records:
         if rec.compass is not None:
@@ -54,7 +58,10 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
                        f"the report):\n{rec.compass['gap_by_level_markdown']}\n"
                        f"\nCOMPASS skill load ({spec}):\n{rec.compass['skill_load_markdown']}")
     print_autocomp(outcome.records, outcome.summary.get("autocomp", {}))
-    err.print(f"stored {len(outcome.records)} run(s) in {outcome.db_path}; "
+    reused = sum(bool(r.provenance.get("reused")) for r in outcome.records)
+    kept = (f" (reused {reused} identical: same model fingerprint, benchmark checksum and "
+            "settings; --rerun computes them again)") if reused else ""
+    err.print(f"stored {len(outcome.records) - reused} run(s){kept} in {outcome.db_path}; "
               f"summary: {outcome.summary_path}")
     if outcome.report_path is not None:
         err.print(f"report: {outcome.report_path}")

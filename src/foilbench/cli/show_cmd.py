@@ -15,9 +15,10 @@ from foilbench.cli.run_output import ci_text, pct, unit_caption
 from foilbench.display import safe_markup, safe_message, safe_text
 from foilbench.provenance import describe_subset
 from foilbench.runner.in_progress import active
-from foilbench.runner.notes import note_lines
+from foilbench.runner.notes import note_lines, repeat_lines
 from foilbench.stats.breakdown import metric_table
 from foilbench.store.db import DEFAULT_DB, ResultsStore, to_json
+from foilbench.store.repeats import repeats_note, stored_repeats
 
 PROVENANCE_FIELDS = ("run_id", "batch_id", "created", "model_spec", "model_fingerprint",
                      "score_kind", "benchmark_name", "benchmark_version", "benchmark_kind",
@@ -34,7 +35,11 @@ PROVENANCE_FIELDS = ("run_id", "batch_id", "created", "model_spec", "model_finge
                    "stored per-item outcomes when it was not stored; --by all shows every "
                    "stored breakdown.")
 @click.option("--json", "as_json", is_flag=True, help="Print provenance and metrics as JSON.")
-def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> None:
+@click.option("--all", "show_all", is_flag=True,
+              help="List repeats too (runs of the same model, benchmark and settings; by "
+                   "default only the latest of each is listed).")
+def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool,
+         show_all: bool = False) -> None:
     """Print the provenance and metrics of RUN (a run id or a unique prefix of one).
 
     Without RUN, list the stored runs. While a run is still on its first cell (nothing
@@ -51,10 +56,15 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
     with ResultsStore(db_path, read_only=True) as store:
         if run is None:
             runs = store.list_runs()
+            kept, hidden = stored_repeats(store.con)
+            if not show_all:
+                runs = runs[runs["run_id"].isin(kept)]
             if as_json:
                 click.echo(runs.to_json(orient="records", date_format="iso", indent=2))
             else:
                 _print_run_list(runs)
+            if hidden and not show_all:
+                click.echo(f"note: {repeats_note(hidden, '; --all lists them')}", err=as_json)
             return
         info = store.get_run(run)
         metrics = store.load_metrics(info["run_id"])
@@ -88,7 +98,7 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
     prov.add_row("unknown tokens", str(text["n_unknown"]) if text else "not measured")
     prov.add_row("subset", describe_subset(stats.get("subset")) or "no (the full benchmark)")
     console.print(prov)
-    for line in note_lines(stats):
+    for line in note_lines(stats) + repeat_lines(stats):
         console.print(f"note: {safe_message(line)}", markup=False, highlight=False)
     table = Table(title="metrics (%)", title_justify="left", highlight=False)
     for col in ("metric", "group", "value", "95% CI", "n", "unit", "chance", "ties"):

@@ -49,6 +49,11 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
                         log=console_log(err), ray=ray, config=config)
     click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
+    if outcome.comparisons is not None and not outcome.comparisons.empty:
+        from foilbench.report.comparisons import markdown as comparisons_markdown
+
+        click.echo(f"\nModel vs model (paired, primary metric):\n\n"
+                   f"{comparisons_markdown(outcome.comparisons)}")
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "
               f"{', '.join(map(str, outcome.paths))}")

@@ -10,8 +10,9 @@ import pandas as pd
 
 from foilbench.kinds import kind_of
 from foilbench.report import sections
-from foilbench.report.html import page
+from foilbench.report.html import DETAILS_JS, SORT_JS, contents, page
 from foilbench.store.db import ResultsStore
+from foilbench.store.repeats import repeats_note, split_repeats
 
 
 @dataclass
@@ -32,9 +33,13 @@ class RunData:
 
 
 def load_runs(db_path: str | Path, run_ids: list[str]) -> list[RunData]:
+    """The runs ``run_ids`` (ids or unique prefixes); none given: every stored run but
+    repeats (:mod:`foilbench.store.repeats`)."""
+    from foilbench.store.repeats import stored_repeats
+
     with ResultsStore(db_path, read_only=True) as store:
-        if not run_ids:
-            run_ids = store.list_runs()["run_id"].tolist()
+        if not run_ids:  # every run, one per (model, benchmark, settings)
+            run_ids, _ = stored_repeats(store.con)
         return [_load_run(store, r) for r in run_ids]
 
 
@@ -54,11 +59,13 @@ def render_report(runs: list[RunData]) -> str:
     from foilbench.report.robustness_view import robustness_section
     from foilbench.report.units_view import units_section
 
+    kept, hidden = split_repeats([r.run for r in runs])
+    runs = [r for r in runs if r.run["run_id"] in kept]  # never a run against its repeat
     computed = headline_parts(runs)  # paired bootstraps, shared by headline and differences
-    parts = [
-        sections.headline(runs, computed),
+    top = sections.headline(runs, computed) + sections.differences(computed)
+    below = "".join(p for p in (
+        sections.every_metric(runs),
         sections.edit_type_bars(runs),
-        sections.differences(computed),
         sections.edit_tier_heatmap(runs),
         units_section(runs),
         sections.margins(runs),
@@ -70,11 +77,14 @@ def render_report(runs: list[RunData]) -> str:
         sections.blind_audit(runs),
         sections.examples(runs),
         sections.provenance(runs),
-    ]
+    ) if p)
     models = sorted({r.run["model_spec"] for r in runs})
     benches = sorted({r.run["benchmark_name"] for r in runs})
     subtitle = f"{len(runs)} run(s): {len(models)} model(s) x {len(benches)} benchmark(s)"
-    return page("foilbench report", subtitle, "".join(p for p in parts if p))
+    if hidden:
+        subtitle += f"; {repeats_note(hidden, ' (the latest of each is shown)')}"
+    return page("foilbench report", subtitle, top + contents(below) + below,
+                script=SORT_JS + DETAILS_JS)
 
 
 def write_report(db_path: str | Path, run_ids: list[str], out_path: str | Path) -> Path:

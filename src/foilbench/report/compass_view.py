@@ -79,8 +79,12 @@ def table3_html(per_model: dict[str, dict]) -> str:
                     shade = " shade" if term[-1] == skill and "**" in value else ""
                     row.append(f'<td class="num{shade}">{esc(value)}</td>')
             body.append("<tr>" + "".join(row) + "</tr>")
+    notes = [f"<li>{esc(level)} · {esc(m)} · {esc(dict(SKILL_GROUPS).get(s, s))}: "
+             f"{esc(rec['note'])}</li>" for (level, m, s), rec in cells.items()
+             if isinstance(rec.get("note"), str) and rec["note"]]
+    said = f"<ul class='note fit-notes'>{''.join(notes)}</ul>" if notes else ""
     return ('<table class="paper" id="compass-table3"><thead>' + top + sub + "</thead><tbody>"
-            + "".join(body) + "</tbody></table>")
+            + "".join(body) + "</tbody></table>" + said)
 
 
 READING = ("Reading (COMPASS §5.1-5.2, as foilbench.analysis.compass_gap states): composed "

@@ -140,8 +140,8 @@ def ecdf_plot(series: dict[str, np.ndarray], title: str, xlabel: str,
     _x_axis(c, x, top, top + plot_h, nice_ticks(lo, hi), xlabel)
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
         c.line(left, y(t), left + plot_w, y(t), stroke=GRID)
-        c.text(left - 6, y(t) + 3, f"{t:g}", size=10, anchor="end", fill="#555")
-    c.text(12, top + plot_h / 2, "fraction of items", size=11, anchor="middle", rotate=-90)
+        c.text(left - 6, y(t) + 3, f"{100 * t:g}", size=10, anchor="end", fill="#555")
+    c.text(12, top + plot_h / 2, "percent of items", size=11, anchor="middle", rotate=-90)
     if vline is not None:
         c.line(x(vline), top, x(vline), top + plot_h, stroke="#888", dash="2 3")
     legend = []

@@ -1,8 +1,9 @@
 """The report's headline: per benchmark, each model's primary metric against that benchmark's
 chance with its 95% interval (one figure), and one sentence per benchmark generated from the
 numbers: which models are above chance, which are not, and which model is better by a paired
-test on the same items (:func:`foilbench.stats.bootstrap.paired_delta_ci`, scenes resampled
-jointly for both models, as CompoSET's clustered intervals are).
+test on the same items or instances, at the unit the row counts
+(:mod:`foilbench.analysis.paired`; :func:`foilbench.stats.bootstrap.paired_delta_ci`, scenes
+resampled jointly for both models, as CompoSET's clustered intervals are).
 
 "Above chance" means the whole 95% interval lies above the chance level; "below" the whole
 interval below it; otherwise the result is not distinguishable from chance. A model is called
@@ -17,7 +18,6 @@ from __future__ import annotations
 import math
 from itertools import combinations
 
-import numpy as np
 import pandas as pd
 
 from foilbench.stats.bootstrap import paired_delta_ci
@@ -79,45 +79,42 @@ def primary_rows(runs) -> pd.DataFrame:
 
 
 def paired_differences(runs, metric: str, n_boot: int | None = None) -> pd.DataFrame:
-    """Every pair (A, B) of runs on one benchmark: mean(A) - mean(B) of ``metric``'s per-item
-    outcomes on the items both hold, the paired 95% interval (scenes resampled jointly when
-    items carry ``scene_id``) and its two-sided bootstrap p-value. Empty when fewer than two
-    runs, or when the metric is counted per unit (instances) rather than per item."""
+    """Every pair (A, B) of runs on one benchmark: mean(A) - mean(B) of ``metric`` at the unit
+    its overall row counts (items, or CompoSET instances with each instance's tier mean:
+    :mod:`foilbench.analysis.paired`) on what both runs scored, the paired 95% interval
+    (scenes resampled jointly when items carry ``scene_id``) and its two-sided bootstrap
+    p-value; ``unit`` names the unit and ``n`` counts it. Empty when fewer than two runs."""
+    from foilbench.analysis.paired import overall_unit, paired_outcomes
+
     labels = model_labels(runs)
     rows = []
     for a, b in combinations(runs, 2):
-        if metric not in a.items.columns or metric not in b.items.columns:
+        unit = overall_unit(a.metrics, a.items, metric)
+        if unit is None or unit != overall_unit(b.metrics, b.items, metric):
+            continue  # the two rows count different things: no paired test of one quantity
+        pair = paired_outcomes(a.items, b.items, metric, unit)
+        if pair is None:
             continue
-        ia = a.items.set_index("item_id")
-        ib = b.items.set_index("item_id")
-        common = ia.index.intersection(ib.index)
-        if len(common) == 0 or _counted_per_unit(a, metric):
-            continue
-        va = ia.loc[common, metric].to_numpy(dtype=float)
-        vb = ib.loc[common, metric].to_numpy(dtype=float)
-        scored = np.isfinite(va) & np.isfinite(vb)  # items with an outcome in both runs
-        common, va, vb = common[scored], va[scored], vb[scored]
-        if len(common) == 0:
-            continue
-        clusters = None
-        if "scene_id" in ia.columns and ia.loc[common, "scene_id"].notna().all():
-            clusters = ia.loc[common, "scene_id"].astype(str).to_numpy()
         boot = int(n_boot or a.run.get("n_boot") or 10_000)
         seed = int(a.run.get("seed") or 0)
-        res = paired_delta_ci(va, vb, clusters, n_boot=boot, seed=seed)
+        res = paired_delta_ci(pair.a, pair.b, pair.clusters, n_boot=boot, seed=seed)
+        clustered = pair.clusters is not None
         rows.append({"a": labels[a.run["run_id"]], "b": labels[b.run["run_id"]],
                      "benchmark": a.run["benchmark_name"], "metric": metric,
-                     "clustered": clusters is not None,
-                     "n_clusters": len(set(clusters)) if clusters is not None else 0, **res})
+                     "clustered": clustered, "unit": pair.unit,
+                     "n_clusters": len(set(pair.clusters)) if clustered else 0, **res})
     return pd.DataFrame(rows)
 
 
-def _counted_per_unit(run, metric: str) -> bool:
-    """Whether the stored overall n differs from the item count (a score unit groups items,
-    e.g. SugarCrepe++ instances): item-level pairing would then test another quantity."""
-    m = run.metrics
-    hit = m[(m["metric"] == metric) & ((m["group_by"] == "") | m["group_by"].isna())]
-    return not hit.empty and int(hit["n"].iloc[0]) != len(run.items)
+def pp(x: float) -> str:
+    """A difference in percentage points, signed, one decimal; two when one decimal would
+    print a non-zero bound as +0.0 (an interval that excludes 0 must not read as touching it).
+
+    >>> pp(0.123), pp(0.0004), pp(-0.0004), pp(0.0)
+    ('+12.3', '+0.04', '-0.04', '+0.0')
+    """
+    v = 100 * float(x)
+    return f"{v:+.2f}" if v != 0 and round(v, 1) == 0 else f"{v:+.1f}"
 
 
 def _pct(x: float) -> str:
@@ -156,13 +153,15 @@ def _comparison(rows: pd.DataFrame, deltas: pd.DataFrame) -> str:
         other = d["b"] if d["a"] == best else d["a"]
         sign = 1.0 if d["a"] == best else -1.0
         lo, hi = sorted((sign * d["ci_low"], sign * d["ci_high"]))
-        text = f"{other} ({sign * d['delta'] * 100:+.1f} pp [{lo * 100:+.1f}, {hi * 100:+.1f}])"
+        text = f"{other} ({pp(sign * d['delta'])} pp [{pp(lo)}, {pp(hi)}])"
         # with few scenes the clustered bootstrap is too narrow (stats/few_clusters.py): no
         # model is called better on it
         scenes = d.get("n_clusters")
         few = bool(d["clustered"]) and scenes is not None and scenes < MIN_BOOTSTRAP_CLUSTERS
         (beats if lo > 0 and not few else ties).append(text)
     how = "paired bootstrap over scenes" if deltas["clustered"].all() else "paired bootstrap"
+    if "n" in deltas:
+        how += f" on {_unit_words(deltas)}"
     if "n_clusters" in deltas and (deltas["clustered"]
                                    & (deltas["n_clusters"] < MIN_BOOTSTRAP_CLUSTERS)).any():
         how += f"; fewer than {MIN_BOOTSTRAP_CLUSTERS} scenes: too few to call a model better"
@@ -174,6 +173,14 @@ def _comparison(rows: pd.DataFrame, deltas: pd.DataFrame) -> str:
             f"No model is reliably better than another: {best} (highest) vs"
         out.append(f"{lead} {_names(ties)}")
     return "; ".join(out) + f" ({how}, 95% interval of the difference)."
+
+
+def _unit_words(deltas: pd.DataFrame) -> str:
+    """'1280 instances (tier mean)' or '96 items': what the paired test counts."""
+    from foilbench.analysis.paired import UNIT_WORDS
+
+    unit = str(deltas["unit"].iloc[0]) if "unit" in deltas else "items"
+    return f"{int(deltas['n'].max())} {UNIT_WORDS.get(unit, unit)}"
 
 
 def _names(items: list[str]) -> str:

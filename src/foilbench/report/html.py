@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Iterable, Sequence
 
 CSS = """
@@ -16,7 +17,7 @@ section{background:#fff;border:1px solid #e1e4ea;border-radius:8px;margin:18px 0
 h2{font-size:17px;margin:4px 0 10px} h3{font-size:14px;margin:14px 0 6px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th,td{border-bottom:1px solid #eceef2;padding:4px 9px;text-align:left;vertical-align:top}
-th{background:#f0f2f6;cursor:pointer;user-select:none} td.num{text-align:right;
+th{background:#f0f2f6;cursor:pointer;user-select:none} td.num{text-align:right;white-space:nowrap;
 font-variant-numeric:tabular-nums}
 tr.ref td{color:#6a7385;font-style:italic}
 .ok{color:#127a3a;font-weight:600}.bad{color:#b3261e;font-weight:600}
@@ -30,6 +31,14 @@ code{background:#f0f2f6;padding:1px 4px;border-radius:3px}
 ul.findings{margin:6px 0 10px;padding-left:20px;font-size:14px;line-height:1.45}
 table.paper th{text-align:center;cursor:default} table.paper td.shade{background:#e8eef8}
 .item .mask img{width:110px;height:110px;opacity:1}
+section>details>summary{cursor:pointer}
+section>details>summary h2{display:inline;font-size:17px;margin:4px 0 10px}
+section>details[open]>summary{margin-bottom:8px} section>details{overflow-x:auto}
+nav#contents{background:#fff;border:1px solid #e1e4ea;border-radius:8px;margin:18px 0;
+padding:10px 18px;font-size:13.5px} nav#contents ol{columns:2 260px;margin:6px 0 0}
+nav#contents button{font-size:12px}
+@media (max-width:900px){main{padding:8px 10px 30px} section{padding:10px 10px}
+.item{width:100%;box-sizing:border-box}}
 """
 
 SORT_JS = """
@@ -93,9 +102,45 @@ def figure_img(fig, alt: str) -> str:
     return f'<figure class="fig" title="{esc(alt)}">{fig.to_svg()}</figure>'
 
 
+# sections shown open; every other one is collapsed (a <details>) under the table of contents
+OPEN_SECTIONS = frozenset({"summary", "differences"})
+
+
 def section(title: str, body: str, sid: str, note: str = "") -> str:
+    """A report section: a <details> whose <summary> is its title, open when ``sid`` is in
+    :data:`OPEN_SECTIONS` (the top of the report), collapsed otherwise."""
     note_html = f'<p class="note">{esc(note)}</p>' if note else ""
-    return f'<section id="{esc(sid)}"><h2>{esc(title)}</h2>{note_html}{body}</section>'
+    shown = " open" if sid in OPEN_SECTIONS else ""
+    return (f'<section id="{esc(sid)}"><details{shown}><summary><h2>{esc(title)}</h2>'
+            f"</summary>{note_html}{body}</details></section>")
+
+
+SECTION_HEAD = re.compile(r'<section id="([^"]+)"><details(?: open)?><summary><h2>(.*?)</h2>')
+
+
+def contents(body: str) -> str:
+    """The table of contents of ``body``'s sections (links; a collapsed one opens when
+    followed), with buttons that open or close them all."""
+    links = "".join(f'<li><a href="#{sid}">{title}</a></li>'
+                    for sid, title in SECTION_HEAD.findall(body))
+    if not links:
+        return ""
+    return ('<nav id="contents"><b>Contents</b> <button type="button" data-all="1">open all'
+            '</button> <button type="button" data-all="0">close all</button>'
+            f"<ol>{links}</ol></nav>")
+
+
+DETAILS_JS = """
+function openAt(hash){var el=hash&&document.getElementById(hash.slice(1));
+  if(el){var d=el.querySelector('details');if(d)d.open=true;}}
+window.addEventListener('hashchange',function(){openAt(location.hash);});
+openAt(location.hash);
+document.querySelectorAll('#contents a').forEach(function(a){
+  a.addEventListener('click',function(){openAt(a.getAttribute('href'));});});
+document.querySelectorAll('#contents button').forEach(function(b){
+  b.addEventListener('click',function(){var open=b.dataset.all==='1';
+    document.querySelectorAll('main section > details').forEach(function(d){d.open=open;});});});
+"""
 
 
 def page(title: str, subtitle: str, body: str, script: str = SORT_JS) -> str:

@@ -22,10 +22,8 @@ def _overall(run) -> pd.DataFrame:
 
 def headline(runs, parts) -> str:
     """The ten-second view: the primary metric of every model on every benchmark against that
-    benchmark's chance (figure), one generated sentence per benchmark, then every metric."""
+    benchmark's chance (figure) and one generated sentence per benchmark."""
     from foilbench.report.figures_ci import headline_plot
-    from foilbench.report.headline import primary_metric
-    from foilbench.report.units_view import unit_of
 
     prim, sentences, _ = parts
     fig = ""
@@ -34,10 +32,23 @@ def headline(runs, parts) -> str:
                          "headline")
     said = ("<ul class='findings'>" + "".join(f"<li>{esc(t)}</li>" for t in sentences)
             + "</ul>") if sentences else ""
+    note = ("Each benchmark is read against its own chance level, never against another "
+            "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'.")
+    return section("Headline results", fig + said, "summary", note)
+
+
+def every_metric(runs) -> str:
+    """Every overall metric of every run, the primary one marked (*) and listed first."""
+    from foilbench.report.headline import primary_metric
+    from foilbench.report.units_view import unit_of
+
     rows = []
     for r in runs:
         primary = primary_metric(r)
-        for _, m in _overall(r).iterrows():
+        overall = _overall(r)
+        overall = overall.assign(_first=overall["metric"] != primary).sort_values(
+            "_first", kind="stable")
+        for _, m in overall.iterrows():
             unit = unit_of(r, m)
             star = " *" if m["metric"] == primary else ""
             rows.append([r.run["model_spec"], r.run["benchmark_name"] + (
@@ -49,17 +60,14 @@ def headline(runs, parts) -> str:
                   "unit of n", "CI method"], rows,
                  numeric=[False, False, False, True, False, True, True, True, False, False],
                  table_id="headline")
-    note = ("Each benchmark is read against its own chance level, never against another "
-            "benchmark. Strict > everywhere: a tie is a failure and is counted in 'ties'.")
-    every = section("Every metric", body, "metrics",
-                    "* marks the benchmark's primary metric; ties are failures.")
-    return section("Headline results", fig + said, "summary", note) + every
+    return section("Every metric", '<div class="scroll">' + body + "</div>", "metrics",
+                   "* marks the benchmark's primary metric (listed first); ties are failures.")
 
 
 def edit_type_bars(runs) -> str:
     """Per benchmark, the primary metric per edit type: one bar per model with its 95%
     interval and the edit type's own chance level."""
-    from foilbench.report.figures_ci import bars_ci
+    from foilbench.report.figures_bars import hbars_ci
     from foilbench.report.headline import by_benchmark, model_labels, primary_metric
 
     labels = model_labels(runs)
@@ -76,18 +84,21 @@ def edit_type_bars(runs) -> str:
         if len({row["group"] for row in rows}) < 2:
             continue
         title = f"{group[0].run['benchmark_name']}: {metric} per edit type"
-        imgs.append(figure_img(bars_ci(pd.DataFrame(rows), title), title))
+        imgs.append(figure_img(hbars_ci(pd.DataFrame(rows), title), title))
     if not imgs:
         return ""
     return section("Per edit type, with intervals and chance", "".join(imgs), "edit-types",
-                   "Bars: percent correct; whiskers: 95% interval; red tick on each bar: that "
-                   "edit type's chance level. Unit of n: every item row of the edit type "
+                   "Bars: percent correct (value and 95% interval printed beside each); "
+                   "whiskers: 95% interval; red tick on each bar: that edit type's chance "
+                   "level. Unit of n: every item row of the edit type "
                    "(caption tiers pooled, n = tiers x instances; see 'Unit of n').")
 
 
 def differences(parts) -> str:
-    """Model-vs-model differences on the same items, with paired 95% intervals
-    (``parts``: :func:`foilbench.report.headline.headline_parts`)."""
+    """Model vs model on the same items (or CompoSET instances), with paired 95% intervals
+    and one verdict per pair (``parts``: :func:`foilbench.report.headline.headline_parts`;
+    rows and rule: :mod:`foilbench.report.comparisons`)."""
+    from foilbench.report import comparisons as cmp
     from foilbench.report.figures_ci import delta_plot
 
     _, _, deltas = parts
@@ -96,11 +107,11 @@ def differences(parts) -> str:
     rows = deltas.assign(label=[f"{d['a']} - {d['b']} · {d['benchmark']} ({d['metric']})"
                                 for _, d in deltas.iterrows()])
     img = figure_img(delta_plot(rows, "Paired differences between models"), "differences")
-    return section("Model vs model", img, "differences",
-                   "Difference of the primary metric on the items both runs scored; the "
-                   "interval resamples scenes (or items) jointly for both models (paired "
-                   "bootstrap); p is its two-sided bootstrap p-value. Green/red: the interval "
-                   "excludes 0. Unit of n: item rows (caption tiers pooled).")
+    tab = table(cmp.HEADERS, cmp.rows(deltas), table_id="versus",
+                numeric=[False, False, False, True, False, True, False, True, False])
+    return section("Model vs model", img + '<div class="scroll">' + tab + "</div>",
+                   "differences", cmp.NOTE + " Green/red in the figure: the interval "
+                   "excludes 0; p is the two-sided bootstrap p-value.")
 
 
 def edit_tier_heatmap(runs) -> str:
@@ -152,11 +163,12 @@ def pixel_change(runs) -> str:
         if "affected_fraction" in it.columns and key not in seen:
             seen.add(key)
             vals = it.drop_duplicates("image_foil")["affected_fraction"].astype(float)
-            series[r.run["benchmark_name"]] = vals.to_numpy()
+            series[r.run["benchmark_name"]] = 100 * vals.to_numpy()  # percent, as elsewhere
     if not series:
         return ""
     img = figure_img(figures.ecdf_plot(series, "Fraction of pixels affected per pair",
-                                       "fraction affected", vline=None), "pixel ECDF")
+                                       "percent of pixels affected", vline=None),
+                     "pixel ECDF")
     return section("Pixel change between base and foil", img, "pixels",
                    "Resize to 512x512, Gaussian blur sigma 1, channel-max difference above "
                    "10/255 (CompoSET section 4). Unit: one point per foil image (an "
@@ -271,8 +283,10 @@ def examples(runs) -> str:
     for r in runs:
         html_items = examples_html(r.items, r.run["benchmark_kind"],
                                    Path(r.run["benchmark_root"]))
-        if html_items:
-            parts.append(f"<h3>{esc(r.label)}</h3>{html_items}")
+        if html_items:  # one block per run, the first open: the cards are tall
+            shown = "" if parts else " open"
+            parts.append(f"<details class='run-examples'{shown}><summary><b>{esc(r.label)}"
+                         f"</b></summary>{html_items}</details>")
     if not parts:
         return ""
     return section("Example items", "".join(parts), "examples",
@@ -298,10 +312,11 @@ def _notes(stats: dict) -> list[str | None]:
     """What the runner printed about the run: truncation/unknown tokens, interval fallback,
     the G.4 subset the run scored (CompoSET App. G.4) and its near ties."""
     from foilbench.provenance import describe_subset
+    from foilbench.runner.notes import repeat_lines
     from foilbench.scoring.near_ties import near_tie_note
 
     return [describe(stats.get("text")), stats.get("interval_note"),
-            describe_subset(stats.get("subset")), near_tie_note(stats)]
+            describe_subset(stats.get("subset")), near_tie_note(stats), *repeat_lines(stats)]
 
 
 def _subset_cell(run: dict) -> str:

@@ -23,6 +23,7 @@ import base64
 import hashlib
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -38,7 +39,9 @@ from starlette.routing import Route
 from foilbench.data.images import resolved_inside, servable_root
 from foilbench.kinds import kind_of
 from foilbench.report.html import SORT_JS, Raw, esc, fmt_pct, page, table
+from foilbench.report.model_page import model_page
 from foilbench.store.db import ResultsStore
+from foilbench.store.repeats import stored_repeats
 from foilbench.web_guards import image_response
 
 PAGE_SIZE = 40
@@ -68,12 +71,32 @@ def leaderboard_frame(db_path: Path, benchmark: str = "", group_by: str = "",
         cols = set(store.con.execute("SELECT * FROM metrics LIMIT 0").df().columns)
         unit = "m.unit" if "unit" in cols else "NULL AS unit"  # a schema-1/2 store: none
         sql = ("SELECT r.run_id, r.model_spec, r.model_fingerprint, r.benchmark_name, "
-               "r.created, m.metric, m.group_by, m.group_value, m.value, m.ci_low, m.ci_high, "
+               "r.benchmark_kind, r.config, r.created, m.metric, m.group_by, m.group_value, m.value, m.ci_low, m.ci_high, "
                f"m.chance, m.ties, m.n, {unit} FROM metrics m JOIN runs r USING (run_id) "
                "WHERE m.group_by = ? AND (? = '' OR m.group_value = ?) "
                "AND (? = '' OR r.benchmark_name = ?) ORDER BY m.value DESC")
-        return store.con.execute(sql, [group_by, group_value, group_value, benchmark,
-                                       benchmark]).df()
+        frame = store.con.execute(sql, [group_by, group_value, group_value, benchmark,
+                                        benchmark]).df()
+        kept, _ = stored_repeats(store.con)  # one row per (model, benchmark, settings)
+        frame = frame[frame["run_id"].isin(kept)].reset_index(drop=True)
+        overall = store.con.execute(
+            "SELECT run_id, metric FROM metrics WHERE group_by = ''").df()
+    return frame.assign(primary=[
+        m == _primary(c, k, overall[overall["run_id"] == r]) for r, m, c, k in zip(
+            frame["run_id"], frame["metric"], frame["config"], frame["benchmark_kind"],
+            strict=True)]).drop(columns=["config", "benchmark_kind"])
+
+
+def _primary(config, kind: str, metrics: pd.DataFrame) -> str:
+    """The run's primary metric (:func:`foilbench.report.headline.primary_metric`)."""
+    import json
+
+    from foilbench.report.build import RunData
+    from foilbench.report.headline import primary_metric
+
+    info = {"config": json.loads(config) if isinstance(config, str) else {},
+            "benchmark_kind": kind}
+    return primary_metric(RunData(info, metrics, pd.DataFrame()))
 
 
 def _choices(db_path: Path) -> dict[str, list[str]]:
@@ -109,11 +132,13 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
             + _select("edit_type", ch["edit_type"], edit) + _select("tier", ch["tier"], tier)
             + '<button type="submit">filter</button></form>')
     parts = []
+    versus = {} if group_by else _comparisons(db_path, df)
     for k, (name, runs) in enumerate(df.groupby("benchmark_name", sort=True)):
-        runs = runs.sort_values(["metric", "value"], ascending=[True, False], kind="stable")
+        runs = runs.assign(_later=~runs["primary"]).sort_values(
+            ["_later", "metric", "value"], ascending=[True, True, False], kind="stable")
         rows = [[Raw(f'<a href="/model?fp={quote(r.model_fingerprint)}">'
                      f'{esc(r.model_spec)}</a>'),
-                 r.metric, r.group_value or "",
+                 r.metric + (" *" if r.primary else ""), r.group_value or "",
                  Raw(f'<span data-v="{r.value:.6f}">{fmt_pct(r.value)}</span>'),
                  f"[{fmt_pct(r.ci_low)}, {fmt_pct(r.ci_high)}]", fmt_pct(r.chance),
                  _above(r.value, r.ci_low, r.ci_high, r.chance), int(r.ties), int(r.n),
@@ -123,12 +148,45 @@ def leaderboard_page(db_path: Path, q: dict[str, str]) -> str:
             ["model", "metric", "subset", "%", "95% CI", "chance %", "above chance (pts)",
              "ties", "n", "unit of n", ""], rows, table_id=f"leaderboard-{k}",
             numeric=[False, False, False, True, False, True, True, True, True, False, False])
-            + "</section>")
+            + versus.get(name, "") + "</section>")
     note = ('<p class="note">Each benchmark is its own table: models are ranked within a '
             "benchmark, never across benchmarks, and each number is read against that "
-            "benchmark's chance level.</p>")
+            "benchmark's chance level. * marks the benchmark's primary metric (listed "
+            "first).</p>")
     body = form + note + f'<div id="leaderboard">{"".join(parts) or "<p>no runs</p>"}</div>'
     return page("foilbench results", f"{db_path} · leaderboard", body)
+
+
+def _comparisons(db_path: Path, df: pd.DataFrame) -> dict[str, str]:
+    """benchmark name -> its model-vs-model table (paired, :mod:`foilbench.report.comparisons`)
+    over the runs the leaderboard shows; none for a benchmark with one model."""
+    if df.empty or df.groupby("benchmark_name")["run_id"].nunique().max() < 2:
+        return {}
+    ids = tuple(dict.fromkeys(df["run_id"]))
+    stamp = tuple(p.stat().st_mtime_ns if p.exists() else 0  # the WAL holds recent writes
+                  for p in (db_path, db_path.with_name(db_path.name + ".wal")))
+    return dict(_comparison_tables(str(db_path), stamp, ids))
+
+
+@lru_cache(maxsize=8)
+def _comparison_tables(db_path: str, stamp: tuple[int, ...], ids: tuple[str, ...]
+                       ) -> tuple[tuple[str, str], ...]:
+    """Cached per (database, its modification time, runs): the bootstrap is not redone on
+    every request while the store is unchanged."""
+    from foilbench.report import comparisons as cmp
+    from foilbench.report.build import RunData
+
+    with ResultsStore(db_path, read_only=True) as store:  # only what the pairing reads
+        runs = [RunData(store.get_run(r), store.load_metrics(r), store.load_item_results(r))
+                for r in ids]
+    deltas = cmp.comparisons(runs)
+    if deltas.empty:
+        return ()
+    return tuple((str(name), "<h3>Model vs model (paired, primary metric)</h3>"
+                  + table(cmp.HEADERS[1:], [r[1:] for r in cmp.rows(part)],
+                          numeric=[False, False, True, False, True, False, True, False])
+                  + f'<p class="note">{esc(cmp.NOTE)}</p>')
+                 for name, part in deltas.groupby("benchmark", sort=False))
 
 
 def _unit(unit) -> str:
@@ -145,27 +203,6 @@ def _above(value: float, low: float, high: float, chance: float) -> str:
         return "–" if x is None or x != x else f"{100 * (x - chance):+.1f}"
 
     return f"{pts(value)} [{pts(low)}, {pts(high)}]"
-
-
-def model_page(db_path: Path, fp: str) -> str:
-    with ResultsStore(db_path, read_only=True) as store:
-        runs = store.con.execute(
-            "SELECT run_id, model_spec, benchmark_name, created FROM runs "
-            "WHERE model_fingerprint = ? ORDER BY created", [fp]).df()
-        parts = []
-        for r in runs.itertuples():
-            m = store.load_metrics(r.run_id)
-            m = m[m["group_by"].isin(["", "edit_type", "tier", "n_objects", "condition"])]
-            rows = [[x.group_by or "overall", x.group_value or "", x.metric, fmt_pct(x.value),
-                     f"[{fmt_pct(x.ci_low)}, {fmt_pct(x.ci_high)}]", int(x.n), _unit(x.unit)]
-                    for x in m.itertuples()]
-            parts.append(f"<section><h2>{esc(r.benchmark_name)}</h2>"
-                         f'<p><a href="/items?run={quote(r.run_id)}">browse items</a></p>'
-                         + table(["by", "value", "metric", "%", "95% CI", "n", "unit of n"],
-                                 rows)
-                         + "</section>")
-    title = runs["model_spec"].iloc[0] if len(runs) else fp
-    return page(f"model {title}", f"fingerprint {fp}", "".join(parts) or "<p>no runs</p>")
 
 
 def items_page(db_path: Path, run: str, q: dict[str, str]) -> str:

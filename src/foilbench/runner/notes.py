@@ -24,7 +24,9 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
 - ``near_ties`` (counted by the engine, :mod:`foilbench.scoring.near_ties`): decisions within
   float32 rounding of a tie, which another correct implementation may score the other way;
   with ``near_ties_settled`` / ``near_ties_changed`` when the engine rescored them in float64
-  (:mod:`foilbench.scoring.settle`).
+  (:mod:`foilbench.scoring.settle`). Near ties the engine settled without changing an
+  outcome are a note (``show``, the report, summary.json), not a console warning
+  (:func:`warning_lines`); a warning stays when an outcome changed or none were settled.
 """
 
 from __future__ import annotations
@@ -142,3 +144,29 @@ def note_lines(stats: dict[str, Any]) -> list[str]:
                               stats.get("data_note"), stats.get("image_note"),
                               stats.get("cluster_note"),
                               precision_note(stats), near_tie_note(stats)) if line]
+
+
+def settled_unchanged(stats: dict[str, Any]) -> bool:
+    """Near ties that were all rescored in float64 and changed no outcome."""
+    counts = [c for c in (stats.get("near_ties") or {}).values() if c]
+    changed = [c for c in (stats.get("near_ties_changed") or {}).values() if c]
+    return bool(counts) and int(stats.get("near_ties_settled") or 0) > 0 and not changed
+
+
+def warning_lines(stats: dict[str, Any]) -> list[str]:
+    """:func:`note_lines` the runner prints as warnings while it runs: all but near ties that
+    were settled and changed nothing (those stay notes in ``show`` and the report)."""
+    from foilbench.scoring.near_ties import near_tie_note
+
+    quiet = near_tie_note(stats) if settled_unchanged(stats) else None
+    return [line for line in note_lines(stats) if line != quiet]
+
+
+def repeat_lines(stats: dict[str, Any]) -> list[str]:
+    """'repeat of run X ...' for a run stored by ``run --rerun`` (``eval_stats.repeat_of``)."""
+    first = stats.get("repeat_of")
+    if not isinstance(first, str) or not first:
+        return []
+    return [f"repeat of run {first[:8]} (same model fingerprint, benchmark checksum and "
+            "settings; stored by --rerun): views show one run per model, benchmark and "
+            "settings"]

@@ -20,7 +20,7 @@ from foilbench.evaluation import run_config_hash
 from foilbench.models.registry import model_names, model_schemes, resolve_model
 from foilbench.runner.cell import CellRecord, CellResult, write_cell
 from foilbench.runner.log import Log
-from foilbench.runner.notes import note_lines
+from foilbench.runner.notes import warning_lines
 from foilbench.runner.ray_cluster import RayOptions
 from foilbench.runner.ray_schedule import RayStats, Scheduler
 from foilbench.runner.settings import RunnerError, RunSettings
@@ -60,7 +60,7 @@ def ray_sweep_cells(specs: list[str], benches: list[Benchmark], store: Any, *,
         row(spec, b, store.load_metrics(run_id), run_id, True)
 
     def on_cell(spec: str, b: int, cell: CellResult) -> None:
-        for line in note_lines(cell.result.stats):
+        for line in warning_lines(cell.result.stats):
             log("warning", f"{spec} on {benches[b].name}: {line}")
         record = write_cell(store, cell, batch_id=batch_id)
         row(spec, b, record.metrics, record.run_id, False)
@@ -85,7 +85,7 @@ def ray_run_records(specs: list[str], benches: list[Benchmark], store: Any, *,
     order = {spec: k for k, spec in enumerate(specs)}
 
     def on_cell(spec: str, b: int, cell: CellResult) -> None:
-        for line in note_lines(cell.result.stats):
+        for line in warning_lines(cell.result.stats):
             log("warning", f"{spec} on {benches[b].name}: {line}")
         records[(order[spec], b)] = write_cell(store, cell, batch_id=batch_id)
 

@@ -21,14 +21,15 @@ from typing import Any
 from foilbench.display import safe_text
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
-from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
+from foilbench.runner.cell import CellRecord, evaluate_cell, finished_run, write_cell
 from foilbench.runner.config import resolved_config
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
-from foilbench.runner.notes import note_lines
+from foilbench.runner.notes import warning_lines
 from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import benchmark_reference
+from foilbench.runner.reuse import REPEAT_KEY, reused_message, stored_record
 from foilbench.runner.settings import (
     DB_FILE,
     DEFAULT_SUITE,
@@ -78,8 +79,13 @@ def run(models: str | Iterable[str] | None = None,
         benchmarks: str | Iterable[str] | None = None, out: str | Path | None = None, *,
         settings: RunSettings | None = None, report: bool | None = None,
         log: Log | None = None, ray: Any = None,
-        config: str | Path | Mapping[str, Any] | None = None, **options: Any) -> RunOutcome:
+        config: str | Path | Mapping[str, Any] | None = None, rerun: bool = False,
+        **options: Any) -> RunOutcome:
     """Evaluate every model on every benchmark; store each run in ``OUT/foilbench.duckdb``.
+
+    A run already stored with the same model fingerprint, benchmark checksum and settings is
+    reused, not stored twice (logged; :mod:`foilbench.runner.reuse`); ``rerun=True`` computes
+    it again and marks the new run a repeat.
 
     ``models`` and ``benchmarks`` are the specs ``foilbench run`` takes (default: the
     embedded models and the ``synth`` suite). Settings come from ``settings``
@@ -119,7 +125,8 @@ def run(models: str | Iterable[str] | None = None,
         # build says a run is in progress instead of "no results database"
         with in_progress(Path(args.out) / DB_FILE, "run"):
             return _run(args.models, args.benchmarks, args.out, args.settings, log,
-                        args.report, args.ray, options, resume_gc, args.loaded)
+                        args.report, args.ray, {**options, "rerun": rerun}, resume_gc,
+                        args.loaded)
     finally:
         resume_gc()
 
@@ -128,6 +135,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
          out: str | Path, settings: RunSettings | None, log: Log | None, report: bool,
          ray: Any, options: dict[str, Any], resume_gc: Callable[[], None],
          config_file: Any = None) -> RunOutcome:
+    rerun = bool(options.pop("rerun", False))
     settings = make_settings(settings, options)
     log = log or to_logging
     check_out(Path(out))
@@ -161,7 +169,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
                 models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
                 ray=ray_options, extra={"no_report": not report}, loaded=config_file)
             outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
-                                   Path(out), report, log, progress, run_config)
+                                   Path(out), report, log, progress, run_config, rerun)
             outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:
@@ -170,7 +178,8 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
 
 def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                  ray_options: Any, out_dir: Path, report: bool, log: Log,
-                 progress: RunProgress, run_config: dict[str, Any]) -> RunOutcome:
+                 progress: RunProgress, run_config: dict[str, Any],
+                 rerun: bool = False) -> RunOutcome:
     batch_id = new_batch_id()
     batch_dir = out_dir / batch_id
     db_path = out_dir / DB_FILE
@@ -180,7 +189,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log, progress,
-                              run_config)
+                              run_config, rerun)
     except BaseException:  # a full disk, a store error, an interrupt
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
@@ -190,7 +199,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
 def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                ray_options: Any, out_dir: Path, batch_id: str, batch_dir: Path,
                db_path: Path, report: bool, log: Log, progress: RunProgress,
-               run_config: dict[str, Any]) -> RunOutcome:
+               run_config: dict[str, Any], rerun: bool = False) -> RunOutcome:
     """Every cell evaluated and stored (on the run's one display), then summary.json and the
     report."""
     cache = open_cache(settings, log)
@@ -210,10 +219,21 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     try:
         for spec, adapter in loaded:
             for bench in benches:
-                progress.begin(f"{safe_text(spec)} on {safe_text(bench.name)} ({len(bench)} items)", shown)
+                # (no store yet: nothing to reuse, and none is created before a cell is)
+                stored = finished_run(store, adapter, bench, settings) \
+                    if db_path.exists() else None
+                if stored is not None and not rerun:
+                    shown("info", reused_message(spec, bench.name, stored))
+                    records.append(stored_record(store, stored, adapter, bench))
+                    progress.cell_done()
+                    continue
+                progress.begin(f"{safe_text(spec)} on {safe_text(bench.name)} "
+                               f"({len(bench)} items)", shown)
                 cell = evaluate_cell(adapter, bench, settings, cache=cache, revision=revision,
                                      progress=progress, log=shown)
-                for line in note_lines(cell.result.stats):
+                if stored is not None:  # --rerun: a repeat of a stored run, marked so
+                    cell.result.stats[REPEAT_KEY] = stored
+                for line in warning_lines(cell.result.stats):
                     shown("warning", f"{spec} on {bench.name}: {line}")
                 records.append(write_cell(store, cell, batch_id=batch_id))
                 progress.cell_done()

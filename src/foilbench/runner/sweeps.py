@@ -27,7 +27,7 @@ from foilbench.runner.cell_lock import cell_lock
 from foilbench.runner.config import resolved_config
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
-from foilbench.runner.notes import note_lines
+from foilbench.runner.notes import warning_lines
 from foilbench.runner.progress import RunProgress
 from foilbench.runner.ray_cluster import as_options
 from foilbench.runner.reference import try_blind_reference
@@ -67,6 +67,7 @@ class SweepOutcome:
     ray_stats: Any = None  # :class:`~foilbench.runner.ray_schedule.RayStats` of a Ray sweep
     preparation: dict[str, float] | None = None  # images decoded / prepared / cache hits
     run_config: dict[str, Any] | None = None  # what ran, as config keys (runner/config.py)
+    comparisons: pd.DataFrame | None = None  # model vs model per benchmark (paired)
 
     @property
     def reused(self) -> int:
@@ -132,7 +133,7 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
                         log("error", f"{spec} x {bench.name}: {e}")
                         failures.append(f"{spec} x {bench.name}")
                         continue
-                    for line in note_lines(cell.result.stats):
+                    for line in warning_lines(cell.result.stats):
                         log("warning", f"{spec} on {bench.name}: {line}")
                     record = write_cell(store, cell, batch_id=batch_id)
                     run_id, metrics = record.run_id, record.metrics
@@ -145,12 +146,20 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
 
 
 def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
-                  benchmarks: list[str]) -> list[Path]:
-    """``matrix.csv``, ``matrix.md`` and ``matrix.tex`` of the cells under ``out_dir``."""
+                  benchmarks: list[str], comparisons: pd.DataFrame | None = None) -> list[Path]:
+    """``matrix.csv``, ``matrix.md`` and ``matrix.tex`` of the cells under ``out_dir``;
+    with ``comparisons`` (model vs model, paired) also ``comparisons.csv``, and their table
+    under the matrix in ``matrix.md``."""
+    from foilbench.report.comparisons import markdown as comparisons_markdown
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    versus = "" if comparisons is None else comparisons_markdown(comparisons)
     forms = {"matrix.csv": matrix.to_csv(cells),
-             "matrix.md": matrix.to_markdown(cells, models, benchmarks),
+             "matrix.md": matrix.to_markdown(cells, models, benchmarks)
+             + (f"\nModel vs model (paired, primary metric):\n\n{versus}" if versus else ""),
              "matrix.tex": matrix.to_latex(cells, models, benchmarks)}
+    if versus:
+        forms["comparisons.csv"] = comparisons.to_csv(index=False)
     paths = []
     for name, text in forms.items():
         write_text(out_dir / name, text)
@@ -272,7 +281,20 @@ def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedSto
         for bench in benches:  # stored once per benchmark checksum, for the report
             try_blind_reference(bench, store, log)
     names = [b.name for b in benches]
+    versus = model_comparisons(db_path, cells)
     paths = write_outputs(cells.drop(columns=["reused"]), out_dir / f"sweep-{sweep_id}",
-                          model_specs, names)
+                          model_specs, names, versus)
     return SweepOutcome(sweep_id, db_path, model_specs, names, cells, paths, failures,
-                        ray_stats)
+                        ray_stats, comparisons=versus)
+
+
+def model_comparisons(db_path: Path, cells: pd.DataFrame) -> pd.DataFrame:
+    """Model vs model on each benchmark of the matrix: the paired bootstrap of the report
+    (:mod:`foilbench.report.comparisons`) over the cells' stored runs."""
+    from foilbench.report.build import load_runs
+    from foilbench.report.comparisons import comparisons
+
+    ids = [str(r) for r in cells["run_id"] if isinstance(r, str)]
+    if len(ids) < 2:
+        return pd.DataFrame()
+    return comparisons(load_runs(db_path, ids))
