@@ -65,7 +65,8 @@ def evaluate_run(adapter: Any, bench: Benchmark, *, cache: Any = None, batch_siz
                          n_boot=n_boot, seed=seed)
     provenance = collect_provenance(seed=seed, n_boot=n_boot, ci_method=ci_method,
                                     extra=_config_extra(by, hashed_unit(bench, unit)),
-                                    revision=revision)
+                                    revision=revision,  # an API model has no device: "none"
+                                    device=str(getattr(adapter, "device", "none")))
     return Evaluation(result, metrics, provenance)
 
 

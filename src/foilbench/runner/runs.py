@@ -189,7 +189,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
         reference = {b.name: benchmark_reference(b, records, store, log) for b in benches}
     provenance = collect_provenance(seed=settings.seed, n_boot=settings.n_boot,
                                     ci_method=settings.ci_method, revision=revision,
-                                    extra={"unit": settings.unit})
+                                    extra={"unit": settings.unit}, device=settings.device)
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
                             records=records, reference=reference)
     summary_path = batch_dir / "summary.json"
