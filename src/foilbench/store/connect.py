@@ -43,6 +43,9 @@ MIGRATIONS: dict[int, tuple[str, list[str]]] = {
          "ALTER TABLE item_results ADD COLUMN IF NOT EXISTS item_index INTEGER"]),
     2: ("column metrics.unit (the unit of n of each row; older rows keep none)",
         ["ALTER TABLE metrics ADD COLUMN IF NOT EXISTS unit VARCHAR"]),
+    3: ("column runs.environment (library versions and device of each run; older rows "
+        "keep none)",
+        ["ALTER TABLE runs ADD COLUMN IF NOT EXISTS environment JSON"]),
 }
 
 
