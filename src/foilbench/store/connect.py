@@ -8,9 +8,11 @@ and retries until ``$FOILBENCH_STORE_WAIT`` seconds (default 300) have passed; t
 with a message naming the file and the process holding it.
 
 DuckDB's storage format: a new store is created in the format of DuckDB 1.0
-(:data:`STORAGE_VERSION`, the oldest the ``duckdb>=1.0`` pin allows; DuckDB keeps a file's
-format when it writes to it later), so every DuckDB the pin admits opens it and two people
-with different DuckDB versions can share one. A file in a newer format (made by a DuckDB
+(:data:`STORAGE_VERSION`; DuckDB keeps a file's format when it writes to it later), so every
+DuckDB the pin admits (``duckdb>=1.4.4,<3``) opens and writes it and two people with
+different DuckDB versions can share one (tested with 1.4.4, 1.5.6 and 2.0.1 in turn on one
+store; DuckDB 1.0-1.3 are outside the pin: 1.0.0 cannot read the key indexes of such a file,
+1.1-1.3 cannot take pandas 3's string columns). A file in a newer format (made by a DuckDB
 >= 1.1 outside foilbench, or by an older foilbench) that the installed DuckDB cannot read is
 refused with the fix: ``foilbench store export`` where it opens, ``foilbench store import``
 here (:mod:`foilbench.store.portable`).
@@ -37,7 +39,7 @@ from foilbench.errors import FoilbenchError
 from foilbench.store.schema import DDL, SCHEMA_VERSION
 from foilbench.store.sweeps import DDL as SWEEP_DDL
 
-# the storage format new stores are created in: DuckDB 1.0's, readable by every duckdb >= 1.0
+# the storage format new stores are created in (DuckDB's oldest; module docstring)
 STORAGE_VERSION = "v1.0.0"
 WAIT_ENV = "FOILBENCH_STORE_WAIT"
 DEFAULT_WAIT_S = 300.0
