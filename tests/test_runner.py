@@ -53,7 +53,7 @@ def test_run_through_the_python_api(env):
     assert json.loads(outcome.summary_path.read_text()) == json.loads(to_json(outcome.summary))
     [entry] = outcome.summary["runs"]
     assert entry["run_id"] == rec.run_id and entry["metrics"]["group"]["n"] == 12
-    assert set(outcome.summary) == {"batch_id", "db_path", "provenance", "results", "runs",
+    assert set(outcome.summary) == {"format_version", "batch_id", "db_path", "provenance", "results", "runs",
                                     "reference", "compass", "autocomp"}
     assert outcome.summary["autocomp"] == {}  # no item lists true negatives
     assert outcome.reference["tiny-builtin"]["chance"]["group"] == pytest.approx(1 / 6)
