@@ -69,7 +69,7 @@ def require(*modules: str, what: str | None = None) -> None:
             raise MissingExtraError(module, what)
 
 
-def as_missing_extra(exc: BaseException) -> MissingExtraError | None:
+def as_missing_extra(exc: BaseException | None) -> MissingExtraError | None:
     """The :class:`MissingExtraError` for a ``ModuleNotFoundError`` of an extra's module (also
     when it is the cause of another error), else None (a missing module of foilbench itself is
     a bug and keeps its traceback).

@@ -87,7 +87,8 @@ def version_change(scheme: str, parts: dict[str, Any], library: str,
             table = loaded if isinstance(loaded, dict) else {}
         except (json.JSONDecodeError, OSError):
             table = {}
-    entry = table.get(key) if isinstance(table.get(key), dict) else {}
+    found = table.get(key)
+    entry: dict[str, Any] = found if isinstance(found, dict) else {}
     seen = entry.get(library)
     if seen != new:
         table[key] = {**entry, library: new}
