@@ -101,3 +101,11 @@ def test_provenance_never_fails_and_hashes_config():
     assert prov["config_hash"] != collect_provenance(seed=2, n_boot=100,
                                                      ci_method="wilson")["config_hash"]
     assert prov["tie_policy"] == "strict>" and prov["package_version"]
+
+
+def test_each_run_stores_its_environment(run_parts, tmp_path):
+    result, metrics, prov = run_parts
+    with ResultsStore(tmp_path / "env.duckdb") as store:
+        env = store.get_run(store.write_run(result, metrics, prov))["environment"]
+    assert env["libraries"] == prov["libraries"] and env["libraries"]["duckdb"]
+    assert env["python"] == prov["python"] and env["device"] == prov["device"]

@@ -190,3 +190,32 @@ def test_every_release_names_its_source_licence_and_hosts():
         for f in release.files:
             assert f["url"].format(**ends).startswith(("http://", "https://"))
         assert release.github or release.hub or release.files
+
+
+@pytest.mark.parametrize("has_data_filter", [True, False])
+def test_tar_unpacks_with_and_without_the_stdlib_data_filter(tmp_path, monkeypatch,
+                                                              has_data_filter):
+    """Python 3.10.0-3.10.11 have no ``tarfile.data_filter``: the same archive unpacks there
+    (our own member checks are the filter), setuid and others' write bits dropped, and a
+    link is still refused."""
+    if not has_data_filter:
+        monkeypatch.delattr(tarfile, "data_filter")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        info = tarfile.TarInfo("d/a.txt")
+        info.size, info.mode = 2, 0o4777
+        tf.addfile(info, io.BytesIO(b"ok"))
+    archive = tmp_path / "good.tar"
+    archive.write_bytes(buf.getvalue())
+    assert unpack(archive, tmp_path / "t") == 1
+    out = tmp_path / "t" / "d" / "a.txt"
+    assert out.read_bytes() == b"ok"
+    assert out.stat().st_mode & 0o4002 == 0
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        link = tarfile.TarInfo("d/link")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tf.addfile(link)
+    (tmp_path / "link.tar").write_bytes(buf.getvalue())
+    with pytest.raises(FetchError, match="link"):
+        unpack(tmp_path / "link.tar", tmp_path / "t2")

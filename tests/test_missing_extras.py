@@ -9,7 +9,13 @@ import sys
 import pytest
 
 from _reliability import fb
-from foilbench.extras import EXTRA_OF_MODULE, MissingExtraError, as_missing_extra, require
+from foilbench.extras import (
+    EXTRA_OF_MODULE,
+    PACKAGE_OF_MODULE,
+    MissingExtraError,
+    as_missing_extra,
+    require,
+)
 
 
 @pytest.mark.parametrize(("spec", "blocked", "extra"), [
@@ -52,6 +58,16 @@ def test_every_extra_module_maps_to_a_declared_extra():
     declared = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     extras = declared["project"]["optional-dependencies"]
     assert set(EXTRA_OF_MODULE.values()) <= set(extras)
+    # and that extra lists the module's package itself (not only through another package)
+    import re
+
+    def listed(extra):
+        return {re.split(r"[\[<>=!~; ]", req, maxsplit=1)[0].lower().replace("_", "-")
+                for req in extras[extra]}
+
+    for module, extra in EXTRA_OF_MODULE.items():
+        package = PACKAGE_OF_MODULE.get(module, module).lower().replace("_", "-")
+        assert package in listed(extra), f"{module} ({package}) is not in [{extra}]"
 
 
 def test_a_missing_module_of_foilbench_itself_is_not_disguised():

@@ -17,14 +17,18 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import ray
-import torch
-from click.testing import CliRunner
-from threadpoolctl import threadpool_limits
 
-from _models_tiny import save_tiny_hf_dual
-from _ray_hook import register
-from _ray_models import (
+# The [ray] extra's modules: without them this module is skipped (and says why), not an
+# error that aborts the collection of the whole suite.
+ray = pytest.importorskip("ray")
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+import torch  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from _models_tiny import save_tiny_hf_dual  # noqa: E402
+from _ray_hook import register  # noqa: E402
+from _ray_models import (  # noqa: E402
     FAULT_ENV,
     calls,
     composet_spec,
@@ -32,11 +36,13 @@ from _ray_models import (
     stored,
     sugarcrepe_spec,
 )
-from foilbench.cli.run_cmd import run as run_cmd
-from foilbench.cli.sweep_cmd import sweep as sweep_cmd
-from foilbench.errors import UnknownNameError
-from foilbench.runner import RayOptions, sweep
-from foilbench.runner.settings import DB_FILE
+from foilbench.cli.run_cmd import run as run_cmd  # noqa: E402
+from foilbench.cli.sweep_cmd import sweep as sweep_cmd  # noqa: E402
+from foilbench.errors import UnknownNameError  # noqa: E402
+from foilbench.runner import RayOptions, sweep  # noqa: E402
+from foilbench.runner.settings import DB_FILE  # noqa: E402
+
+threadpool_limits = threadpoolctl.threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 # Ray Data's own DataContext reads its deprecated fields when copied to workers

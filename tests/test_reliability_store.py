@@ -74,6 +74,7 @@ def test_an_older_store_is_read_as_is_and_migrated_explicitly_when_written(store
     for table in ("compass_tables", "blind_reference", "sweep_cells"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute("ALTER TABLE runs DROP COLUMN eval_stats")
+    con.execute("ALTER TABLE runs DROP COLUMN environment")
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.close()
     with ResultsStore(db, read_only=True) as store:  # reading changes nothing
@@ -86,15 +87,19 @@ def test_an_older_store_is_read_as_is_and_migrated_explicitly_when_written(store
         assert store.has_table("compass_tables") and store.has_table("blind_reference")
         assert store.has_table("sweep_cells")
         assert store.get_run(stored.run_ids[0])["eval_stats"] == {}
+        assert store.get_run(stored.run_ids[0])["environment"] == {}
     assert told == [f"results store {db}: migrating schema 1 -> 2 (adds tables compass_tables "
                     "and blind_reference; columns runs.config_hash, runs.eval_stats, "
                     "item_results.item_index)",
                     f"results store {db}: migrating schema 2 -> 3 (adds column metrics.unit "
-                    "(the unit of n of each row; older rows keep none))"]
+                    "(the unit of n of each row; older rows keep none))",
+                    f"results store {db}: migrating schema 3 -> 4 (adds column "
+                    "runs.environment (library versions and device of each run; older rows "
+                    "keep none))"]
     assert _version(db) == str(SCHEMA_VERSION)
     with ResultsStore(db, notify=told.append):
         pass
-    assert len(told) == 2  # migrated once
+    assert len(told) == 3  # migrated once
 
 
 def test_a_file_that_is_not_a_store_is_a_clear_error(env, capsys):

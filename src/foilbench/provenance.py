@@ -1,4 +1,6 @@
-"""Provenance of a run: package version, git revision, time, seed, tie policy, settings.
+"""Provenance of a run: package version, git revision, time, seed, tie policy, settings, the
+versions of the libraries that shape the numbers (torch, open_clip, transformers, numpy,
+duckdb, Pillow; :mod:`foilbench.versions`) and the device (with the GPU's name on CUDA).
 
 Never fails: a missing git binary, a non-checkout install or a broken repository all give
 ``"unknown"`` for the revision. ``config_hash`` covers exactly the settings that change the
@@ -17,6 +19,7 @@ from typing import Any
 from foilbench import __version__
 from foilbench.hashing import sha256_bytes
 from foilbench.scoring.protocols import TIE_POLICY
+from foilbench.versions import compute_device, library_versions
 
 
 def source_checkout() -> Path | None:
@@ -54,8 +57,11 @@ def config_hash(config: dict[str, Any]) -> str:
 
 def collect_provenance(*, seed: int, n_boot: int, ci_method: str,
                        tie_policy: str = TIE_POLICY, extra: dict[str, Any] | None = None,
-                       revision: str | None = None) -> dict[str, Any]:
-    """The provenance record stored with every run and written to ``summary.json``."""
+                       revision: str | None = None, device: str | None = None
+                       ) -> dict[str, Any]:
+    """The provenance record stored with every run and written to ``summary.json``.
+    ``device``: the one the model ran on (``auto`` or None: resolved here); neither it nor
+    the library versions enter ``config_hash`` (they do not change what was asked for)."""
     config = {"seed": seed, "n_boot": n_boot, "ci_method": ci_method, "tie_policy": tie_policy,
               **(extra or {})}
     return {
@@ -68,6 +74,8 @@ def collect_provenance(*, seed: int, n_boot: int, ci_method: str,
         "tie_policy": tie_policy,
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
+        "libraries": library_versions(),
+        **compute_device(device),
         "config": config,
         "config_hash": config_hash(config),
     }

@@ -38,7 +38,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise RaySetupError("--ray needs Ray: pip install 'foilbench[ray]' (ray[data] 2.60)"
+        raise RaySetupError("--ray needs Ray: pip install 'foilbench[ray]' (ray[data] >= 2.52)"
                             ) from None
     return ray
 

@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "review": ("foilbench.cli.review_cmd", "review", "Human QC of a pair benchmark, then export."),
     "export": ("foilbench.cli.export_cmd", "export", "Per-item results of a run as Parquet/CSV."),
     "fetch": ("foilbench.cli.fetch_cmd", "fetch", "Download a published benchmark release."),
+    "store": ("foilbench.cli.store_cmd", "store",
+              "Export/import a results store (Parquet) across DuckDB versions."),
 }
 
 

@@ -47,6 +47,11 @@ def _unpack(archive: Path, target: Path) -> int:
                     raise FetchError(f"{archive.name}: member {m.name!r} is a link or device; "
                                      "refusing to unpack it")
                 _inside(target, m.name, archive)
-            tf.extractall(target, members, filter="data")
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4
+                tf.extractall(target, members, filter="data")
+            else:  # older: the checks above are the filter (no links, devices or escapes)
+                for m in members:  # and, like "data", no setuid/setgid or others' write
+                    m.mode &= 0o755
+                tf.extractall(target, members)  # noqa: S202 (members checked above)
             return sum(1 for m in members if m.isfile())
     raise FetchError(f"{archive.name}: not a zip or tar archive")

@@ -83,3 +83,41 @@ def make_fingerprint(scheme: str, parts: dict[str, Any]) -> str:
     """``scheme-sha256:...`` over the canonical JSON of ``parts``."""
     blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
     return f"{scheme}-sha256:{sha256_text(blob)}"
+
+
+VERSIONS_SEEN_FILE = "library_versions_seen.json"
+
+
+def version_change(scheme: str, parts: dict[str, Any], library: str,
+                   cache_dir: Path | None = None) -> tuple[str, str] | None:
+    """``(old, new)`` when the model ``parts`` name was last fingerprinted with another
+    version of ``library`` (``parts[library]`` holds the new one), else None; remembers the
+    new one.
+
+    A library version is part of the fingerprint, so an upgrade keys the embedding cache
+    anew and the embeddings are computed once more; this says so, naming both versions. The
+    record (``library_versions_seen.json`` in the cache folder) is keyed by the fingerprint
+    of the other parts; a corrupt or read-only record only loses the message.
+    """
+    new = parts.get(library)
+    key = make_fingerprint(scheme, {k: v for k, v in parts.items() if k != library})
+    record = (cache_dir or cache_root()) / VERSIONS_SEEN_FILE
+    table: dict[str, Any] = {}
+    if record.is_file():
+        try:
+            loaded = json.loads(record.read_text())
+            table = loaded if isinstance(loaded, dict) else {}
+        except (json.JSONDecodeError, OSError):
+            table = {}
+    found = table.get(key)
+    entry: dict[str, Any] = found if isinstance(found, dict) else {}
+    seen = entry.get(library)
+    if seen != new:
+        table[key] = {**entry, library: new}
+        try:
+            write_json(record, table, indent=1)
+        except OSError:
+            pass
+    if seen is not None and seen != new:
+        return str(seen), str(new)
+    return None

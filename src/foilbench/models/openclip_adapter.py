@@ -47,6 +47,7 @@ from foilbench.models.fingerprint import (
     make_fingerprint,
     require_file,
     require_weights,
+    version_change,
 )
 from foilbench.models.openclip_fast import (
     encode_text_trimmed,
@@ -70,6 +71,7 @@ from foilbench.models.weight_errors import (
     safetensors_errors,
     weights_error,
 )
+from foilbench.versions import package_version
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +188,16 @@ class OpenClipAdapter(BatchedDualEncoder):
             "context_length": getattr(self.tokenizer, "context_length", None),
             "dtype": dtype,
             "score": self._score_kind(),
+            # open_clip's own code (transforms, towers) can change the embeddings of the same
+            # weights: an upgrade keys the cache anew, once, and says so
+            "open_clip": package_version("open_clip_torch"),
         }
+        changed = version_change("openclip", parts, "open_clip")
+        if changed is not None:
+            msg = (f"{spec}: open_clip changed from {changed[0]} to {changed[1]} since this "
+                   "model's embeddings were last computed; they are computed again once")
+            warnings.warn(msg, stacklevel=3)
+            log.warning(msg)
         self.dtype_name = dtype
         self._spec, self._parts = spec, parts
         self._info = ModelInfo(spec=spec, fingerprint=make_fingerprint("openclip", parts),

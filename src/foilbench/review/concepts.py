@@ -27,7 +27,7 @@ import json
 import sqlite3
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -151,7 +151,7 @@ class ConceptChecks:
             raise ReviewError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
         with self.lock, self.db:
             self.db.execute("INSERT INTO decisions (unit, verdict, at) VALUES (?, ?, ?)",
-                            (key, verdict, datetime.now(UTC).isoformat(timespec="seconds")))
+                            (key, verdict, datetime.now(timezone.utc).isoformat(timespec="seconds")))
 
     def current(self) -> dict[str, str]:
         """The latest verdict per unit."""

@@ -243,7 +243,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
         reference = {b.name: benchmark_reference(b, records, store, log) for b in benches}
     provenance = collect_provenance(seed=settings.seed, n_boot=settings.n_boot,
                                     ci_method=settings.ci_method, revision=revision,
-                                    extra={"unit": settings.unit})
+                                    extra={"unit": settings.unit}, device=settings.device)
     provenance["run_config"] = run_config  # what ran, as config keys (runner/config.py)
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
                             records=records, reference=reference)

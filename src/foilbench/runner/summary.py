@@ -1,6 +1,8 @@
 """``summary.json``: the machine-readable outcome of one ``run`` invocation.
 
-Fields (unchanged from before the runner layer): ``batch_id``, ``db_path``, ``provenance``,
+Fields: ``format_version`` (:data:`~foilbench.runner.summary_schema.SUMMARY_FORMAT_VERSION`;
+the published JSON Schema is ``docs/summary.schema.json``, from
+:mod:`foilbench.runner.summary_schema`), ``batch_id``, ``db_path``, ``provenance``,
 ``results`` (one flat row per run and metric, with its ``unit`` of n), ``runs`` (one block per
 run, see :func:`summary_entry`; on a tiered pair benchmark also ``by_tier``: metric -> tier ->
 the per-tier row, CompoSET Table 10's unit), ``reference`` (chance and blind rows per
@@ -73,7 +75,10 @@ def build_summary(*, batch_id: str, db_path: str, provenance: dict[str, Any], re
                   reference: dict[str, Any]) -> dict[str, Any]:
     """The whole ``summary.json`` document (before JSON cleaning)."""
     entries = [summary_entry(r) for r in records]
+    from foilbench.runner.summary_schema import SUMMARY_FORMAT_VERSION
+
     return {
+        "format_version": SUMMARY_FORMAT_VERSION,
         "batch_id": batch_id,
         "db_path": db_path,
         "provenance": provenance,

@@ -7,6 +7,16 @@ for one command or one web request. A process that finds the file locked waits, 
 and retries until ``$FOILBENCH_STORE_WAIT`` seconds (default 300) have passed; then it stops
 with a message naming the file and the process holding it.
 
+DuckDB's storage format: a new store is created in the format of DuckDB 1.0
+(:data:`STORAGE_VERSION`; DuckDB keeps a file's format when it writes to it later), so every
+DuckDB the pin admits (``duckdb>=1.4.4,<3``) opens and writes it and two people with
+different DuckDB versions can share one (tested with 1.4.4, 1.5.6 and 2.0.1 in turn on one
+store; DuckDB 1.0-1.3 are outside the pin: 1.0.0 cannot read the key indexes of such a file,
+1.1-1.3 cannot take pandas 3's string columns). A file in a newer format (made by a DuckDB
+>= 1.1 outside foilbench, or by an older foilbench) that the installed DuckDB cannot read is
+refused with the fix: ``foilbench store export`` where it opens, ``foilbench store import``
+here (:mod:`foilbench.store.portable`).
+
 Versions: ``meta.schema_version`` says which schema wrote the store. A newer one is refused
 (reading or writing: this code would misread it, or relabel it as its own); an older one is
 read as it is and, when opened for writing, migrated explicitly (each step in
@@ -29,6 +39,8 @@ from foilbench.errors import FoilbenchError
 from foilbench.store.schema import DDL, SCHEMA_VERSION
 from foilbench.store.sweeps import DDL as SWEEP_DDL
 
+# the storage format new stores are created in (DuckDB's oldest; module docstring)
+STORAGE_VERSION = "v1.0.0"
 WAIT_ENV = "FOILBENCH_STORE_WAIT"
 DEFAULT_WAIT_S = 300.0
 Notify = Callable[[str], None]
@@ -43,6 +55,9 @@ MIGRATIONS: dict[int, tuple[str, list[str]]] = {
          "ALTER TABLE item_results ADD COLUMN IF NOT EXISTS item_index INTEGER"]),
     2: ("column metrics.unit (the unit of n of each row; older rows keep none)",
         ["ALTER TABLE metrics ADD COLUMN IF NOT EXISTS unit VARCHAR"]),
+    3: ("column runs.environment (library versions and device of each run; older rows "
+        "keep none)",
+        ["ALTER TABLE runs ADD COLUMN IF NOT EXISTS environment JSON"]),
 }
 
 
@@ -82,9 +97,13 @@ def open_connection(path: Path, *, read_only: bool, wait_s: float | None = None,
     pause, told = 0.05, False
     while True:
         try:
+            if not read_only and not path.exists():
+                create_portable(path)
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as e:
             text = str(e)
+            if "database file with version number" in text:
+                raise StoreError(foreign_storage_message(path, text)) from None
             if "not a valid DuckDB database" in text:
                 raise StoreError(f"{path} is not a DuckDB database, so it cannot be the results "
                                  "store; move it away or point --out/--db elsewhere") from None
@@ -103,6 +122,37 @@ def open_connection(path: Path, *, read_only: bool, wait_s: float | None = None,
             pause = min(pause * 2, 1.0)
         except duckdb.Error as e:  # e.g. a file written by a newer DuckDB
             raise StoreError(f"cannot open the results store {path}: {e}") from None
+
+
+def create_portable(path: Path) -> None:
+    """Create an empty database file at ``path`` in :data:`STORAGE_VERSION`'s format.
+
+    Through a throw-away in-memory connection, so the store's own connections stay plain
+    (DuckDB refuses two connections to one file with different configurations). DuckDB 1.0
+    has no ``STORAGE_VERSION`` option and writes that format anyway: the file is then made by
+    the first ordinary connection."""
+    con = duckdb.connect()
+    try:
+        quoted = str(path).replace("'", "''")
+        con.execute(f"ATTACH '{quoted}' AS fresh_store (STORAGE_VERSION '{STORAGE_VERSION}')")
+        con.execute("DETACH fresh_store")
+    except duckdb.IOException:
+        raise  # e.g. another process creating it at this moment: the caller's lock handling
+    except duckdb.Error:
+        pass  # DuckDB 1.0: no STORAGE_VERSION (its own format is that one)
+    finally:
+        con.close()
+
+
+def foreign_storage_message(path: Path, error: str) -> str:
+    """One sentence for a store in a DuckDB storage format the installed DuckDB cannot read,
+    naming the fix."""
+    found = re.search(r"version number (\d+)", error)
+    return (f"the results store {path} is in a DuckDB storage format (version number "
+            f"{found.group(1) if found else '?'}) that the installed duckdb "
+            f"{duckdb.__version__} cannot read: where it opens (the DuckDB that wrote it), run "
+            f"`foilbench store export {path} FOLDER`, then here `foilbench store import FOLDER "
+            "NEW.duckdb` (or install that duckdb here)")
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:

@@ -29,6 +29,8 @@ from foilbench.store.connect import Notify, StoreError, open_connection, prepare
 from foilbench.store.sweeps import write_sweep
 
 DEFAULT_DB = Path("foilbench-runs") / "foilbench.duckdb"
+# the provenance entries runs.environment keeps (foilbench.provenance.collect_provenance)
+ENVIRONMENT_KEYS = ("python", "platform", "libraries", "device", "gpu")
 
 
 class RunNotFoundError(FoilbenchError):
@@ -181,6 +183,7 @@ class ResultsStore:
             "tie_policy": prov.get("tie_policy"), "ci_method": prov.get("ci_method"),
             "config": to_json(prov.get("config", {})), "config_hash": prov.get("config_hash"),
             "eval_stats": to_json(result.stats),
+            "environment": to_json({k: prov.get(k) for k in ENVIRONMENT_KEYS}),
         }
 
     @staticmethod
@@ -299,7 +302,7 @@ class ResultsStore:
         run_id = self.resolve_run_id(run)
         frame = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()
         row = frame.iloc[0].to_dict()
-        for col in ("config", "eval_stats"):
+        for col in ("config", "eval_stats", "environment"):
             row[col] = json.loads(row[col]) if isinstance(row.get(col), str) else {}
         return row
 

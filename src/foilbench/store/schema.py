@@ -27,12 +27,16 @@ blind_reference (schema 2) the blind text-only audit of a benchmark (cheap cross
                benchmark is too small to cross-fit.
 sweep_cells    the cells of each ``foilbench sweep`` (see :mod:`foilbench.store.sweeps`).
 
+``runs.environment`` (schema 4) is what the run ran with, as JSON: python, platform, the
+versions of torch, open_clip, transformers, numpy, duckdb and Pillow, the device and the GPU's
+name (:mod:`foilbench.versions`); rows written before schema 4 have none.
+
 A store written by schema 1 or 2 opens unchanged: the schema-2 tables and the schema-3 column
 are added when it is next opened for writing, and readers treat a missing table as empty and a
 missing ``unit`` as unknown.
 """
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 DDL = [
     """CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)""",
@@ -59,7 +63,8 @@ DDL = [
         ci_method VARCHAR,
         config JSON,
         config_hash VARCHAR,
-        eval_stats JSON
+        eval_stats JSON,
+        environment JSON
     )""",
     """CREATE TABLE IF NOT EXISTS item_results (
         run_id VARCHAR,
