@@ -13,6 +13,7 @@ stored row read (:class:`foilbench.store.shared.SharedStore`), so other runs on 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,8 @@ from typing import Any
 
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
-from foilbench.runner.cell import CellRecord, evaluate_cell, write_cell
+from foilbench.runner.cell import CellRecord, check_metadata, evaluate_cell, write_cell
+from foilbench.runner.hooks import Hooks, specs_only
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import note_lines
@@ -38,12 +40,13 @@ from foilbench.runner.setup import (
     decoding_once,
     load_benchmarks,
     load_models,
+    model_list,
     open_cache,
     spec_list,
 )
 from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.summary import build_summary
-from foilbench.runner.threads import configure_threads
+from foilbench.runner.threads import run_threads
 from foilbench.runner.writable import (
     WriteError,
     check_out,
@@ -73,14 +76,22 @@ class RunOutcome:
         return [r.run_id for r in self.records]
 
 
-def run(models: str | Iterable[str] | None = None,
+def run(models: Any = None,
         benchmarks: str | Iterable[str] | None = None, out: str | Path = DEFAULT_OUT, *,
         settings: RunSettings | None = None, report: bool = True, log: Log | None = None,
-        ray: Any = None, **options: Any) -> RunOutcome:
+        ray: Any = None, metadata: dict[str, Any] | None = None,
+        on_result: Callable[[CellRecord], Any] | None = None, **options: Any) -> RunOutcome:
     """Evaluate every model on every benchmark; store each run in ``OUT/foilbench.duckdb``.
 
     ``models`` and ``benchmarks`` are the specs ``foilbench run`` takes (default: the
-    embedded models and the ``synth`` suite). Settings come from ``settings``
+    embedded models and the ``synth`` suite); a model may also be an adapter object, e.g. a
+    model held in memory (``foilbench.from_open_clip(model, preprocess, tokenizer,
+    name="my-clip")``, docs/training.md), alone or mixed with specs. ``metadata`` (a dict of
+    JSON values, e.g. ``{"step": 1200}``) is stored with every run (``eval_stats`` and
+    provenance) and summary.json; ``on_result(record)`` is called with each stored
+    :class:`~foilbench.runner.cell.CellRecord` as soon as it is stored (a tracker's hook,
+    :mod:`foilbench.tracking`; what it raises propagates, the runs stored so far are kept).
+    torch's thread count is set for the run and set back after. Settings come from ``settings``
     (:class:`RunSettings`) with keyword ``options`` overriding it, e.g.
     ``run(["tiny-random"], ["tiny-builtin"], "/tmp/fb", n_boot=200, progress=False,
     report=False)``. Progress and warnings go to ``log(level, message)`` (default: the
@@ -90,46 +101,59 @@ def run(models: str | Iterable[str] | None = None,
     ``OUT/<batch_id>/summary.json`` (and ``report.html`` when ``report``) and returns a
     :class:`RunOutcome`.
     """
+    hooks = Hooks(check_metadata(metadata), on_result)
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
-        return _run(models, benchmarks, out, settings, log, report, ray, options, resume_gc)
+        return _run(models, benchmarks, out, settings, log, report, ray, options, resume_gc,
+                    hooks)
     finally:
         resume_gc()
 
 
-def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | None,
+def _run(models: Any, benchmarks: str | Iterable[str] | None,
          out: str | Path, settings: RunSettings | None, log: Log | None, report: bool,
-         ray: Any, options: dict[str, Any], resume_gc: Callable[[], None]) -> RunOutcome:
+         ray: Any, options: dict[str, Any], resume_gc: Callable[[], None],
+         hooks: Hooks) -> RunOutcome:
     settings = make_settings(settings, options)
     log = log or to_logging
     check_out(Path(out))
     usable_home(log)
     ray_options = as_options(ray)
-    model_specs = spec_list(models, "models")
-    if not model_specs:
-        model_specs = list(EMBEDDED_DEFAULTS)
-        log("info", f"default models: the embedded {', '.join(model_specs)}")
-    if ray_options is None:
-        configure_threads(settings.threads, log)
-        loaded = load_models(model_specs, settings)
-    else:  # loaded on the workers; only the specs are checked here
-        from foilbench.runner.ray_runs import check_model_specs
+    entries = model_list(models, "models")
+    if not entries:
+        entries = list(EMBEDDED_DEFAULTS)
+        log("info", f"default models: the embedded {', '.join(entries)}")
+    with contextlib.ExitStack() as scope:
+        if ray_options is None:
+            scope.enter_context(run_threads(settings.threads, log))
+            loaded = load_models(entries, settings)
+            model_specs = [name for name, _ in loaded]
+        else:  # loaded on the workers; only the specs are checked here
+            from foilbench.runner.ray_runs import check_model_specs
 
-        check_model_specs(model_specs)
-        loaded = []
+            model_specs = specs_only(entries, hooks)
+            check_model_specs(model_specs)
+            loaded = []
+        return _run_loaded(model_specs, loaded, benchmarks, out, settings, log, report,
+                           ray_options, resume_gc, hooks)
+
+
+def _run_loaded(model_specs: list[str], loaded: list, benchmarks: Any, out: str | Path,
+                settings: RunSettings, log: Log, report: bool, ray_options: Any,
+                resume_gc: Callable[[], None], hooks: Hooks) -> RunOutcome:
     bench_specs = spec_list(benchmarks, "benchmarks")
     if not bench_specs:
         bench_specs = [DEFAULT_SUITE]
         log("info", f"default benchmarks: the embedded {DEFAULT_SUITE!r} suite")
     # one display from here on: a first run's suite build shows on it, then the cells
-    progress = RunProgress(None, enabled=settings.progress, desc="foilbench run")
+    progress = RunProgress(None, enabled=settings.progress, desc="foilbench run", log=log)
     try:
         with decoding_once(loaded, settings, log) as prepared:
             benches = load_benchmarks(bench_specs, settings, progress.wrap(log),
                                       progress=progress, prepared=prepared)
             resume_gc()
             outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
-                                   Path(out), report, log, progress)
+                                   Path(out), report, log, progress, hooks)
             outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:
@@ -138,7 +162,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
 
 def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                  ray_options: Any, out_dir: Path, report: bool, log: Log,
-                 progress: RunProgress) -> RunOutcome:
+                 progress: RunProgress, hooks: Hooks) -> RunOutcome:
     batch_id = new_batch_id()
     batch_dir = out_dir / batch_id
     db_path = out_dir / DB_FILE
@@ -147,7 +171,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
                 in_progress(db_path, "run"):
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
-                              batch_id, batch_dir, db_path, report, log, progress)
+                              batch_id, batch_dir, db_path, report, log, progress, hooks)
     except WriteError:
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
@@ -156,7 +180,8 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
 
 def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                ray_options: Any, out_dir: Path, batch_id: str, batch_dir: Path,
-               db_path: Path, report: bool, log: Log, progress: RunProgress) -> RunOutcome:
+               db_path: Path, report: bool, log: Log, progress: RunProgress,
+               hooks: Hooks) -> RunOutcome:
     """Every cell evaluated and stored (on the run's one display), then summary.json and the
     report."""
     cache = open_cache(settings, log)
@@ -171,6 +196,8 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                                      options=ray_options, batch_id=batch_id, log=log,
                                      revision=revision)
         loaded = []
+        for record in records:
+            hooks.deliver(record)
     progress.set_total(len(loaded) * len(benches))
     shown = progress.wrap(log)
     try:
@@ -181,8 +208,10 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                                      progress=progress, log=shown)
                 for line in note_lines(cell.result.stats):
                     shown("warning", f"{spec} on {bench.name}: {line}")
-                records.append(write_cell(store, cell, batch_id=batch_id))
+                records.append(write_cell(store, cell, batch_id=batch_id,
+                                          metadata=hooks.metadata))
                 progress.cell_done()
+                hooks.deliver(records[-1])
     finally:
         progress.close()
     with contained_warnings(log):
@@ -190,6 +219,8 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     provenance = collect_provenance(seed=settings.seed, n_boot=settings.n_boot,
                                     ci_method=settings.ci_method, revision=revision,
                                     extra={"unit": settings.unit})
+    if hooks.metadata:
+        provenance["metadata"] = hooks.metadata
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
                             records=records, reference=reference)
     summary_path = batch_dir / "summary.json"
