@@ -9,8 +9,8 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
+from foilbench.cli.log_level import log_from
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
-from foilbench.cli.run_output import console_log
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
 from foilbench.scoring.prepared import summary_line
@@ -43,7 +43,7 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     err = Console(stderr=True)
     ray = ray_from(options)
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
-                        log=console_log(err), ray=ray)
+                        log=log_from(options, err), ray=ray)
     click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "
