@@ -89,6 +89,16 @@ def test_from_hf_scores_equal_the_spec_path(tmp_path):
     got = scores_of(out)
     np.testing.assert_allclose(got["live-hf"], got[f"hf:{folder}"], atol=1e-6, rtol=0)
     assert live.info.fingerprint.startswith("hf-live-sha256:")
+    from transformers import CLIPProcessor
+
+    processor = CLIPProcessor(image_processor=live.image_processor, tokenizer=live.tokenizer)
+    model.train()
+    again = foilbench.from_hf(model, processor, name="live-hf")  # a processor does the same
+    assert again.info.fingerprint == live.info.fingerprint
+    again.embed_texts(["a red cube"])
+    assert model.training  # given back in train mode
+    with pytest.raises(ModelError, match="image_processor and tokenizer"):
+        foilbench.from_hf(model, None)
 
 
 def test_the_model_is_evaluated_in_eval_mode_without_grad_and_left_as_found(tiny_clip):
