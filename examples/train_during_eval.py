@@ -166,9 +166,12 @@ def main(argv: list[str] | None = None) -> list[tuple]:
             loss.backward()
             optimizer.step()
             if step % args.every == 0:
+                # use_cache=False: each checkpoint is evaluated once, so its embeddings
+                # would only fill the cache (they could never be reused: new weights,
+                # new fingerprint)
                 outcome = runner.run([live], [args.benchmark], args.out, report=False,
                                      n_boot=args.n_boot, metadata={"step": step},
-                                     on_result=on_result)
+                                     on_result=on_result, use_cache=False)
                 entry = outcome.summary["runs"][0]
                 metric = "group" if "group" in entry["metrics"] else next(
                     iter(entry["metrics"]))

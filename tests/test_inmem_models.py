@@ -192,6 +192,7 @@ def test_sweep_accepts_adapter_objects_and_resumes_by_fingerprint(tmp_path):
      "two models are named 'same'"),
     ([_constant("m", [1.0, 0.0])], {"precision": "bf16"}, "cannot switch precision"),
     ([_constant("m", [1.0, 0.0])], {"ray": "local"}, "held in memory"),
+    (["tiny-random"], {"ray": "local", "metadata": {"step": 1}}, "in-process runner"),
     (["tiny-random"], {"metadata": {"step": object()}}, "metadata must hold JSON"),
     (["tiny-random"], {"metadata": {1: 2}}, "string keys"),
     (["tiny-random"], {"on_result": "wandb"}, "on_result must be a function"),
