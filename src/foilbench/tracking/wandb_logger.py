@@ -18,12 +18,14 @@ class WandbLogger:
 
     def __init__(self, run: Any = None, *, prefix: str = "foilbench",
                  key: str = DEFAULT_KEY) -> None:
-        from foilbench.extras import require
+        if run is None:  # the active run: only then is wandb needed here
+            from foilbench.extras import require
 
-        require("wandb", what="WandbLogger")
-        import wandb
+            require("wandb", what="WandbLogger")
+            import wandb
 
-        self.run = run if run is not None else wandb.run
+            run = wandb.run
+        self.run = run
         if self.run is None:
             raise FoilbenchError("WandbLogger: no W&B run is active; call wandb.init(...) "
                                  "first (mode='offline' to log without a server) or pass "
