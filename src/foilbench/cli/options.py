@@ -20,7 +20,7 @@ from foilbench.stats.units import DEFAULT_UNIT, UNIT_SETTINGS
 
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
                    "allow_partial", "cache_dir", "no_cache", "quiet", "threads",
-                   "precision", "unit")
+                   "precision", "unit", "force_progress")
 
 
 def evaluation_options(*, specs_required: bool,
@@ -89,6 +89,13 @@ def evaluation_options(*, specs_required: bool,
         click.option("--no-cache", is_flag=True,
                      help="Do not read or write the embedding cache."),
         click.option("--quiet", is_flag=True, help="No progress bar."),
+        click.option("--progress", "force_progress", is_flag=True,
+                     help="Progress bars even when stderr is not a terminal (default: bars "
+                          "on a terminal; in a pipe or CI log one plain line per stage)."),
+        click.option("--log-level", default="info", show_default=True,
+                     type=click.Choice(("debug", "info", "warning", "error")),
+                     help="Least important message shown (also the level of the "
+                          "'foilbench' logger)."),
         click.option("--threads", default=0, show_default=True, type=click.IntRange(min=0),
                      help="torch threads; 0 = the CPUs this process may use minus the load "
                           "of other processes (OMP_NUM_THREADS, when set, is used instead)."),
@@ -108,7 +115,8 @@ def settings_from(params: dict[str, Any]) -> RunSettings:
     return RunSettings(device=p["device"], dtype=p["dtype"], batch_size=p["batch_size"],
                        n_boot=p["n_boot"], seed=p["seed"], ci_method=p["ci_method"],
                        allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
-                       use_cache=not p["no_cache"], progress=not p["quiet"],
+                       use_cache=not p["no_cache"],
+                       progress=False if p["quiet"] else (True if p["force_progress"] else None),
                        threads=p["threads"],
                        precision=p["precision"], unit=p["unit"])
 

@@ -42,13 +42,14 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
     # imported here, not at module level, so `foilbench run --help` stays light
     from rich.console import Console
 
-    from foilbench.cli.run_output import console_log, print_autocomp, print_tables
+    from foilbench.cli.log_level import log_from
+    from foilbench.cli.run_output import print_autocomp, print_tables
     from foilbench.runner import run as run_benchmarks
     err = Console(stderr=True)
     ray = ray_from(options)
     config = options.pop("config_file")
     outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),
-                             report=not no_report, log=console_log(err), ray=ray,
+                             report=not no_report, log=log_from(options, err), ray=ray,
                              config=config, rerun=rerun)
     print_tables(Console(), outcome.records, outcome.reference)
     for rec in outcome.records:

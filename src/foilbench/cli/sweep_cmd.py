@@ -10,8 +10,8 @@ import click
 from rich.console import Console
 
 from foilbench.cli.config_option import config_option
+from foilbench.cli.log_level import log_from
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
-from foilbench.cli.run_output import console_log
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
 from foilbench.scoring.prepared import summary_line
@@ -47,7 +47,7 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     ray = ray_from(options)
     config = options.pop("config_file")
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
-                        log=console_log(err), ray=ray, config=config)
+                        log=log_from(options, err), ray=ray, config=config)
     click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
     if outcome.comparisons is not None and not outcome.comparisons.empty:
         from foilbench.report.comparisons import markdown as comparisons_markdown

@@ -18,8 +18,10 @@ import pandas as pd
 from foilbench.analysis.compass import compass_tables, markdown_table
 from foilbench.data.format import Benchmark
 from foilbench.evaluation import Evaluation, RunRecord, evaluate_run, run_config_hash, store_run
+from foilbench.models.live import refresh_fingerprint
 from foilbench.runner.log import Log, contained_warnings
 from foilbench.runner.notes import cell_notes
+from foilbench.runner.progress import bars_wanted
 from foilbench.runner.settings import RunSettings
 from foilbench.runner.setup import ensure_checksum
 from foilbench.scoring.result import EvalResult
@@ -61,7 +63,8 @@ def evaluate_cell(adapter: Any, bench: Benchmark, settings: RunSettings | None =
 
     def run(model: Any) -> Evaluation:
         return evaluate_run(model, bench, cache=cache, batch_size=settings.batch_size,
-                            progress=settings.progress if progress is None else progress,
+                            progress=bars_wanted(settings.progress) if progress is None
+                            else progress,
                             revision=revision, **settings.scoring())
 
     with contained_warnings(log) if log is not None else contextlib.nullcontext():
@@ -78,8 +81,14 @@ def evaluate_cell(adapter: Any, bench: Benchmark, settings: RunSettings | None =
     return CellResult(evaluation, compass)
 
 
-def write_cell(store: Any, cell: CellResult, *, batch_id: str | None = None) -> CellRecord:
-    """Store one computed cell (run, items, outcomes, metrics, COMPASS tables) atomically."""
+def write_cell(store: Any, cell: CellResult, *, batch_id: str | None = None,
+               metadata: dict[str, Any] | None = None) -> CellRecord:
+    """Store one computed cell (run, items, outcomes, metrics, COMPASS tables) atomically.
+    ``metadata`` (the caller's, e.g. a training step: :func:`check_metadata`) is stored with
+    the run's stats (``eval_stats["metadata"]``) and provenance."""
+    if metadata:
+        cell.evaluation.result.stats["metadata"] = dict(metadata)
+        cell.evaluation.provenance["metadata"] = dict(metadata)
     rec = store_run(store, cell.evaluation, batch_id=batch_id, compass=cell.compass)
     return CellRecord(rec.run_id, rec.result, rec.metrics, rec.provenance, cell.compass)
 
@@ -88,6 +97,7 @@ def finished_run(store: Any, adapter: Any, bench: Benchmark,
                  settings: RunSettings) -> str | None:
     """The stored run of this (model fingerprint, benchmark checksum, scoring settings), if
     one finished before; a resumed sweep reuses it instead of recomputing."""
+    refresh_fingerprint(adapter)  # a model held in memory: its weights as they are now
     fingerprint = adapter.info.fingerprint
     if settings.precision:  # the stored run carries the low-precision model's fingerprint
         from foilbench.scoring.precision import PRECISIONS
@@ -112,3 +122,22 @@ def compass_summary(result: EvalResult) -> dict[str, Any] | None:
             "skill_load_markdown": tables["table3_markdown"] + tables["table3_note"] + "\n",
             "dropped_incomplete": tables["dropped_incomplete"],
             "dropped_k": tables["dropped_k"]}
+
+
+def check_metadata(metadata: Any) -> dict[str, Any] | None:
+    """``metadata`` as a plain dict of JSON values with string keys (None stays None), or a
+    :class:`RunnerError` naming what is wrong."""
+    import json
+
+    from foilbench.runner.settings import RunnerError
+
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+        raise RunnerError(f"metadata must be a dict with string keys, got "
+                          f"{type(metadata).__name__}")
+    try:
+        return json.loads(json.dumps(metadata, allow_nan=False))
+    except (TypeError, ValueError) as e:
+        raise RunnerError(f"metadata must hold JSON values (numbers, strings, lists, "
+                          f"dicts): {e}") from None

@@ -8,6 +8,12 @@ so warnings never land inside the bar. The display opens before the benchmarks a
 (``total=None``: cells not known yet), so a first run's one-time build of the embedded suite
 (:mod:`foilbench.construct.suite`) shows its parts on it too; :meth:`RunProgress.set_total`
 then gives the number of cells.
+
+Bars are for a terminal. ``enabled=None`` (the default setting, ``RunSettings.progress``)
+draws them only when stderr is one (:func:`bars_wanted`); in a pipe, a CI log or a notebook
+capture the display writes no ``\r`` frames and logs one plain line per cell and per stage
+instead (at ``info``, through the run's ``log``). ``True`` asks for bars anyway; ``False``
+shows neither (the cell lines stay).
 """
 
 from __future__ import annotations
@@ -36,14 +42,41 @@ class _Stage:
         self.owner.show("", force=True)
 
 
-class RunProgress:
-    """The run's display over ``total`` cells (disabled: every call does nothing)."""
+def bars_wanted(setting: bool | None) -> bool:
+    """Whether to draw bars: ``setting`` when given, else whether stderr is a terminal."""
+    if setting is not None:
+        return bool(setting)
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):  # replaced or closed stream
+        return False
 
-    def __init__(self, total: int | None, enabled: bool = True, desc: str = "foilbench") -> None:
-        self.enabled = enabled and (total is None or total > 0)
+
+class _Line:
+    """A stage in a pipe: one line when it starts, nothing after."""
+
+    def __init__(self, log: Log, label: str, total: int) -> None:
+        log("info", f"{label}: {total:,} to encode")
+
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class RunProgress:
+    """The run's display over ``total`` cells: bars on a terminal, lines through ``log`` in a
+    pipe (module docstring; disabled: every call does nothing)."""
+
+    def __init__(self, total: int | None, enabled: bool | None = True,
+                 desc: str = "foilbench", log: Log | None = None) -> None:
+        bars = bars_wanted(enabled)
+        self._lines = log if (enabled is None and not bars) else None
+        self.enabled = (bars or self._lines is not None) and (total is None or total > 0)
         self._bar = None
         self._last = 0.0
-        if self.enabled:
+        if self.enabled and bars:
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=desc, unit="cell", file=sys.stderr,
@@ -63,6 +96,8 @@ class RunProgress:
 
     def stage(self, label: str, total: int) -> _Stage | Any:
         """A handle the engine updates as it encodes ``total`` inputs (the sink protocol)."""
+        if self._bar is None and self._lines is not None:
+            return _Line(self._lines, label, total)
         return _Stage(self, label, total)
 
     def show(self, text: str, force: bool = False) -> None:
@@ -106,6 +141,7 @@ class RunProgress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        self._lines = None
 
     def __bool__(self) -> bool:  # the engine's "show progress?" test
         return self.enabled

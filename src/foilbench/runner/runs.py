@@ -13,6 +13,7 @@ stored row read (:class:`foilbench.store.shared.SharedStore`), so other runs on 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,15 @@ from typing import Any
 from foilbench.display import safe_text
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
-from foilbench.runner.cell import CellRecord, evaluate_cell, finished_run, write_cell
+from foilbench.runner.cell import (
+    CellRecord,
+    check_metadata,
+    evaluate_cell,
+    finished_run,
+    write_cell,
+)
 from foilbench.runner.config import resolved_config
+from foilbench.runner.hooks import Hooks, specs_only
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import warning_lines
@@ -41,12 +49,13 @@ from foilbench.runner.setup import (
     decoding_once,
     load_benchmarks,
     load_models,
+    model_list,
     open_cache,
     spec_list,
 )
 from foilbench.runner.startup_gc import pause as pause_gc
 from foilbench.runner.summary import build_summary
-from foilbench.runner.threads import configure_threads
+from foilbench.runner.threads import run_threads
 from foilbench.runner.writable import (
     check_out,
     sentences,
@@ -75,12 +84,13 @@ class RunOutcome:
         return [r.run_id for r in self.records]
 
 
-def run(models: str | Iterable[str] | None = None,
+def run(models: Any = None,
         benchmarks: str | Iterable[str] | None = None, out: str | Path | None = None, *,
         settings: RunSettings | None = None, report: bool | None = None,
         log: Log | None = None, ray: Any = None,
         config: str | Path | Mapping[str, Any] | None = None, rerun: bool = False,
-        **options: Any) -> RunOutcome:
+        metadata: dict[str, Any] | None = None,
+        on_result: Callable[[CellRecord], Any] | None = None, **options: Any) -> RunOutcome:
     """Evaluate every model on every benchmark; store each run in ``OUT/foilbench.duckdb``.
 
     A run already stored with the same model fingerprint, benchmark checksum and settings is
@@ -88,7 +98,14 @@ def run(models: str | Iterable[str] | None = None,
     it again and marks the new run a repeat.
 
     ``models`` and ``benchmarks`` are the specs ``foilbench run`` takes (default: the
-    embedded models and the ``synth`` suite). Settings come from ``settings``
+    embedded models and the ``synth`` suite); a model may also be an adapter object, e.g. a
+    model held in memory (``foilbench.from_open_clip(model, preprocess, tokenizer,
+    name="my-clip")``, docs/training.md), alone or mixed with specs. ``metadata`` (a dict of
+    JSON values, e.g. ``{"step": 1200}``) is stored with every run (``eval_stats`` and
+    provenance) and summary.json; ``on_result(record)`` is called with each stored
+    :class:`~foilbench.runner.cell.CellRecord` as soon as it is stored (a tracker's hook,
+    :mod:`foilbench.tracking`; what it raises propagates, the runs stored so far are kept).
+    torch's thread count is set for the run and set back after. Settings come from ``settings``
     (:class:`RunSettings`) with keyword ``options`` overriding it, e.g.
     ``run(["tiny-random"], ["tiny-builtin"], "/tmp/fb", n_boot=200, progress=False,
     report=False)``. Progress and warnings go to ``log(level, message)`` (default: the
@@ -99,7 +116,8 @@ def run(models: str | Iterable[str] | None = None,
     :class:`RunOutcome`.
 
     Args:
-        models: Model specs (``@FILE`` reads a list file); default the embedded models.
+        models: Model specs (``@FILE`` reads a list file) or adapter objects (a model held
+            in memory: ``foilbench.from_open_clip``/``from_hf``); default the embedded models.
         benchmarks: Benchmark specs (``@FILE`` too); default the ``synth`` suite.
         out: Results folder (default ``foilbench-runs``).
         settings: A :class:`RunSettings`; replaces the config file's settings.
@@ -109,6 +127,9 @@ def run(models: str | Iterable[str] | None = None,
         config: A ``run`` config (TOML/YAML path or dict, the CLI's option names, see
             docs/config.md); arguments given here override it. The resolved config is
             stored in ``summary.json``'s ``provenance.run_config``.
+        rerun: Compute a run again although an identical one is stored (marked a repeat).
+        metadata: JSON values stored with every run (e.g. ``{"step": 1200}``).
+        on_result: Called with each stored :class:`CellRecord` as soon as it is stored.
         **options: Single :class:`RunSettings` fields overriding the rest.
 
     Returns:
@@ -116,6 +137,7 @@ def run(models: str | Iterable[str] | None = None,
     """
     from foilbench.runner.config import merged
 
+    hooks = Hooks(check_metadata(metadata), on_result)
     args = merged(config, "run", models=models, benchmarks=benchmarks, out=out,
                   settings=settings, ray=ray, report=report)
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
@@ -126,40 +148,51 @@ def run(models: str | Iterable[str] | None = None,
         with in_progress(Path(args.out) / DB_FILE, "run"):
             return _run(args.models, args.benchmarks, args.out, args.settings, log,
                         args.report, args.ray, {**options, "rerun": rerun}, resume_gc,
-                        args.loaded)
+                        hooks, args.loaded)
     finally:
         resume_gc()
 
 
-def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | None,
+def _run(models: Any, benchmarks: str | Iterable[str] | None,
          out: str | Path, settings: RunSettings | None, log: Log | None, report: bool,
          ray: Any, options: dict[str, Any], resume_gc: Callable[[], None],
-         config_file: Any = None) -> RunOutcome:
+         hooks: Hooks, config_file: Any = None) -> RunOutcome:
     rerun = bool(options.pop("rerun", False))
     settings = make_settings(settings, options)
     log = log or to_logging
     check_out(Path(out))
     usable_home(log)
     ray_options = as_options(ray)
-    model_specs = spec_list(models, "models")
-    if not model_specs:
-        model_specs = list(EMBEDDED_DEFAULTS)
-        log("info", f"default models: the embedded {', '.join(model_specs)}")
+    entries = model_list(models, "models")
+    if not entries:
+        entries = list(EMBEDDED_DEFAULTS)
+        log("info", f"default models: the embedded {', '.join(entries)}")
     bench_specs = spec_list(benchmarks, "benchmarks")
     check_folders_first(bench_specs, settings)  # before any model loads
-    if ray_options is None:
-        configure_threads(settings.threads, log)
-        loaded = load_models(model_specs, settings)
-    else:  # loaded on the workers; only the specs are checked here
-        from foilbench.runner.ray_runs import check_model_specs
+    with contextlib.ExitStack() as scope:
+        if ray_options is None:
+            scope.enter_context(run_threads(settings.threads, log))
+            loaded = load_models(entries, settings)
+            model_specs = [name for name, _ in loaded]
+        else:  # loaded on the workers; only the specs are checked here
+            from foilbench.runner.ray_runs import check_model_specs
 
-        check_model_specs(model_specs)
-        loaded = []
+            model_specs = specs_only(entries, hooks)
+            check_model_specs(model_specs)
+            loaded = []
+        return _run_loaded(model_specs, loaded, bench_specs, out, settings, log, report,
+                           ray_options, resume_gc, hooks, config_file, rerun)
+
+
+def _run_loaded(model_specs: list[str], loaded: list, bench_specs: list[str],
+                out: str | Path, settings: RunSettings, log: Log, report: bool,
+                ray_options: Any, resume_gc: Callable[[], None], hooks: Hooks,
+                config_file: Any, rerun: bool) -> RunOutcome:
     if not bench_specs:
         bench_specs = [DEFAULT_SUITE]
         log("info", f"default benchmarks: the embedded {DEFAULT_SUITE!r} suite")
     # one display from here on: a first run's suite build shows on it, then the cells
-    progress = RunProgress(None, enabled=settings.progress, desc="foilbench run")
+    progress = RunProgress(None, enabled=settings.progress, desc="foilbench run", log=log)
     try:
         with decoding_once(loaded, settings, log) as prepared:
             benches = load_benchmarks(bench_specs, settings, progress.wrap(log),
@@ -169,7 +202,8 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
                 models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
                 ray=ray_options, extra={"no_report": not report}, loaded=config_file)
             outcome = _store_cells(model_specs, loaded, benches, settings, ray_options,
-                                   Path(out), report, log, progress, run_config, rerun)
+                                   Path(out), report, log, progress, run_config, hooks,
+                                   rerun)
             outcome.preparation = prepared.summary() if prepared is not None else None
             return outcome
     finally:
@@ -178,7 +212,7 @@ def _run(models: str | Iterable[str] | None, benchmarks: str | Iterable[str] | N
 
 def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                  ray_options: Any, out_dir: Path, report: bool, log: Log,
-                 progress: RunProgress, run_config: dict[str, Any],
+                 progress: RunProgress, run_config: dict[str, Any], hooks: Hooks,
                  rerun: bool = False) -> RunOutcome:
     batch_id = new_batch_id()
     batch_dir = out_dir / batch_id
@@ -189,7 +223,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
             batch_dir.mkdir(parents=True, exist_ok=True)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log, progress,
-                              run_config, rerun)
+                              run_config, hooks, rerun)
     except BaseException:  # a full disk, a store error, an interrupt
         if batch_dir.is_dir() and not any(batch_dir.iterdir()):
             batch_dir.rmdir()  # nothing of this batch was written: leave no empty folder
@@ -199,7 +233,7 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
 def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: RunSettings,
                ray_options: Any, out_dir: Path, batch_id: str, batch_dir: Path,
                db_path: Path, report: bool, log: Log, progress: RunProgress,
-               run_config: dict[str, Any], rerun: bool = False) -> RunOutcome:
+               run_config: dict[str, Any], hooks: Hooks, rerun: bool = False) -> RunOutcome:
     """Every cell evaluated and stored (on the run's one display), then summary.json and the
     report."""
     cache = open_cache(settings, log)
@@ -214,6 +248,8 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                                      options=ray_options, batch_id=batch_id, log=log,
                                      revision=revision)
         loaded = []
+        for record in records:
+            hooks.deliver(record)
     progress.set_total(len(loaded) * len(benches))
     shown = progress.wrap(log)
     try:
@@ -222,7 +258,8 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                 # (no store yet: nothing to reuse, and none is created before a cell is)
                 stored = finished_run(store, adapter, bench, settings) \
                     if db_path.exists() else None
-                if stored is not None and not rerun:
+                # a run given metadata (a training step) is that step's own record
+                if stored is not None and not rerun and not hooks.metadata:
                     shown("info", reused_message(spec, bench.name, stored))
                     records.append(stored_record(store, stored, adapter, bench))
                     progress.cell_done()
@@ -235,8 +272,10 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                     cell.result.stats[REPEAT_KEY] = stored
                 for line in warning_lines(cell.result.stats):
                     shown("warning", f"{spec} on {bench.name}: {line}")
-                records.append(write_cell(store, cell, batch_id=batch_id))
+                records.append(write_cell(store, cell, batch_id=batch_id,
+                                          metadata=hooks.metadata))
                 progress.cell_done()
+                hooks.deliver(records[-1])
     finally:
         progress.close()
     with contained_warnings(log):
@@ -245,6 +284,8 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                                     ci_method=settings.ci_method, revision=revision,
                                     extra={"unit": settings.unit}, device=settings.device)
     provenance["run_config"] = run_config  # what ran, as config keys (runner/config.py)
+    if hooks.metadata:
+        provenance["metadata"] = hooks.metadata
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
                             records=records, reference=reference)
     summary_path = batch_dir / "summary.json"

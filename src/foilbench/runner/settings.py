@@ -67,7 +67,7 @@ class RunSettings:
     allow_partial: bool = False
     cache_dir: str | Path | None = None
     use_cache: bool = True
-    progress: bool = True
+    progress: bool | None = None  # None: bars on a terminal, plain lines in a pipe
     threads: int = 0  # torch threads; 0 = chosen from the usable CPUs and load (runner.threads)
     share_preparation: bool = True  # images prepared once per preprocessing (scoring/prepared)
     precision: str | None = None  # "bf16"/"fp16": also a float32 pass, changed outcomes reported

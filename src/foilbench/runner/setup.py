@@ -64,10 +64,76 @@ def check_folders_first(specs: Sequence[str], settings: RunSettings) -> None:
                                  + format_problems(problems))
 
 
-def load_models(specs: Sequence[str], settings: RunSettings) -> list[tuple[str, Any]]:
-    """``(spec, adapter)`` per spec, on the settings' device and dtype."""
-    return [(spec, resolve_model(spec, device=settings.device, dtype=settings.dtype))
-            for spec in specs]
+def model_list(models: Any, what: str = "models") -> list[Any]:
+    """Spec strings and adapter objects (a model held in memory: ``foilbench.from_open_clip``,
+    ``from_hf``, a :class:`~foilbench.models.base.CallableDualEncoder`, any adapter), in
+    order; a lone string or object is one model."""
+    if models is None:
+        return []
+    single = isinstance(models, str) or hasattr(models, "info") \
+        or hasattr(models, "state_dict")  # a torch container is iterable: one (bad) entry
+    if single or not isinstance(models, Iterable):
+        models = [models]
+    from foilbench.configfile import expand_specs
+
+    out: list[Any] = []
+    for entry in models:
+        if isinstance(entry, str):
+            out += expand_specs([entry])  # an @FILE list file in place
+        else:
+            adapter_name(entry, what)
+            out.append(entry)
+    return out
+
+
+def adapter_name(adapter: Any, what: str = "models") -> str:
+    """The display name of an adapter object (its ``info.spec``), checked: it must be an
+    adapter of a known family with a non-empty one-line name and fingerprint."""
+    from foilbench.errors import ModelError
+    from foilbench.models.base import family_of
+    from foilbench.models.live import display_name
+
+    info = getattr(adapter, "info", None)
+    if info is None:
+        raise RunnerError(f"{what} must be spec strings or model adapters, got "
+                          f"{type(adapter).__name__} (wrap a live model with "
+                          "foilbench.from_open_clip or foilbench.from_hf)")
+    try:
+        family_of(adapter)
+        spec = getattr(info, "spec", None)
+        name = display_name(spec if spec is not None else "", "")
+    except ModelError as e:
+        raise RunnerError(f"{what}: {type(adapter).__name__}: {e}") from None
+    fingerprint = getattr(info, "fingerprint", None)
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise RunnerError(f"{what}: {name} has no fingerprint (info.fingerprint must be a "
+                          "non-empty string that changes whenever its scores could)")
+    return name
+
+
+def load_models(entries: Sequence[Any], settings: RunSettings) -> list[tuple[str, Any]]:
+    """``(name, adapter)`` per entry: a spec string is built on the settings' device and
+    dtype; an adapter object is used as it is (its own device and dtype) under its
+    ``info.spec``. Two entries may not share a name when one of them is an object (their
+    rows would merge in a matrix)."""
+    loaded = [(entry, resolve_model(entry, device=settings.device, dtype=settings.dtype))
+              if isinstance(entry, str) else (adapter_name(entry), entry) for entry in entries]
+    objects = {name for entry, (name, _) in zip(entries, loaded, strict=True)
+               if not isinstance(entry, str)}
+    names = [name for name, _ in loaded]
+    clash = sorted({n for n in objects if names.count(n) > 1})
+    if clash:
+        raise RunnerError(f"two models are named {clash[0]!r}; give each model held in "
+                          "memory its own name= (it labels its rows in the store and matrix)")
+    if settings.precision:
+        fixed = [name for (name, adapter), entry in zip(loaded, entries, strict=True)
+                 if not isinstance(entry, str) and not callable(getattr(adapter, "set_dtype",
+                                                                        None))]
+        if fixed:
+            raise RunnerError(f"precision={settings.precision!r}: {fixed[0]} is held in "
+                              "memory and cannot switch precision (it would cast your model); "
+                              "leave precision unset")
+    return loaded
 
 
 @contextlib.contextmanager
@@ -91,7 +157,9 @@ def load_benchmarks(specs: Sequence[str], settings: RunSettings, log: Log,
     ``progress``: the run's display, where a suite built on first use shows its parts (None:
     bars of their own when ``settings.progress``). ``prepared``: the run's shared
     preparation (:func:`decoding_once`), which validation's pixel check decodes into."""
-    shown = settings.progress if progress is None else progress
+    from foilbench.runner.progress import bars_wanted
+
+    shown = bars_wanted(settings.progress) if progress is None else progress
     check = prepared.check_pixels if prepared is not None else None
     with pixels_checked_by(check):
         benches = [b for spec in specs

@@ -11,6 +11,7 @@ and LaTeX under ``OUT/sweep-<id>/``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +23,10 @@ from foilbench.analysis import matrix
 from foilbench.display import safe_text
 from foilbench.errors import FoilbenchError
 from foilbench.provenance import git_revision
-from foilbench.runner.cell import evaluate_cell, finished_run, write_cell
+from foilbench.runner.cell import check_metadata, evaluate_cell, finished_run, write_cell
 from foilbench.runner.cell_lock import cell_lock
 from foilbench.runner.config import resolved_config
+from foilbench.runner.hooks import Hooks, specs_only
 from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import warning_lines
@@ -38,11 +40,12 @@ from foilbench.runner.setup import (
     ensure_checksum,
     load_benchmarks,
     load_models,
+    model_list,
     open_cache,
     spec_list,
 )
 from foilbench.runner.startup_gc import pause as pause_gc
-from foilbench.runner.threads import configure_threads
+from foilbench.runner.threads import run_threads
 from foilbench.runner.writable import check_out, sentences, usable_home, write_text
 from foilbench.store.db import new_batch_id, to_json
 from foilbench.store.shared import SharedStore
@@ -87,17 +90,18 @@ class SweepOutcome:
 
 def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
                 settings: RunSettings, batch_id: str, log: Log, failures: list[str],
-                progress: RunProgress | None = None) -> pd.DataFrame:
+                progress: RunProgress | None = None, hooks: Hooks | None = None
+                ) -> pd.DataFrame:
     """See :func:`_sweep_cells`; one progress display for all cells (``progress``: the
     sweep's display, opened before its benchmarks were loaded; else one of its own)."""
     own = progress is None
-    display = RunProgress(None, enabled=settings.progress, desc="foilbench sweep") \
-        if progress is None else progress
+    display = RunProgress(None, enabled=settings.progress, desc="foilbench sweep",
+                          log=log) if progress is None else progress
     display.set_total(len(loaded) * len(benches))
     try:
         return _sweep_cells(loaded, benches, store, cache=cache, settings=settings,
                             batch_id=batch_id, log=display.wrap(log), failures=failures,
-                            progress=display)
+                            progress=display, hooks=hooks or Hooks())
     finally:
         if own:
             display.close()
@@ -105,7 +109,7 @@ def sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cac
 
 def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, cache: Any,
                  settings: RunSettings, batch_id: str, log: Log,
-                 failures: list[str], progress: RunProgress) -> pd.DataFrame:
+                 failures: list[str], progress: RunProgress, hooks: Hooks) -> pd.DataFrame:
     """Evaluate or reuse every (model, benchmark); one matrix row per pair.
 
     A pair whose evaluation raises a :class:`FoilbenchError` is named in ``failures`` and left
@@ -135,8 +139,10 @@ def _sweep_cells(loaded: list[tuple[str, Any]], benches: list, store: Any, *, ca
                         continue
                     for line in warning_lines(cell.result.stats):
                         log("warning", f"{spec} on {bench.name}: {line}")
-                    record = write_cell(store, cell, batch_id=batch_id)
+                    record = write_cell(store, cell, batch_id=batch_id,
+                                        metadata=hooks.metadata)
                     run_id, metrics = record.run_id, record.metrics
+                    hooks.deliver(record)
             progress.cell_done()
             rows.append({"model": spec, "benchmark": bench.name,
                          **matrix.cell_from_metrics(metrics, bench.manifest.primary_metric),
@@ -167,12 +173,13 @@ def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
     return paths
 
 
-def sweep(models: str | Iterable[str] | None = None,
+def sweep(models: Any = None,
           benchmarks: str | Iterable[str] | None = None,
           out: str | Path | None = None, *, db: str | Path | None = None,
           settings: RunSettings | None = None, log: Log | None = None,
           ray: Any = None, config: str | Path | Mapping[str, Any] | None = None,
-          **options: Any) -> SweepOutcome:
+          metadata: dict[str, Any] | None = None,
+          on_result: Callable[[Any], Any] | None = None, **options: Any) -> SweepOutcome:
     """Every model on every benchmark, reusing finished runs in ``db`` (default
     ``OUT/foilbench.duckdb``); the matrix goes to the store and ``OUT/sweep-<id>/``.
 
@@ -180,10 +187,11 @@ def sweep(models: str | Iterable[str] | None = None,
     listed in :attr:`SweepOutcome.failures` (the CLI then exits non-zero). ``ray`` (an
     address, ``"local"``, ``True`` or :class:`~foilbench.runner.ray_cluster.RayOptions`)
     computes the cells on Ray workers (:mod:`foilbench.runner.ray_runs`); the stored rows are
-    the same.
+    the same. Models held in memory, ``metadata`` and ``on_result`` as in ``run`` (a reused
+    cell, already stored, is not passed to ``on_result``).
 
     Args:
-        models: Model specs (``@FILE`` reads a list file); at least one.
+        models: Model specs (``@FILE`` reads a list file) or adapter objects; at least one.
         benchmarks: Benchmark specs (``@FILE`` too); at least one.
         out: Folder of the database and ``sweep-<id>/`` (default ``foilbench-runs``).
         db: Results database (default ``OUT/foilbench.duckdb``).
@@ -193,6 +201,8 @@ def sweep(models: str | Iterable[str] | None = None,
         config: A ``sweep`` config (TOML/YAML path or dict, the CLI's option names, see
             docs/config.md); arguments given here override it. The resolved config is
             written to ``sweep-<id>/run_config.json``.
+        metadata: JSON values stored with every computed run.
+        on_result: Called with each stored cell record as soon as it is stored.
         **options: Single :class:`RunSettings` fields overriding the rest.
 
     Returns:
@@ -200,24 +210,25 @@ def sweep(models: str | Iterable[str] | None = None,
     """
     from foilbench.runner.config import merged
 
+    hooks = Hooks(check_metadata(metadata), on_result)
     args = merged(config, "sweep", models=models, benchmarks=benchmarks, out=out,
                   settings=settings, ray=ray, db=db)
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
         return _start(args.models, args.benchmarks, args.out, args.db, args.settings, log,
-                      args.ray, options, resume_gc, args.loaded)
+                      args.ray, options, resume_gc, hooks, args.loaded)
     finally:
         resume_gc()
 
 
-def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: str | Path,
+def _start(models: Any, benchmarks: str | Iterable[str], out: str | Path,
            db: str | Path | None, settings: RunSettings | None, log: Log | None, ray: Any,
-           options: dict[str, Any], resume_gc: Callable[[], None],
+           options: dict[str, Any], resume_gc: Callable[[], None], hooks: Hooks,
            config_file: Any = None) -> SweepOutcome:
     settings = make_settings(settings, options)
     log = log or to_logging
-    model_specs, bench_specs = spec_list(models, "models"), spec_list(benchmarks, "benchmarks")
-    if not model_specs or not bench_specs:
+    entries, bench_specs = model_list(models, "models"), spec_list(benchmarks, "benchmarks")
+    if not entries or not bench_specs:
         raise RunnerError("a sweep needs at least one model and one benchmark")
     check_out(Path(out))
     usable_home(log)
@@ -226,48 +237,59 @@ def _start(models: str | Iterable[str], benchmarks: str | Iterable[str], out: st
     if ray_options is not None:
         from foilbench.runner.ray_runs import check_model_specs
 
-        check_model_specs(model_specs)
+        check_model_specs(specs_only(entries, hooks))
     # one display from here on: a first sweep's suite build shows on it, then the cells
-    progress = RunProgress(None, enabled=settings.progress, desc="foilbench sweep")
+    progress = RunProgress(None, enabled=settings.progress, desc="foilbench sweep", log=log)
     try:
-        if ray_options is None:  # loaded first: validation decodes each image for them
-            configure_threads(settings.threads, log)
-        loaded = load_models(model_specs, settings) if ray_options is None else []
-        with decoding_once(loaded, settings, log) as prepared:
-            benches = load_benchmarks(bench_specs, settings, progress.wrap(log),
-                                      progress=progress, prepared=prepared)
-            resume_gc()
-            out_dir = Path(out)
-            db_path = Path(db) if db else out_dir / DB_FILE
-            sweep_id = new_batch_id()
-            store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # per call
-            kept = (f"every cell already stored in {db_path} is kept and reused when you run "
-                    f"the same command again")
-            db_path.parent.mkdir(parents=True, exist_ok=True)
-            with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
-                outcome = _sweep(model_specs, loaded, benches, store, settings, ray_options,
-                                 out_dir, db_path, sweep_id, log, progress)
-            outcome.run_config = resolved_config(
-                models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
-                ray=ray_options, extra={"db": str(db_path)}, loaded=config_file)
-            write_text(out_dir / f"sweep-{sweep_id}" / RUN_CONFIG_FILE,
-                       to_json(outcome.run_config) + "\n")
-            outcome.preparation = prepared.summary() if prepared is not None else None
-            return outcome
+        with contextlib.ExitStack() as scope:
+            if ray_options is None:  # loaded first: validation decodes each image for them
+                scope.enter_context(run_threads(settings.threads, log))
+            return _loaded(entries, bench_specs, out, db, settings, log, ray_options,
+                           resume_gc, hooks, progress, config_file)
     finally:
         progress.close()
 
 
+def _loaded(entries: list, bench_specs: list[str], out: str | Path, db: str | Path | None,
+            settings: RunSettings, log: Log, ray_options: Any, resume_gc: Callable[[], None],
+            hooks: Hooks, progress: RunProgress, config_file: Any) -> SweepOutcome:
+    """The sweep once its threads are set: models loaded, benchmarks, the cells."""
+    loaded = load_models(entries, settings) if ray_options is None else []
+    model_specs = [name for name, _ in loaded] if ray_options is None else list(entries)
+    with decoding_once(loaded, settings, log) as prepared:
+        benches = load_benchmarks(bench_specs, settings, progress.wrap(log),
+                                  progress=progress, prepared=prepared)
+        resume_gc()
+        out_dir = Path(out)
+        db_path = Path(db) if db else out_dir / DB_FILE
+        sweep_id = new_batch_id()
+        store = SharedStore(db_path, notify=lambda msg: log("warning", msg))  # per call
+        kept = (f"every cell already stored in {db_path} is kept and reused when you run "
+                f"the same command again")
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
+            outcome = _sweep(model_specs, loaded, benches, store, settings, ray_options,
+                             out_dir, db_path, sweep_id, log, progress, hooks)
+        outcome.run_config = resolved_config(
+            models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
+            ray=ray_options, extra={"db": str(db_path)}, loaded=config_file)
+        write_text(out_dir / f"sweep-{sweep_id}" / RUN_CONFIG_FILE,
+                   to_json(outcome.run_config) + "\n")
+        outcome.preparation = prepared.summary() if prepared is not None else None
+        return outcome
+
+
 def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedStore,
            settings: RunSettings, ray_options: Any, out_dir: Path, db_path: Path,
-           sweep_id: str, log: Log, progress: RunProgress | None = None) -> SweepOutcome:
+           sweep_id: str, log: Log, progress: RunProgress | None = None,
+           hooks: Hooks | None = None) -> SweepOutcome:
     """The cells (computed or reused), the stored matrix and its files."""
     failures: list[str] = []
     ray_stats = None
     if ray_options is None:
         cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
                             settings=settings, batch_id=sweep_id, log=log, failures=failures,
-                            progress=progress)
+                            progress=progress, hooks=hooks)
     else:
         from foilbench.runner.ray_runs import ray_sweep_cells
 

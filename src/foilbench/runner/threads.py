@@ -7,14 +7,18 @@ neighbour: measured on the shared 2-core machine, 4,000 Auto-Comp texts through 
 text tower took 0.7 CPU s with one thread and 4.4-4.7 CPU s (25-39 s wall) with two spinning
 threads, 0.7 CPU s (3.6-4.3 s wall) with two sleeping ones (``OMP_WAIT_POLICY=PASSIVE``).
 
-So a run (:func:`configure_threads`) does two things before its models load:
+So:
 
-- ``OMP_WAIT_POLICY=PASSIVE`` (idle threads sleep) when torch is not yet imported and the
-  user set no wait policy (libgomp reads it once, when torch loads; the CLI sets it first);
-- ``torch.set_num_threads(n)`` with n from :func:`choose_threads`: the CPUs this process may
+- the ``foilbench`` command (and only it: :func:`foilbench.cli.main._main`, before anything
+  imports torch) sets ``OMP_WAIT_POLICY=PASSIVE`` (idle threads sleep) unless the user chose
+  a policy; libgomp reads it once, when torch loads. The Python API writes no environment
+  variable: a caller who wants sleeping threads sets it before importing torch;
+- a run (:func:`run_threads`, a ``with`` block around the whole run or sweep) calls
+  ``torch.set_num_threads(n)`` with n from :func:`choose_threads`: the CPUs this process may
   run on (``os.sched_getaffinity``, so ``taskset`` and container CPU sets count) minus the
-  load other processes put on them (1-minute load average), at least one. An explicit count
-  (``--threads N``, ``RunSettings(threads=N)``) or ``OMP_NUM_THREADS`` wins.
+  load other processes put on them (1-minute load average), at least one, and sets the
+  caller's count back when the block ends. An explicit count (``--threads N``,
+  ``RunSettings(threads=N)``) or ``OMP_NUM_THREADS`` wins.
 
 The embedded models' embeddings are bit-identical with one or two threads (checked when this
 was written), so the choice changes time, not numbers.
@@ -22,10 +26,10 @@ was written), so the choice changes time, not numbers.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 WAIT_POLICY = "OMP_WAIT_POLICY"
 
@@ -77,11 +81,8 @@ def env_threads() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def prefer_sleeping_threads() -> bool:
-    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless the user chose a policy or torch is already
-    loaded (then it is too late: libgomp has read it). True when the policy is passive."""
-    if WAIT_POLICY not in os.environ and "torch" not in sys.modules:
-        os.environ[WAIT_POLICY] = "PASSIVE"
+def sleeping_threads() -> bool:
+    """Whether idle OpenMP threads sleep (``OMP_WAIT_POLICY=PASSIVE``); read, never set."""
     return os.environ.get(WAIT_POLICY, "").upper() == "PASSIVE"
 
 
@@ -92,7 +93,7 @@ def configure_threads(requested: int = 0,
     ``requested`` > 0 is used as given; 0 means choose (``OMP_NUM_THREADS`` if set, else
     :func:`choose_threads`). The choice is logged at debug level with its inputs.
     """
-    passive = prefer_sleeping_threads()
+    passive = sleeping_threads()
     import torch
 
     if requested and requested > 0:
@@ -110,3 +111,18 @@ def configure_threads(requested: int = 0,
         log("debug", f"torch threads: {n} ({why}; idle threads "
                      f"{'sleep' if passive else 'may spin'})")
     return n
+
+
+@contextlib.contextmanager
+def run_threads(requested: int = 0,
+                log: Callable[[str, str], None] | None = None) -> Iterator[int]:
+    """:func:`configure_threads` for the ``with`` block; torch's thread count is set back to
+    the caller's when it ends (even on error), so the Python API leaves it as it found it."""
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        yield configure_threads(requested, log)
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
