@@ -45,6 +45,11 @@ def cell_lock(db_path: Path, key: str, what: str, log: Log) -> Iterator[None]:
         except BlockingIOError:
             log("info", f"waiting for another sweep computing {what}")
             fcntl.flock(fd, fcntl.LOCK_EX)
+        try:  # who holds it, for a person looking (the file is never empty)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # a full disk: the lock still holds
         yield
     finally:
         os.close(fd)  # releases the lock
