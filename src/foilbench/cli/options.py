@@ -37,8 +37,9 @@ def evaluation_options(*, specs_required: bool,
                      metavar="SPEC",
                      help="Model to evaluate (repeatable): a name from `foilbench models` "
                           "(tiny-random, foilbench-plain, ...) or SCHEME:REST, e.g. "
-                          "openclip:ViT-B-32:/path/weights.pt or hf:/local/clip_dir."
-                          + model_default),
+                          "openclip:ViT-B-32:/path/weights.pt or hf:/local/clip_dir. "
+                          "Append ?label=NAME (or &label=NAME) to name it in tables; long "
+                          "specs get a short label and a legend." + model_default),
         click.option("--benchmark", "benchmarks", multiple=True, required=specs_required,
                      metavar="SPEC",
                      help="Benchmark (repeatable): a suite or registered name (see `foilbench "

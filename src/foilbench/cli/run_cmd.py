@@ -29,21 +29,25 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
       foilbench run
       foilbench run --model tiny-random --benchmark tiny-builtin --out /tmp/fb
       foilbench run --model openclip:ViT-B-32:/w/vitb32.pt --benchmark ./my_bench
+      foilbench run --model 'openclip:ViT-B-32:laion2b_s34b_b79k?label=b32'
       foilbench run --ray --model tiny-random --benchmark tiny-builtin   (docs/scale-out.md)
     """
     # imported here, not at module level, so `foilbench run --help` stays light
     from rich.console import Console
 
     from foilbench.cli.run_output import console_log, print_autocomp, print_tables
+    from foilbench.models.labels import short_labels, split_labels
     from foilbench.runner import run as run_benchmarks
     err = Console(stderr=True)
     ray = ray_from(options)
-    outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),
+    specs, given = split_labels(models)
+    outcome = run_benchmarks(specs, benchmarks, out_dir, settings=settings_from(options),
                              report=not no_report, log=console_log(err), ray=ray)
-    print_tables(Console(), outcome.records, outcome.reference)
+    labels = short_labels([rec.result.model.spec for rec in outcome.records], given)
+    print_tables(Console(), outcome.records, outcome.reference, labels)
     for rec in outcome.records:
         if rec.compass is not None:
-            spec = rec.result.model.spec
+            spec = labels.get(rec.result.model.spec, rec.result.model.spec)
             click.echo(f"\nCOMPASS integration gap by level ({spec}; by N in summary.json and "
                        f"the report):\n{rec.compass['gap_by_level_markdown']}\n"
                        f"\nCOMPASS skill load ({spec}):\n{rec.compass['skill_load_markdown']}")

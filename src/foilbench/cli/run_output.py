@@ -7,15 +7,18 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from foilbench.models.labels import legend, short_labels
 from foilbench.runner.log import Log
 from foilbench.runner.summary import overall_metrics, tier_metrics
 from foilbench.stats.units import LABELS
 
 TIER_ORDER = ("short", "medium", "long")  # CompoSET's verbosity tiers, shortest first
+TEXT_COLUMNS = ("model", "metric", "tier", "unit", "group", "benchmark", "run_id", "created")  # left-aligned, may wrap
 _PREFIX = {"warning": "[yellow]warning[/yellow]: ", "error": "[red]failed[/red] "}
 
 
@@ -48,52 +51,82 @@ def unit_caption(units: set) -> str:
     return "unit of n: " + "; ".join(f"{u} = {named.get(u, u)}" for u in sorted(units))
 
 
-def print_tables(console: Console, records: list, reference: dict[str, dict]) -> None:
-    """Metric, value, 95% CI, n, unit of n, chance and ties for every run, grouped by
-    benchmark (in %); then, on a tiered pair benchmark, its primary metric per tier."""
+def compact_table(title: str, columns: tuple[str, ...]) -> Table:
+    """A compact rich table for metrics: no vertical rules, one space between columns, text
+    columns (the first ``TEXT_COLUMNS`` names) left-aligned, numbers right-aligned and never
+    wrapped, so an interval stays on one line and a table of short labels fits 80 columns."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  padding=(0, 1), caption_justify="left")
+    for col in columns:
+        text = col in TEXT_COLUMNS
+        table.add_column(col, justify="left" if text else "right", no_wrap=not text,
+                         overflow="fold")
+    return table
+
+
+def print_legend(console: Console, labels: dict[str, str]) -> None:
+    """'models:' and one 'plain = foilbench-plain' line per label that differs from its
+    spec (nothing when every model is shown by its spec)."""
+    lines = legend(labels)
+    if lines:
+        console.print("models:", highlight=False)
+        for line in lines:
+            console.print(f"  {line}", markup=False, highlight=False, overflow="fold")
+
+
+def print_tables(console: Console, records: list, reference: dict[str, dict],
+                 labels: dict[str, str] | None = None) -> None:
+    """Metric, value, 95% CI, n, chance and ties for every run, grouped by benchmark (in %),
+    the unit of n in the caption (a column when a table mixes units); then, on a tiered pair
+    benchmark, its primary metric per tier. Models are shown by ``labels`` (default:
+    :func:`~foilbench.models.labels.short_labels` of the specs), with a legend."""
+    labels = labels or short_labels([rec.result.model.spec for rec in records])
     by_bench: dict[str, list] = {}
     for rec in records:
         by_bench.setdefault(rec.result.benchmark.name, []).append(rec)
+    print_legend(console, labels)
     for name, recs in by_bench.items():
         bench = recs[0].result.benchmark
-        title = f"{name} ({bench.kind}, {len(bench)} items{', PARTIAL' if bench.dropped else ''})"
-        table = Table(title=title, title_justify="left")
-        for col, justify in (("model", "left"), ("metric", "left"), ("value %", "right"),
-                             ("95% CI", "right"), ("n", "right"), ("unit", "left"),
-                             ("chance %", "right"), ("ties", "right")):
-            table.add_column(col, justify=justify)
-        methods: set[str] = set()
-        units: set[str] = set()
+        rows, methods, units = [], set(), set()
         for rec in recs:
             for metric, row in overall_metrics(rec.metrics).items():
                 unit = row.get("unit") or "items"
-                table.add_row(rec.result.model.spec, metric, pct(row["value"]), ci_text(row),
-                              str(row["n"]), unit, pct(row["chance"]), str(row["ties"]))
+                rows.append(((labels.get(rec.result.model.spec, rec.result.model.spec), metric,
+                              pct(row["value"]), ci_text(row), str(row["n"]), unit,
+                              pct(row["chance"]), str(row["ties"])), None))
                 methods.add(row["ci_method"])
                 units.add(unit)
         ref = reference.get(name, {})
         for metric, chance in ref.get("chance", {}).items():
-            table.add_row("chance", metric, pct(chance), "-", "-", "-", pct(chance), "-",
-                          style="dim")
+            rows.append((("chance", metric, pct(chance), "-", "-", "-", pct(chance), "-"),
+                         "dim"))
         blind_unit = "pooled" if units - {"items"} else "items"  # the audit scores items
         for metric, row in (ref.get("blind") or {}).items():
             units.add(blind_unit)
             row = row if isinstance(row, dict) else {"value": row}
             scorer = row.get("scorer") or row.get("name") or "text-only"
             value = row.get("value", row.get("accuracy"))
-            table.add_row(f"blind: {scorer}", metric, pct(value), ci_text(row),
+            rows.append(((f"blind: {scorer}", metric, pct(value), ci_text(row),
                           str(row.get("n", "-")), blind_unit, pct(row.get("chance")),
-                          str(row.get("ties", "-")), style="dim")
+                          str(row.get("ties", "-"))), "dim"))
+        title = f"{name} ({bench.kind}, {len(bench)} items{', PARTIAL' if bench.dropped else ''})"
+        one_unit = len(units) <= 1
+        columns = ("model", "metric", "value %", "95% CI", "n") + \
+            (() if one_unit else ("unit",)) + ("chance %", "ties")
+        table = compact_table(title, columns)
+        for values, style in rows:
+            table.add_row(*(values[:5] + values[6:] if one_unit else values), style=style)
         table.caption = (f"CI: {', '.join(sorted(methods))}; ties count as failures (strict "
                          f">); {unit_caption(units)}")
-        table.caption_justify = "left"
         console.print(table)
-        print_tiers(console, name, recs)
+        print_tiers(console, name, recs, labels)
 
 
-def print_tiers(console: Console, name: str, recs: list) -> None:
+def print_tiers(console: Console, name: str, recs: list,
+                labels: dict[str, str] | None = None) -> None:
     """The primary metric per tier (CompoSET Table 10's unit: n = the tier's instances) of
     the runs whose tier rows are per tier (tiered pair benchmarks); nothing otherwise."""
+    labels = labels or {}
     rows = []
     for rec in recs:
         metric = rec.result.benchmark.manifest.primary_metric
@@ -103,18 +136,17 @@ def print_tiers(console: Console, name: str, recs: list) -> None:
         by_tier = tier_metrics(m).get(metric, {})
         for tier in sorted(by_tier, key=lambda t: (TIER_ORDER.index(t) if t in TIER_ORDER
                                                    else len(TIER_ORDER), t)):
-            rows.append((rec.result.model.spec, metric, tier, by_tier[tier]))
+            spec = rec.result.model.spec
+            rows.append((labels.get(spec, spec), metric, tier, by_tier[tier]))
     if not rows:
         return
-    table = Table(title=f"{name} per tier", title_justify="left")
-    for col in ("model", "metric", "tier", "value %", "95% CI", "n", "chance %", "ties"):
-        table.add_column(col, justify="left" if col in ("model", "metric", "tier") else "right")
-    for spec, metric, tier, row in rows:
-        table.add_row(spec, metric, tier, pct(row["value"]), ci_text(row), str(row["n"]),
+    table = compact_table(f"{name} per tier", ("model", "metric", "tier", "value %", "95% CI",
+                                              "n", "chance %", "ties"))
+    for label, metric, tier, row in rows:
+        table.add_row(label, metric, tier, pct(row["value"]), ci_text(row), str(row["n"]),
                       pct(row["chance"]), str(row["ties"]))
     table.caption = (f"CI: {', '.join(sorted({r[3]['ci_method'] for r in rows}))}; "
                      f"{unit_caption({'per_tier'})}")
-    table.caption_justify = "left"
     console.print(table)
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
 from foilbench.cli.run_output import console_log
+from foilbench.models.labels import split_labels
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
 from foilbench.scoring.prepared import summary_line
@@ -42,6 +43,7 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     """
     err = Console(stderr=True)
     ray = ray_from(options)
+    models = tuple(split_labels(models)[0])  # the matrix names each model by its spec
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
                         log=console_log(err), ray=ray)
     click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
