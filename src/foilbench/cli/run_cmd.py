@@ -35,7 +35,12 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
     # imported here, not at module level, so `foilbench run --help` stays light
     from rich.console import Console
 
-    from foilbench.cli.run_output import console_log, print_autocomp, print_tables
+    from foilbench.cli.run_output import (
+        console_log,
+        print_autocomp,
+        print_markdown,
+        print_tables,
+    )
     from foilbench.models.labels import short_labels, split_labels
     from foilbench.runner import run as run_benchmarks
     err = Console(stderr=True)
@@ -44,14 +49,17 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
     outcome = run_benchmarks(specs, benchmarks, out_dir, settings=settings_from(options),
                              report=not no_report, log=console_log(err), ray=ray)
     labels = short_labels([rec.result.model.spec for rec in outcome.records], given)
-    print_tables(Console(), outcome.records, outcome.reference, labels)
+    out = Console()
+    print_tables(out, outcome.records, outcome.reference, labels)
     for rec in outcome.records:
         if rec.compass is not None:
-            spec = labels.get(rec.result.model.spec, rec.result.model.spec)
-            click.echo(f"\nCOMPASS integration gap by level ({spec}; by N in summary.json and "
-                       f"the report):\n{rec.compass['gap_by_level_markdown']}\n"
-                       f"\nCOMPASS skill load ({spec}):\n{rec.compass['skill_load_markdown']}")
-    print_autocomp(outcome.records, outcome.summary.get("autocomp", {}))
+            label = labels.get(rec.result.model.spec, rec.result.model.spec)
+            out.print(f"\nCOMPASS integration gap by level ({label}; by N in summary.json and "
+                      "the report):", markup=False, highlight=False)
+            print_markdown(out, rec.compass["gap_by_level_markdown"])
+            out.print(f"\nCOMPASS skill load ({label}):", markup=False, highlight=False)
+            print_markdown(out, rec.compass["skill_load_markdown"])
+    print_autocomp(out, outcome.records, outcome.summary.get("autocomp", {}), labels)
     err.print(f"stored {len(outcome.records)} run(s) in {outcome.db_path}; "
               f"summary: {outcome.summary_path}")
     if outcome.report_path is not None:

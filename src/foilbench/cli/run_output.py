@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -55,8 +54,8 @@ def compact_table(title: str, columns: tuple[str, ...]) -> Table:
     """A compact rich table for metrics: no vertical rules, one space between columns, text
     columns (the first ``TEXT_COLUMNS`` names) left-aligned, numbers right-aligned and never
     wrapped, so an interval stays on one line and a table of short labels fits 80 columns."""
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  padding=(0, 1), caption_justify="left")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, padding=(0, 1, 0, 0), caption_justify="left")
     for col in columns:
         text = col in TEXT_COLUMNS
         table.add_column(col, justify="left" if text else "right", no_wrap=not text,
@@ -150,20 +149,48 @@ def print_tiers(console: Console, name: str, recs: list,
     console.print(table)
 
 
-def print_autocomp(records: list, blocks: dict[str, dict]) -> None:
+def print_markdown(console: Console, text: str, labels: dict[str, str] | None = None) -> None:
+    """Markdown ``text`` (tables and notes, as the analyses write them) on the console: each
+    table as a :func:`compact_table` (model specs shown by their ``labels``), each other line
+    wrapped to the console's width."""
+    labels = labels or {}
+    rows: list[list[str]] = []
+
+    def flush() -> None:
+        if rows:
+            table = compact_table("", tuple(rows[0]))
+            for row in rows[1:]:
+                table.add_row(*(labels.get(c, c) for c in row))
+            console.print(table)
+            rows.clear()
+
+    for line in text.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if not all(set(c) <= set("-: ") for c in cells):
+                rows.append(cells)
+            continue
+        flush()
+        console.print(line, markup=False, highlight=False)
+    flush()
+
+
+def print_autocomp(console: Console, records: list, blocks: dict[str, dict],
+                   labels: dict[str, str] | None = None) -> None:
     """Auto-Comp r1 vs r1_valid for every model side by side, and the affected item counts
     (``blocks``: the summary's ``autocomp`` block per run id)."""
     if not blocks:
         return
     from foilbench.analysis.autocomp_valid import batch_markdown
 
-    click.echo("\nAuto-Comp: r1 (the paper's, all candidates) vs r1_valid (primary *, false "
-               "negatives only); chance = mean per-item 1/(K+1), paper_chance = the closed "
-               "form (per-cell tables in summary.json and the report):")
-    click.echo(batch_markdown([r.result for r in records]))
+    console.print("\nAuto-Comp: r1 (the paper's, all candidates) vs r1_valid (primary *, "
+                  "false negatives only); chance = mean per-item 1/(K+1), paper_chance = the "
+                  "closed form (per-cell tables in summary.json and the report):",
+                  markup=False, highlight=False)
+    print_markdown(console, batch_markdown([r.result for r in records]), labels)
     seen: dict[str, dict] = {}
     for block in blocks.values():
         seen.setdefault(block["benchmark"], block)
     for name, block in seen.items():
-        click.echo(f"{name}: {block['items_with_true_negative']} of {block['n_items']} items "
-                   "hold a true negative")
+        console.print(f"{name}: {block['items_with_true_negative']} of {block['n_items']} "
+                      "items hold a true negative", markup=False, highlight=False)
