@@ -18,6 +18,18 @@ from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
 from foilbench.stats.breakdown import CI_METHODS
 from foilbench.stats.units import DEFAULT_UNIT, UNIT_SETTINGS
 
+# Commands that write JSON to a file take --json-out FILE (--json prints JSON to stdout);
+# their old --json FILE still works for one release and says so in --help.
+JSON_OUT_OLD_NAME = " (--json FILE is the old name of this option, kept until 0.5.)"
+
+# COMPASS §3.2 filters "overly similar candidates using Sentence Transformers" and gives no
+# threshold: both COMPASS commands keep a replacement when the MiniLM cosine is below 0.8
+# (our choice), and 0 turns the filter off.
+SIMILARITY_DEFAULT = 0.8
+SIMILARITY_HELP = ("Near-synonym filter (COMPASS §3.2, Sentence Transformers): keep a "
+                   "replacement when the MiniLM cosine of the replaced word and its replacement "
+                   "is below this; 0 turns it off. Needs foilbench[audit].")
+
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
                    "allow_partial", "cache_dir", "no_cache", "quiet", "threads",
                    "precision", "unit")
@@ -51,7 +63,8 @@ def evaluation_options(*, specs_required: bool,
         click.option("--device", default="auto", show_default=True,
                      help="auto, cpu, cuda, cuda:N or mps."),
         click.option("--dtype", default="float32", show_default=True,
-                     type=click.Choice(DTYPES)),
+                     type=click.Choice(DTYPES),
+                     help="Weights' dtype for local models (bfloat16/float16 on GPUs)."),
         click.option("--precision", default=None, type=click.Choice(("bf16", "fp16")),
                      help="Run the forward passes in bf16 or fp16 (open_clip models); the "
                           "run also makes a float32 pass and reports the share of outcomes "
@@ -65,8 +78,11 @@ def evaluation_options(*, specs_required: bool,
         click.option("--n-boot", default=DEFAULT_N_BOOT, show_default=True,
                      type=click.IntRange(min=MIN_N_BOOT),
                      help="Bootstrap resamples for the scene-clustered intervals."),
-        click.option("--seed", default=DEFAULT_SEED, show_default=True, type=int,
-                     help="Bootstrap seed."),
+        click.option("--bootstrap-seed", "--seed", "seed", default=DEFAULT_SEED,
+                     show_default=True, type=int,
+                     help="Seed of the bootstrap resamples of the intervals (--seed is the "
+                          "old name, kept until 0.5; elsewhere --seed seeds what a command "
+                          "builds or samples)."),
         click.option("--ci-method", default="auto", show_default=True,
                      type=click.Choice(CI_METHODS),
                      help="auto = scene-clustered bootstrap when items carry scene_id, "
@@ -88,7 +104,9 @@ def evaluation_options(*, specs_required: bool,
                           "$FOILBENCH_HOME/embeddings, ~/.cache/foilbench/embeddings)."),
         click.option("--no-cache", is_flag=True,
                      help="Do not read or write the embedding cache."),
-        click.option("--quiet", is_flag=True, help="No progress bar."),
+        click.option("--quiet", is_flag=True,
+                     help="No progress display (it is drawn on stderr; in a pipe it prints "
+                          "nothing but the tables either way)."),
         click.option("--threads", default=0, show_default=True, type=click.IntRange(min=0),
                      help="torch threads; 0 = the CPUs this process may use minus the load "
                           "of other processes (OMP_NUM_THREADS, when set, is used instead)."),
