@@ -96,10 +96,9 @@ def test_the_python_blocks_run_as_written(tmp_path, monkeypatch):
 
 
 def test_the_score_table_shows_each_benchmarks_primary_metric(tmp_path):
-    from test_construct_suite import TINY
-
     from foilbench.construct.suite import build_suite, load_suite
     from foilbench.runner.readme import COLUMNS, scores_path
+    from test_construct_suite import TINY
 
     build_suite(tmp_path, seed=0, size=48, config=TINY, progress=False)
     primary = {b.name: b.manifest.primary_metric for b in load_suite(tmp_path)}
