@@ -116,3 +116,16 @@ def test_fetch_list_points_to_loader_path_for_the_rest():
         assert loader in tail and loader not in fed
     assert "sugarcrepe," not in tail and "winoground" not in tail
     assert max(map(len, res.output.split("No fetcher", 1)[1].splitlines())) <= 80
+
+
+@pytest.mark.parametrize("args,tty,want", [([], True, True), ([], False, False),
+                                           (["--progress"], False, True),
+                                           (["--no-progress"], True, False),
+                                           (["--quiet"], True, False)])
+def test_progress_like_the_construct_commands(monkeypatch, args, tty, want):
+    from foilbench.cli.options import settings_from
+    from foilbench.cli.run_cmd import run
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: tty)
+    ctx = run.make_context("run", list(args))
+    assert settings_from(dict(ctx.params)).progress is want

@@ -31,7 +31,7 @@ SIMILARITY_HELP = ("Near-synonym filter (COMPASS §3.2, Sentence Transformers): 
                    "is below this; 0 turns it off. Needs foilbench[audit].")
 
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
-                   "allow_partial", "cache_dir", "no_cache", "quiet", "threads",
+                   "allow_partial", "cache_dir", "no_cache", "quiet", "progress", "threads",
                    "precision", "unit")
 
 
@@ -104,9 +104,11 @@ def evaluation_options(*, specs_required: bool,
                           "$FOILBENCH_HOME/embeddings, ~/.cache/foilbench/embeddings)."),
         click.option("--no-cache", is_flag=True,
                      help="Do not read or write the embedding cache."),
+        click.option("--progress/--no-progress", "progress", default=None,
+                     help="The progress display on stderr (default: when stderr is a "
+                          "terminal, so a pipe or a CI log gets the tables only)."),
         click.option("--quiet", is_flag=True,
-                     help="No progress display (it is drawn on stderr; in a pipe it prints "
-                          "nothing but the tables either way)."),
+                     help="Same as --no-progress (the old name, kept until 0.5)."),
         click.option("--threads", default=0, show_default=True, type=click.IntRange(min=0),
                      help="torch threads; 0 = the CPUs this process may use minus the load "
                           "of other processes (OMP_NUM_THREADS, when set, is used instead)."),
@@ -126,9 +128,20 @@ def settings_from(params: dict[str, Any]) -> RunSettings:
     return RunSettings(device=p["device"], dtype=p["dtype"], batch_size=p["batch_size"],
                        n_boot=p["n_boot"], seed=p["seed"], ci_method=p["ci_method"],
                        allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
-                       use_cache=not p["no_cache"], progress=not p["quiet"],
+                       use_cache=not p["no_cache"], progress=show_progress(p["progress"],
+                                                                           p["quiet"]),
                        threads=p["threads"],
                        precision=p["precision"], unit=p["unit"])
+
+
+def show_progress(progress: bool | None, quiet: bool) -> bool:
+    """--progress/--no-progress, --quiet (= --no-progress), else whether stderr is a terminal
+    (the construct commands' rule)."""
+    import sys
+
+    if quiet:
+        return False
+    return sys.stderr.isatty() if progress is None else progress
 
 
 RAY_OPTIONS = ("ray_address", "ray_retries", "ray_cpus", "ray_gpus", "ray_max_workers",
