@@ -161,7 +161,9 @@ def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None)
                    "lm:DIR, or hf:DIR (any local sequence classifier or causal LM, e.g. the "
                    "paper's grammar model and Vera; hf:DIR?label=N picks a label).")
 @click.option("--grid", "k", default=100, show_default=True,
-              help="K equal bins per axis over [-1, 1] (SugarCrepe App. D.3: 100 x 100).")
+              help="K equal bins per axis over [-1, 1] (SugarCrepe App. D.3: 100 x 100); the "
+                   "same K as `construct sugarcrepe --grid`, whose default auto shrinks it "
+                   "for small caption sets.")
 @click.option("--zero-bin", is_flag=True,
               help="foilbench's grid: K bins (even) plus one for exact-zero gaps, so blind "
                    "ties are kept rather than traded against small positive gaps.")
