@@ -139,3 +139,14 @@ def test_show_fits_and_names_the_model_whole(tmp_path, monkeypatch, width):
         assert "…" not in res.output
         assert "tiny-random" in res.output
     assert INTERVAL.search(shown.output)
+
+
+def test_cells_from_outside_print_as_text_not_markup():
+    from foilbench.cli.run_output import print_markdown
+
+    buf = io.StringIO()
+    print_markdown(Console(file=buf, width=80, color_system=None),
+                   "| model | x |\n|---|---|\n| [red]m[/red] | [b]1[/b] |\nnote [i]x[/i]",
+                   {})
+    assert "[red]m[/red]" in buf.getvalue() and "[b]1[/b]" in buf.getvalue()
+    assert "note [i]x[/i]" in buf.getvalue()

@@ -50,12 +50,22 @@ def unit_caption(units: set) -> str:
     return "unit of n: " + "; ".join(f"{u} = {named.get(u, u)}" for u in sorted(units))
 
 
+class PlainCells(Table):
+    """A rich table whose cells are text, never markup: a benchmark, model or caption string
+    from outside is printed as it is (the one place console table cells pass through)."""
+
+    def add_row(self, *renderables, **kwargs) -> None:  # type: ignore[override]
+        super().add_row(*(escape(c) if isinstance(c, str) else c for c in renderables),
+                        **kwargs)
+
+
 def compact_table(title: str, columns: tuple[str, ...]) -> Table:
     """A compact rich table for metrics: no vertical rules, one space between columns, text
     columns (the first ``TEXT_COLUMNS`` names) left-aligned, numbers right-aligned and never
     wrapped, so an interval stays on one line and a table of short labels fits 80 columns."""
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                  pad_edge=False, padding=(0, 1, 0, 0), caption_justify="left")
+    table = PlainCells(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD,
+                       show_edge=False,
+                       pad_edge=False, padding=(0, 1, 0, 0), caption_justify="left")
     for col in columns:
         text = col in TEXT_COLUMNS
         table.add_column(col, justify="left" if text else "right", no_wrap=not text,
@@ -115,7 +125,7 @@ def print_tables(console: Console, records: list, reference: dict[str, dict],
         table = compact_table(title, columns)
         for values, style in rows:
             table.add_row(*(values[:5] + values[6:] if one_unit else values), style=style)
-        table.caption = (f"CI: {', '.join(sorted(methods))}; ties count as failures (strict "
+        table.caption = escape(f"CI: {', '.join(sorted(methods))}; ties count as failures (strict "
                          f">); {unit_caption(units)}")
         console.print(table)
         print_tiers(console, name, recs, labels)
@@ -144,7 +154,7 @@ def print_tiers(console: Console, name: str, recs: list,
     for label, metric, tier, row in rows:
         table.add_row(label, metric, tier, pct(row["value"]), ci_text(row), str(row["n"]),
                       pct(row["chance"]), str(row["ties"]))
-    table.caption = (f"CI: {', '.join(sorted({r[3]['ci_method'] for r in rows}))}; "
+    table.caption = escape(f"CI: {', '.join(sorted({r[3]['ci_method'] for r in rows}))}; "
                      f"{unit_caption({'per_tier'})}")
     console.print(table)
 

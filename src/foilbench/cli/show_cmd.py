@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from foilbench.cli.run_output import ci_text, compact_table, pct, print_legend, unit_caption
@@ -98,7 +99,7 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
         units.add(unit)
         table.add_row(row["metric"], group, pct(row["value"]), ci_text(row), str(row["n"]),
                       unit, pct(row["chance"]), str(row["ties"]))
-    table.caption = (f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as "
+    table.caption = escape(f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as "
                      f"failures; {unit_caption(units)}")
     console.print(table)
 
