@@ -73,6 +73,13 @@ def compact_table(title: str, columns: tuple[str, ...]) -> Table:
     return table
 
 
+def print_notes(console: Console, notes: list[str]) -> None:
+    """A table's notes under it, one per line, each wrapped at the console's width (not the
+    table's, so a narrow table keeps its notes readable)."""
+    for note in notes:
+        console.print(note, markup=False, highlight=False)
+
+
 def print_legend(console: Console, labels: dict[str, str]) -> None:
     """'models:' and one 'plain = foilbench-plain' line per label that differs from its
     spec (nothing when every model is shown by its spec)."""
@@ -125,9 +132,9 @@ def print_tables(console: Console, records: list, reference: dict[str, dict],
         table = compact_table(title, columns)
         for values, style in rows:
             table.add_row(*(values[:5] + values[6:] if one_unit else values), style=style)
-        table.caption = escape(f"CI: {', '.join(sorted(methods))}; ties count as failures (strict "
-                         f">); {unit_caption(units)}")
         console.print(table)
+        print_notes(console, [f"CI: {', '.join(sorted(methods))}",
+                              "ties count as failures (strict >)", unit_caption(units)])
         print_tiers(console, name, recs, labels)
 
 
@@ -154,9 +161,9 @@ def print_tiers(console: Console, name: str, recs: list,
     for label, metric, tier, row in rows:
         table.add_row(label, metric, tier, pct(row["value"]), ci_text(row), str(row["n"]),
                       pct(row["chance"]), str(row["ties"]))
-    table.caption = escape(f"CI: {', '.join(sorted({r[3]['ci_method'] for r in rows}))}; "
-                     f"{unit_caption({'per_tier'})}")
     console.print(table)
+    print_notes(console, [f"CI: {', '.join(sorted({r[3]['ci_method'] for r in rows}))}",
+                          unit_caption({"per_tier"})])
 
 
 def print_markdown(console: Console, text: str, labels: dict[str, str] | None = None) -> None:

@@ -9,10 +9,16 @@ from pathlib import Path
 import click
 import pandas as pd
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from foilbench.cli.run_output import ci_text, compact_table, pct, print_legend, unit_caption
+from foilbench.cli.run_output import (
+    ci_text,
+    compact_table,
+    pct,
+    print_legend,
+    print_notes,
+    unit_caption,
+)
 from foilbench.models.labels import short_labels
 from foilbench.provenance import describe_subset
 from foilbench.runner.in_progress import active
@@ -99,9 +105,9 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool) -> N
         units.add(unit)
         table.add_row(row["metric"], group, pct(row["value"]), ci_text(row), str(row["n"]),
                       unit, pct(row["chance"]), str(row["ties"]))
-    table.caption = escape(f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as "
-                     f"failures; {unit_caption(units)}")
     console.print(table)
+    print_notes(console, [f"CI: {', '.join(sorted(set(shown['ci_method'])))}",
+                          "ties count as failures", unit_caption(units)])
 
 
 def recompute_breakdown(store: ResultsStore, info: dict, columns: list[str]) -> pd.DataFrame:
