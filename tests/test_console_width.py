@@ -150,3 +150,32 @@ def test_cells_from_outside_print_as_text_not_markup():
                    {})
     assert "[red]m[/red]" in buf.getvalue() and "[b]1[/b]" in buf.getvalue()
     assert "note [i]x[/i]" in buf.getvalue()
+
+
+SKILL_LOAD = """| level | skill | b_O | b_A | b_R | a | n | R2 | se_type |
+|---|---|---|---|---|---|---|---|---|
+| L2-OA | A | +2.93 (4.20) | -22.50** (3.72) | - | +100.49** (19.71) | 27 | 0.454 | hc3 |
+| L3-OAR | A | -3.05 (15.03) | -16.80 (9.34) | -9.06 (12.38) | +138.10 (49.18) | 18 | 0.174 | hc3 |
+Coefficients in percentage points of R@1 per unit count (COMPASS Eq. 4), (standard error)."""
+AUTOCOMP = """| model | negative_set | n_objects | n_items | with_true_negative | r1 % | r1_valid % * | chance_r1 % | chance_r1_valid % | paper_chance % |
+|---|---|---|---|---|---|---|---|---|---|
+| foilbench-confneg | confusion | 2 | 128 | 64 | 16.4 | 16.4 | 15.6 | 15.8 | 15.6 |
+| foilbench-plain | vary_object | 1 | 64 | 0 | 62.5 | 62.5 | 17.1 | 17.1 | - |"""
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("text", [SKILL_LOAD, AUTOCOMP])
+def test_analysis_tables_fit_and_keep_every_cell(text, width):
+    from foilbench.cli.run_output import print_markdown
+
+    labels = {"foilbench-confneg": "confneg", "foilbench-plain": "plain"}
+    buf = io.StringIO()
+    print_markdown(Console(file=buf, width=width, color_system=None), text, labels)
+    out = buf.getvalue()
+    assert max(map(len, out.splitlines())) <= width, out
+    words = set(out.split())
+    for line in text.splitlines()[2:]:
+        if line.startswith("|"):
+            for cell in line.strip("|").split(" | "):
+                for word in labels.get(cell.strip(), cell).split():
+                    assert word in words, (word, out)

@@ -4,6 +4,7 @@ also its primary metric per tier) and, for Auto-Comp runs, r1 beside r1_valid.""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich import box
@@ -17,6 +18,10 @@ from foilbench.runner.summary import overall_metrics, tier_metrics
 from foilbench.stats.units import LABELS
 
 TIER_ORDER = ("short", "medium", "long")  # CompoSET's verbosity tiers, shortest first
+# The analyses' long Markdown headers, shortened so their tables fit 80 columns.
+SHORT_HEADERS = {"negative_set": "set", "n_objects": "N", "with_true_negative": "true neg",
+                 "chance_r1 %": "chance %", "chance_r1_valid %": "chance valid %",
+                 "paper_chance %": "paper chance %", "n_complexities": "complexities"}
 TEXT_COLUMNS = ("model", "metric", "tier", "unit", "group", "benchmark", "run_id", "created")  # left-aligned, may wrap
 _PREFIX = {"warning": "[yellow]warning[/yellow]: ", "error": "[red]failed[/red] "}
 
@@ -59,7 +64,7 @@ class PlainCells(Table):
                         **kwargs)
 
 
-def compact_table(title: str, columns: tuple[str, ...]) -> Table:
+def compact_table(title: str, columns: tuple[str, ...], wrap_all: bool = False) -> Table:
     """A compact rich table for metrics: no vertical rules, one space between columns, text
     columns (the first ``TEXT_COLUMNS`` names) left-aligned, numbers right-aligned and never
     wrapped, so an interval stays on one line and a table of short labels fits 80 columns."""
@@ -68,8 +73,8 @@ def compact_table(title: str, columns: tuple[str, ...]) -> Table:
                        pad_edge=False, padding=(0, 1, 0, 0), caption_justify="left")
     for col in columns:
         text = col in TEXT_COLUMNS
-        table.add_column(col, justify="left" if text else "right", no_wrap=not text,
-                         overflow="fold")
+        table.add_column(col, justify="left" if text else "right",
+                         no_wrap=not (text or wrap_all), overflow="fold")
     return table
 
 
@@ -168,28 +173,59 @@ def print_tiers(console: Console, name: str, recs: list,
 
 def print_markdown(console: Console, text: str, labels: dict[str, str] | None = None) -> None:
     """Markdown ``text`` (tables and notes, as the analyses write them) on the console: each
-    table as a :func:`compact_table` (model specs shown by their ``labels``), each other line
+    table as a :func:`compact_table` whose cells wrap at spaces rather than being cut (model
+    specs shown by their ``labels``; headers wrap at their underscores), each other line
     wrapped to the console's width."""
     labels = labels or {}
     rows: list[list[str]] = []
 
     def flush() -> None:
         if rows:
-            table = compact_table("", tuple(rows[0]))
-            for row in rows[1:]:
-                table.add_row(*(labels.get(c, c) for c in row))
+            headers = tuple(SHORT_HEADERS.get(h, h).replace("_", " ") for h in rows[0])
+            table = compact_table("", headers, wrap_all=True)  # cut nothing, drop nothing
+            body = [[labels.get(c, c) for c in row] for row in rows[1:]]
+            widths = fitted_widths([headers, *body], console.width)
+            for column, width in zip(table.columns, widths, strict=False):
+                column.width = width + 1  # + its right padding; rich's own squeeze would
+                # fold words or drop columns
+            for row in body:
+                table.add_row(*row)
             console.print(table)
             rows.clear()
 
     for line in text.splitlines():
         if line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-            if not all(set(c) <= set("-: ") for c in cells):
+            cells = [c.strip().replace("\\|", "|")
+                     for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+            if not all(c and set(c) <= set("-:") for c in cells):  # not the rule line
                 rows.append(cells)
             continue
         flush()
         console.print(line, markup=False, highlight=False)
     flush()
+
+
+def fitted_widths(rows: list, total: int) -> list[int]:
+    """Text widths of the columns of ``rows`` (header first) within ``total`` columns (each
+    column also takes its padding and a divider, two characters): each column as wide as its widest cell when that fits, else as wide as its
+    longest word plus a share of what is left, so cells wrap between words, never inside
+    one (wider only when even the longest words do not fit)."""
+    n = max(map(len, rows))
+    cells = [[row[k] if k < len(row) else "" for row in rows] for k in range(n)]
+    widest = [max(len(c) for c in col) for col in cells]
+    words = [max([len(w) for c in col for w in c.split()] or [1]) for col in cells]
+    room = total - 2 * n + 1
+    if sum(widest) <= room:
+        return widest
+    widths = list(words)
+    spare = room - sum(widths)
+    for k in sorted(range(n), key=lambda k: widest[k] - words[k]):
+        if spare <= 0:
+            break
+        grow = min(widest[k] - widths[k], spare)
+        widths[k] += grow
+        spare -= grow
+    return widths
 
 
 def print_autocomp(console: Console, records: list, blocks: dict[str, dict],
