@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -139,13 +140,24 @@ def main() -> None:
     ap.add_argument("--src", type=Path, default=SRC, help="the source tree to run")
     ap.add_argument("--neighbour", action="store_true",
                     help="also run next to one busy process and print the ratio")
-    ap.add_argument("--workdir", type=Path, default=None, help="kept; default a temp dir")
+    ap.add_argument("--workdir", type=Path, default=None,
+                    help="kept afterwards; default: a temp dir, removed at the end")
     ap.add_argument("run_args", nargs="*", help="extra `foilbench run` arguments (after --)")
     args = ap.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="fb-default-run-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    kept = "kept" if args.workdir else "removed at the end"
     print(f"foilbench run from a fresh home, source {args.src}, cores {args.cores or 'all'}, "
-          f"{os.cpu_count()} CPUs here; files in {workdir}", flush=True)
+          f"{os.cpu_count()} CPUs here; files in {workdir} ({kept})", flush=True)
+    try:
+        bench(args, workdir)
+    finally:
+        if args.workdir is None:  # each fresh home holds a built suite (~170 MB)
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def bench(args: argparse.Namespace, workdir: Path) -> None:
+    """The measured runs in ``workdir``, printed."""
     idle = measure(args.src, args.cores, workdir, "idle", args.run_args)
     print_run("fresh home", idle)
     if args.neighbour:

@@ -7,6 +7,10 @@ With --sections ID,ID,... it draws only those sections, one under the other, to 
     PYTHONPATH=src:tests python docs/report_screenshots.py foilbench-runs/foilbench.duckdb
     PYTHONPATH=src:tests python docs/report_screenshots.py DB \
         --sections units,robustness,relations,compass --name report_analyses.png
+
+The pictures go to a new temporary folder (printed) unless --out-dir names one, or
+--update-docs rewrites the tracked ones in docs/ (what a maintainer does after a change
+to the report).
 """
 
 from __future__ import annotations
@@ -80,10 +84,17 @@ def shoot_sections(db: str, ids: list[str], out_path: str) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("db")
-    parser.add_argument("--out-dir", default="docs")
+    parser.add_argument("--out-dir", default=None,
+                        help="folder for the pictures (default: a new temporary folder)")
+    parser.add_argument("--update-docs", action="store_true",
+                        help="rewrite the tracked pictures in docs/ (same as --out-dir docs)")
     parser.add_argument("--sections", default="", help="comma-separated section ids")
     parser.add_argument("--name", default="report_analyses.png")
     args = parser.parse_args()
+    if args.update_docs and args.out_dir not in (None, "docs"):
+        parser.error("--update-docs writes docs/; leave out --out-dir")
+    args.out_dir = "docs" if args.update_docs else (
+        args.out_dir or tempfile.mkdtemp(prefix="foilbench-screenshots-"))
     if args.sections:
         path = shoot_sections(args.db, args.sections.split(","),
                               str(Path(args.out_dir) / args.name))

@@ -79,8 +79,7 @@ def fake(monkeypatch, tmp_path):
         monkeypatch.setenv(KEY_ENV[provider], SECRET)
         monkeypatch.setenv(BASE_ENV[provider], server.url)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))  # wins over the old name
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("FOILBENCH_API_SPEND_CAP", raising=False)
     monkeypatch.delenv("FOILBENCH_API_PRICES", raising=False)
     yield server

@@ -29,7 +29,7 @@ from foilbench.errors import ModelError
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     torch.set_num_threads(1)
 
 

@@ -26,7 +26,7 @@ SMALL = ["--tasks", "color", "--n", "2", "--concepts", "2", "--size", "64", "--n
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     torch.set_num_threads(1)
 
 

@@ -135,7 +135,7 @@ def test_the_strict_fake_refuses_temperature_with_top_p_for_claude_4_5(tmp_path,
 def test_hf_lm_samples_from_the_nucleus(tmp_path, monkeypatch):
     """A nucleus of (almost) zero mass keeps only the most likely token, so every seed gives
     the greedy reply; without top_p the seeds sample different replies."""
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     torch.set_num_threads(1)
     lm = resolve_backend("text", f"hf-lm:{save_tiny_gpt2(tmp_path / 'chat', chat=True)}",
                          device="cpu")

@@ -19,8 +19,7 @@ FIELDS = {"value", "n", "ci_low", "ci_high", "ci_method", "chance", "ties"}
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_DATA_CACHE", str(tmp_path / "data"))
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "emb"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
     return tmp_path
 
 

@@ -36,7 +36,7 @@ from foilbench.models.vlm_templates import (
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     torch.set_num_threads(1)
 
 

@@ -16,7 +16,7 @@ TEXTS = ["a red cube", "a blue sphere left of a red cube", "three green cones"]
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     torch.set_num_threads(1)
 
 

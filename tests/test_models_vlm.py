@@ -18,7 +18,7 @@ CAPTIONS = [["a red cube left of a blue sphere", "a blue cube left of a red sphe
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     torch.set_num_threads(1)
 
 

@@ -13,7 +13,7 @@ from foilbench.data.format import write_benchmark
 
 
 def test_run_reports_r1_and_r1_valid_side_by_side(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     root = tmp_path / "ac"
     benches = build_autocomp(root, seed=0, n_concepts=1, size=32, ns=(2,),
                              tasks=("color",), progress=False)
@@ -41,7 +41,7 @@ def test_run_reports_r1_and_r1_valid_side_by_side(tmp_path, monkeypatch):
 
 
 def test_analyze_autocomp_adds_r1_valid_deltas_and_the_table(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     root = tmp_path / "ac"
     benches = build_autocomp(root, seed=1, n_concepts=2, size=32, ns=(2,),
                              tasks=("color",), progress=False)

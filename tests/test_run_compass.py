@@ -12,7 +12,7 @@ from foilbench.data.format import write_benchmark
 
 
 def test_run_prints_and_stores_compass_tables(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     write_benchmark(build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48),
                     tmp_path / "compass")
     result = CliRunner().invoke(cli, ["run", "--model", "tiny-random", "--benchmark",
@@ -33,7 +33,7 @@ def test_compass_tables_are_stored_with_the_run_and_the_report_reads_them(tmp_pa
     from foilbench.report import write_report
     from foilbench.store.db import ResultsStore, to_json
 
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     write_benchmark(build_compass_benchmark(tmp_path / "compass", seed=0, n_scenes=6, size=48),
                     tmp_path / "compass")
     outcome = runner.run(["tiny-random"], [str(tmp_path / "compass")], tmp_path / "o",

@@ -35,7 +35,7 @@ def choice_folder(root, n=12):
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     return tmp_path
 
 

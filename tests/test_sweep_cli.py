@@ -11,7 +11,7 @@ from foilbench.store.sweeps import load_sweep
 
 
 def test_sweep_twice_second_run_is_skipped(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     args = ["--model", "tiny-random", "--benchmark", "tiny-builtin", "--out", str(tmp_path),
             "--n-boot", "200", "--quiet"]
     runner = CliRunner()
@@ -53,7 +53,7 @@ def test_sweep_matrix_over_a_loader_benchmark_and_a_builtin(tmp_path, monkeypatc
     from _loader_fixtures import png, write_json
     from foilbench.data.loaders.sugarcrepe import EXPECTED_COUNTS
 
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "cache"))
     for t in EXPECTED_COUNTS:
         write_json(tmp_path / "sc" / f"{t}.json", {
             "0": {"filename": "a.png", "caption": f"a red {t}", "negative_caption": f"a blue {t}"}})

@@ -148,8 +148,7 @@ def _cli(args):
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOILBENCH_DATA_CACHE", str(tmp_path / "data"))
-    monkeypatch.setenv("FOILBENCH_CACHE", str(tmp_path / "emb"))
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
     return tmp_path
 
 

@@ -9,12 +9,14 @@ import pandas as pd
 
 from foilbench import jsonio
 from foilbench.cli._table import frame_table
+from foilbench.cli.options import JSON_OUT_OLD_NAME
 
 RUNS = click.argument("runs", nargs=-1, required=True)
 DB = click.option("--db", "db_path", default=None, type=click.Path(dir_okay=False),
                   help="Results database (default: foilbench-runs/foilbench.duckdb).")
-JSON = click.option("--json", "json_path", type=click.Path(dir_okay=False),
-                    help="Also write the tables as JSON.")
+JSON = click.option("--json-out", "--json", "json_path", metavar="FILE",
+                    type=click.Path(dir_okay=False),
+                    help="Also write the tables as JSON to FILE." + JSON_OUT_OLD_NAME)
 BOOT = click.option("--n-boot", default=10_000, show_default=True, help="Bootstrap resamples.")
 
 
@@ -334,9 +336,12 @@ def robustness(runs, db_path, json_path, families, min_models, alternative) -> N
 @RUNS
 @DB
 @JSON
-@click.option("--metric", default="r1", show_default=True)
-@click.option("--task", default="position", show_default=True)
-@click.option("--set", "negative_set", default="swap", show_default=True)
+@click.option("--metric", default="r1", show_default=True,
+              help="Outcome column whose per-relation rate is reported (r1 or r1_valid).")
+@click.option("--task", default="position", show_default=True,
+              help="Auto-Comp task whose relations are split (position, relative_size).")
+@click.option("--set", "negative_set", default="swap", show_default=True,
+              help="Negative set of the items: swap or confusion.")
 def relations(runs, db_path, json_path, metric, task, negative_set) -> None:
     """Per-relation accuracy (Auto-Comp App. A.4, Table 15) on the N = 2 items of TASK's
     negative SET, per model, with Wilson intervals."""
@@ -363,7 +368,9 @@ def relations(runs, db_path, json_path, metric, task, negative_set) -> None:
               help="Column naming an instance (its rows across tiers); default foil_id, "
                    "else instance_id (the composet: loader's).")
 @click.option("--ci", "ci_method", type=click.Choice(["auto", "bootstrap", "wilson", "wald"]),
-              default="auto", show_default=True)
+              default="auto", show_default=True,
+              help="Interval: auto (scene bootstrap with enough scenes), bootstrap, wilson "
+                   "or wald.")
 def units(runs, db_path, json_path, n_boot, metric, units, instance, ci_method) -> None:
     """The same score under each unit of n (CompoSET §5: n = 1,776 instances, tiers not
     pooled; Table 9: tiers pooled, 3x the instances): per tier, per instance as its tier

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import acc_ci, format_table
+from foilbench.cli.options import JSON_OUT_OLD_NAME
 from foilbench.errors import FoilbenchError
 from foilbench.jsonio import write_json
 
@@ -62,7 +63,8 @@ def blind_table(result: dict) -> str:
 
 @audit.command(short_help="Text-only baselines: is the benchmark solvable without the image?")
 @click.argument("benchmark")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result.")
+@click.option("--json-out", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write the result as JSON to FILE." + JSON_OUT_OLD_NAME)
 @click.option("--scorer", "scorers", multiple=True,
               help="Scorer name, repeatable: length, ngram, minilm, lm:PATH (a local causal "
                    "LM) or mc:PATH (a local causal LM picks among the numbered captions, "
@@ -89,7 +91,9 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
     folds grouped by scene or image so nothing leaks. An mc:PATH model is scored by its
     own choice instead (Auto-Comp App. A.8; --mc-reading). Accuracy well above chance means the
     benchmark can be solved without looking at the image. Ties count as failures; their
-    counts are in the JSON under flags["ties:NAME"]. Works without the images.
+    counts are in the JSON under flags["ties:NAME"]. Works without the images. The
+    default scorers include minilm, which needs foilbench[audit] (pip install
+    'foilbench[audit]'); --scorer length --scorer ngram needs no extra.
     """
     from foilbench.audit.blind import blind_audit
     from foilbench.audit.scorers import DEFAULT_SCORERS
@@ -115,8 +119,10 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
 @click.argument("benchmark")
 @click.option("--lm", "lm_path", required=True, type=click.Path(exists=True, file_okay=False),
               help="A local causal LM directory (transformers save_pretrained).")
-@click.option("--device", default="auto", show_default=True)
-@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+@click.option("--device", default="auto", show_default=True,
+              help="Where the LM runs: auto, cpu, cuda, cuda:N or mps.")
+@click.option("--json-out", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write the tables as JSON to FILE." + JSON_OUT_OLD_NAME)
 def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None) -> None:
     """Perplexity audit (COMPASS App. B) of a choice BENCHMARK.
 
@@ -165,12 +171,15 @@ def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None)
                    "lm:DIR, or hf:DIR (any local sequence classifier or causal LM, e.g. the "
                    "paper's grammar model and Vera; hf:DIR?label=N picks a label).")
 @click.option("--grid", "k", default=100, show_default=True,
-              help="K equal bins per axis over [-1, 1] (SugarCrepe App. D.3: 100 x 100).")
+              help="K equal bins per axis over [-1, 1] (SugarCrepe App. D.3: 100 x 100); the "
+                   "same K as `construct sugarcrepe --grid`, whose default auto shrinks it "
+                   "for small caption sets.")
 @click.option("--zero-bin", is_flag=True,
               help="foilbench's grid: K bins (even) plus one for exact-zero gaps, so blind "
                    "ties are kept rather than traded against small positive gaps.")
 @click.option("--folds", default=5, show_default=True, help="Cross-fitting folds of the gaps.")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the cross-fitting fold assignment.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Write the kept item_ids (JSON list).")
 def refine(benchmark: str, scorers: tuple[str, str], k: int, zero_bin: bool, folds: int,
@@ -239,8 +248,8 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, zero_bin: bool, fol
               help="Local transformers Dinov2Model folder (e.g. dinov2-base) for the CLS "
                    "cosine between base and foil images.")
 @click.option("--no-pixels", is_flag=True, help="Skip pixel metrics (no images needed).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write the summary (per benchmark) as JSON.")
+@click.option("--json-out", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write the summary (per benchmark) as JSON to FILE." + JSON_OUT_OLD_NAME)
 def controls(benchmark: str, model: str | None, text_model: Path | None, no_minilm: bool,
              lpips_weights: Path | None, lpips_net: str, dinov2_dir: Path | None,
              no_pixels: bool, json_path: str | None) -> None:
@@ -282,7 +291,8 @@ def controls(benchmark: str, model: str | None, text_model: Path | None, no_mini
 @click.option("--target", type=click.Choice(["created", "uniform"]), default="created",
               show_default=True, help="Target prior: the labels the sampler asked for, or "
                                       "uniform over them.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+@click.option("--json-out", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write the tables as JSON to FILE." + JSON_OUT_OLD_NAME)
 def filters(construction: str, target: str, json_path: str | None) -> None:
     """Auto-Comp Tables 3, 4 and 16 from CONSTRUCTION (an output folder of `foilbench
     construct autocomp`, or its construction_log.jsonl): survival per validation stage in the
@@ -322,12 +332,15 @@ def filters(construction: str, target: str, json_path: str | None) -> None:
 @click.option("--n", "n_images", default=200, show_default=True,
               help="Images per benchmark (one base image per scene for pair benchmarks; the "
                    "paper: 50 CompoSET scenes, 200 images elsewhere).")
-@click.option("--seed", default=42, show_default=True)
+@click.option("--seed", default=42, show_default=True,
+              help="Seed of the image sample (--n images per benchmark).")
 @click.option("--threshold", "thresholds", multiple=True, type=float, default=(0.3,),
               show_default=True, help="Score threshold (repeatable: 0.2, 0.3, 0.4).")
 @click.option("--iou", default=0.5, show_default=True, help="Class-agnostic NMS IoU.")
-@click.option("--device", default="auto", show_default=True)
-@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+@click.option("--device", default="auto", show_default=True,
+              help="Where the detector runs: auto, cpu, cuda, cuda:N or mps.")
+@click.option("--json-out", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write the tables as JSON to FILE." + JSON_OUT_OLD_NAME)
 def objects(benchmarks, detector, classes_file, people, n_images, seed, thresholds, iou,
             device, json_path) -> None:
     """Objects per image under one detector protocol (CompoSET App. F.3, Table 7): score

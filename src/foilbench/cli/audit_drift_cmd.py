@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from foilbench.cli.options import JSON_OUT_OLD_NAME
 from foilbench.errors import FoilbenchError
 from foilbench.jsonio import write_json
 
@@ -35,7 +36,8 @@ def _write_json(data: dict, path: str | None) -> None:
 @click.option("--decide", "decisions", multiple=True,
               help="ITEM_ID=LABEL (repeatable): drift, disocclusion, lighting_or_blur, "
                    "no_change.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+@click.option("--json-out", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write the report as JSON to FILE." + JSON_OUT_OLD_NAME)
 def drift(benchmark, out_dir, vqa, n_pairs, tier, seed, max_spend, device, verify, decisions,
           json_path) -> None:
     """CompoSET App. C: sample N pairs of TIER (seeded), let a VLM flag any change beyond

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from foilbench.cli.options import SIMILARITY_DEFAULT, SIMILARITY_HELP
+
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
@@ -67,7 +69,8 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
                    "or the VG release root holding VG_100K/ and VG_100K_2/.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write the benchmark to; images are copied under it.")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the walks and of each replacement drawn; same seed, same files.")
 @click.option("--per-level", default=1, show_default=True, help="Captions per level per image.")
 @click.option("--limit", type=int, default=None, help="Use only the first LIMIT scene graphs.")
 @click.option("--categories", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -75,8 +78,8 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
 @click.option("--category-policy", type=click.Choice(["strict", "any"]), default="strict",
               show_default=True, help="A word of no known category: no negative (COMPASS "
                                       "§3.2), or any absent word of its kind.")
-@click.option("--similarity", type=float, default=None,
-              help="MiniLM near-synonym filter threshold (e.g. 0.8); off when not given.")
+@click.option("--similarity", type=float, default=SIMILARITY_DEFAULT, show_default=True,
+              help=SIMILARITY_HELP)
 def build(graphs_file: Path, images_dir: Path, out_dir: Path, seed: int, per_level: int,
           limit: int | None, categories: Path | None, category_policy: str,
           similarity: float | None) -> None:
@@ -95,7 +98,7 @@ def build(graphs_file: Path, images_dir: Path, out_dir: Path, seed: int, per_lev
                                           per_level=per_level, limit=limit,
                                           categories=categories,
                                           category_policy=category_policy,
-                                          similarity=similarity)
+                                          similarity=similarity or None)
     for line in report["lines"]:
         click.echo(line)
     click.echo(f"scene graphs: {report['graphs']}, used: {report['used']}, "

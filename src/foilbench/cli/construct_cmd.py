@@ -17,6 +17,7 @@ from foilbench.cli.construct_run import (
     common_options,
 )
 from foilbench.cli.construct_spend import spend
+from foilbench.cli.options import SIMILARITY_DEFAULT, SIMILARITY_HELP
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TEXT_HELP = "Text backend: template (offline), api:anthropic|openai|gemini:MODEL, hf-lm:DIR."
@@ -147,7 +148,8 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
 @click.option("--types", default="all", show_default=True,
               help="Comma-separated subset of replace_obj,replace_att,replace_rel,swap_obj,"
                    "swap_att,add_obj,add_att.")
-@click.option("--captions-per-image", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--captions-per-image", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Positive captions used per image (the first ones of each image).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Use only the first LIMIT captions.")
 @click.option("--refine/--no-refine", default=True, show_default=True,
@@ -217,7 +219,8 @@ def _ints(text: str) -> tuple[int, ...]:
               "hf-det:DIR (default world with --image world).")
 @click.option("--vqa", default=None, help="VQA for the attribute/relation check: world, "
               "hf-vlm:DIR, api:PROVIDER:MODEL (default world with --image world).")
-@click.option("--tasks", default="color,shape_color,position,relative_size", show_default=True)
+@click.option("--tasks", default="color,shape_color,position,relative_size", show_default=True,
+              help="Comma-separated Auto-Comp tasks (concept kinds) to build.")
 @click.option("--n", "ns", default="2,3", show_default=True, help="Objects per concept (N).")
 @click.option("--concepts", "n_concepts", default=4, show_default=True,
               type=click.IntRange(min=1),
@@ -296,9 +299,8 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
 @click.option("--category-policy", type=click.Choice(["strict", "any"]), default="strict",
               show_default=True, help="A word of no known category: no negative (COMPASS "
                                       "§3.2, same category only), or any absent word.")
-@click.option("--similarity", type=float, default=0.8, show_default=True,
-              help="MiniLM near-synonym filter: keep a replacement when cosine < this; "
-                   "0 turns the filter off.")
+@click.option("--similarity", type=float, default=SIMILARITY_DEFAULT, show_default=True,
+              help=SIMILARITY_HELP)
 @common_options
 def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation,
             category_policy, similarity, run) -> None:

@@ -36,6 +36,7 @@ def fetch(name: str | None, to: Path | None, list_only: bool, yes: bool) -> None
     if list_only or name is None:
         for release in catalog.releases().values():
             click.echo(terms(release))
+        click.echo(no_fetcher_line())
         return
     release = catalog.get(name)
     accept = True
@@ -73,3 +74,17 @@ def _fetch_hub(spec: str) -> None:
                                                                   else "")
     click.echo(f"fetched {ref.spec} (commit {record['commit']}) into {folder}")
     click.echo(f"benchmark spec pinned to that commit: {pinned}")
+
+
+def no_fetcher_line() -> str:
+    """The loaders no release feeds, and what to do for them."""
+    from foilbench.data.registry import loaders
+    from foilbench.fetch import catalog
+
+    fed = {(rel.spec or "").partition(":")[0] for rel in catalog.releases().values()}
+    import textwrap
+
+    rest = [n for n in loaders().names() if n not in fed and n not in catalog.releases()]
+    return "\n" + textwrap.fill(
+        "No fetcher (download the release as its authors publish it, then --benchmark "
+        f"LOADER:PATH; `foilbench benchmarks` describes each): {', '.join(rest)}", width=79)

@@ -42,10 +42,14 @@ def _ints(text: str) -> tuple[int, ...]:
               help="Training N (A.9: 2).")
 @click.option("--condition", default="minimal", show_default=True,
               help="Training condition (A.9: minimal).")
-@click.option("--steps", type=int, default=5000, show_default=True)
-@click.option("--warmup", type=int, default=500, show_default=True)
-@click.option("--lr", type=float, default=1e-6, show_default=True)
-@click.option("--weight-decay", type=float, default=0.1, show_default=True)
+@click.option("--steps", type=int, default=5000, show_default=True,
+              help="Optimiser steps at most (A.9: 5000).")
+@click.option("--warmup", type=int, default=500, show_default=True,
+              help="Linear learning-rate warm-up steps (A.9: 500).")
+@click.option("--lr", type=float, default=1e-6, show_default=True,
+              help="Peak learning rate of AdamW (A.9: 1e-6).")
+@click.option("--weight-decay", type=float, default=0.1, show_default=True,
+              help="AdamW weight decay (A.9: 0.1).")
 @click.option("--batch-size", type=int, default=2048, show_default=True,
               help="Positives per step (A.9: 2048 CLIP, 4096 SigLIP).")
 @click.option("--micro-batch", type=int, default=0, show_default=True,
@@ -55,11 +59,13 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--patience", type=int, default=4, show_default=True,
               help="Evaluations without improvement before stopping.")
 @click.option("--seeds", default="0,1,2", show_default=True, help="Comma-separated seeds.")
-@click.option("--split-seed", type=int, default=0, show_default=True)
+@click.option("--split-seed", type=int, default=0, show_default=True,
+              help="Seed of the concepts' train / validation / test split.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda, cuda:N.")
 @click.option("--no-mixed-precision", is_flag=True, help="On cuda, train in float32.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("foilbench-finetune"), show_default=True)
+              default=Path("foilbench-finetune"), show_default=True,
+              help="Folder for each arm's weights and finetune.json.")
 def finetune(model_spec: str, benchmarks: tuple[str, ...], negatives: str, k: int, task: str,
              n_objects: int, condition: str, steps: int, warmup: int, lr: float,
              weight_decay: float, batch_size: int, micro_batch: int, eval_every: int,

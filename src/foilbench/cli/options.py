@@ -18,9 +18,21 @@ from foilbench.stats.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED
 from foilbench.stats.breakdown import CI_METHODS
 from foilbench.stats.units import DEFAULT_UNIT, UNIT_SETTINGS
 
+# Commands that write JSON to a file take --json-out FILE (--json prints JSON to stdout);
+# their old --json FILE still works for one release and says so in --help.
+JSON_OUT_OLD_NAME = " (--json FILE is the old name of this option, kept until 0.5.)"
+
+# COMPASS §3.2 filters "overly similar candidates using Sentence Transformers" and gives no
+# threshold: both COMPASS commands keep a replacement when the MiniLM cosine is below 0.8
+# (our choice), and 0 turns the filter off.
+SIMILARITY_DEFAULT = 0.8
+SIMILARITY_HELP = ("Near-synonym filter (COMPASS §3.2, Sentence Transformers): keep a "
+                   "replacement when the MiniLM cosine of the replaced word and its replacement "
+                   "is below this; 0 turns it off. Needs foilbench[audit].")
+
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
-                   "allow_partial", "cache_dir", "no_cache", "quiet", "threads",
-                   "precision", "unit", "force_progress")
+                   "allow_partial", "cache_dir", "no_cache", "quiet", "progress", "threads",
+                   "precision", "unit")
 
 
 def evaluation_options(*, specs_required: bool,
@@ -38,7 +50,9 @@ def evaluation_options(*, specs_required: bool,
                      help="Model to evaluate (repeatable): a name from `foilbench models` "
                           "(tiny-random, foilbench-plain, ...) or SCHEME:REST, e.g. "
                           "openclip:ViT-B-32:/path/weights.pt or hf:/local/clip_dir; "
-                          "@FILE reads one spec a line." + model_default),
+                          "@FILE reads one spec a line. Append ?label=NAME (or &label=NAME) "
+                          "to name a model in tables; long specs get a short label and a "
+                          "legend." + model_default),
         click.option("--benchmark", "benchmarks", multiple=True, required=specs_required,
                      metavar="SPEC",
                      help="Benchmark (repeatable): a suite or registered name (see `foilbench "
@@ -51,7 +65,8 @@ def evaluation_options(*, specs_required: bool,
         click.option("--device", default="auto", show_default=True,
                      help="auto, cpu, cuda, cuda:N or mps."),
         click.option("--dtype", default="float32", show_default=True,
-                     type=click.Choice(DTYPES)),
+                     type=click.Choice(DTYPES),
+                     help="Weights' dtype for local models (bfloat16/float16 on GPUs)."),
         click.option("--precision", default=None, type=click.Choice(("bf16", "fp16")),
                      help="Run the forward passes in bf16 or fp16 (open_clip models); the "
                           "run also makes a float32 pass and reports the share of outcomes "
@@ -65,8 +80,11 @@ def evaluation_options(*, specs_required: bool,
         click.option("--n-boot", default=DEFAULT_N_BOOT, show_default=True,
                      type=click.IntRange(min=MIN_N_BOOT),
                      help="Bootstrap resamples for the scene-clustered intervals."),
-        click.option("--seed", default=DEFAULT_SEED, show_default=True, type=int,
-                     help="Bootstrap seed."),
+        click.option("--bootstrap-seed", "--seed", "seed", default=DEFAULT_SEED,
+                     show_default=True, type=int,
+                     help="Seed of the bootstrap resamples of the intervals (--seed is the "
+                          "old name, kept until 0.5; elsewhere --seed seeds what a command "
+                          "builds or samples)."),
         click.option("--ci-method", default="auto", show_default=True,
                      type=click.Choice(CI_METHODS),
                      help="auto = scene-clustered bootstrap when items carry scene_id, "
@@ -88,10 +106,11 @@ def evaluation_options(*, specs_required: bool,
                           "$FOILBENCH_HOME/embeddings, ~/.cache/foilbench/embeddings)."),
         click.option("--no-cache", is_flag=True,
                      help="Do not read or write the embedding cache."),
-        click.option("--quiet", is_flag=True, help="No progress bar."),
-        click.option("--progress", "force_progress", is_flag=True,
-                     help="Progress bars even when stderr is not a terminal (default: bars "
-                          "on a terminal; in a pipe or CI log one plain line per stage)."),
+        click.option("--progress/--no-progress", "progress", default=None,
+                     help="The progress display on stderr (default: when stderr is a "
+                          "terminal; a pipe or a CI log gets one plain line per stage)."),
+        click.option("--quiet", is_flag=True,
+                     help="Same as --no-progress (the old name, kept until 0.5)."),
         click.option("--log-level", default="info", show_default=True,
                      type=click.Choice(("debug", "info", "warning", "error")),
                      help="Least important message shown (also the level of the "
@@ -115,10 +134,20 @@ def settings_from(params: dict[str, Any]) -> RunSettings:
     return RunSettings(device=p["device"], dtype=p["dtype"], batch_size=p["batch_size"],
                        n_boot=p["n_boot"], seed=p["seed"], ci_method=p["ci_method"],
                        allow_partial=p["allow_partial"], cache_dir=p["cache_dir"],
-                       use_cache=not p["no_cache"],
-                       progress=False if p["quiet"] else (True if p["force_progress"] else None),
+                       use_cache=not p["no_cache"], progress=show_progress(p["progress"],
+                                                                           p["quiet"]),
                        threads=p["threads"],
                        precision=p["precision"], unit=p["unit"])
+
+
+def show_progress(progress: bool | None, quiet: bool) -> bool:
+    """--progress/--no-progress, --quiet (= --no-progress), else whether stderr is a terminal
+    (the construct commands' rule)."""
+    import sys
+
+    if quiet:
+        return False
+    return sys.stderr.isatty() if progress is None else progress
 
 
 RAY_OPTIONS = ("ray_address", "ray_retries", "ray_cpus", "ray_gpus", "ray_max_workers",

@@ -82,16 +82,25 @@ def _status_lines(session) -> str:
 
 @click.group(cls=ReviewGroup)
 def review() -> None:
-    """Review a pair benchmark by hand, CompoSET's three QC phases (App. B.4), then export.
+    """Review a benchmark by hand in the browser, then export what passed.
 
     \b
       foilbench review DIR                       open the review app (http://127.0.0.1:8766/)
       foilbench review status DIR                progress and discard rates in the terminal
       foilbench review export DIR --out OUT      accepted benchmark + QC report
+      foilbench review concepts DIR              Auto-Comp concept agreement (App. A.10)
 
     \b
-    DIR is a pair benchmark folder, e.g. built by `foilbench build synth --out S`
-    (S/world-pairs) or `foilbench construct composet --out DIR`.
+    What DIR is decides the review:
+      a pair benchmark   CompoSET's three QC phases (App. B.4), below; e.g.
+                         S/world-pairs of `foilbench build synth --out S`, or
+                         `foilbench construct composet --out DIR`
+      a choice benchmark SugarCrepe's negative validation (§4.1 Stage 2): each
+                         negative judged false of the image / true or ambiguous /
+                         not fluent; e.g. `foilbench construct sugarcrepe --no-refine`
+      an Auto-Comp one   `review concepts DIR`: is each rendered concept right?
+    The app, `status` and `export` need foilbench[review] (starlette, uvicorn):
+    pip install 'foilbench[review]'.
     \b
     Phases (each decision names the failed criteria of a reject):
       1 base review       base caption(s) against the base image; a reject
@@ -162,7 +171,8 @@ def serve(bench_dir: Path, host: str, port: int, open_browser: bool,
 @click.option("--json", "as_json", is_flag=True, help="Print the full summary as JSON.")
 @review_dir_option
 def status(bench_dir: Path, as_json: bool, review_dir: Path | None) -> None:
-    """Progress, discard rates and where the review resumes."""
+    """Progress, discard rates and where the review resumes (needs foilbench[review]:
+    pip install 'foilbench[review]')."""
     from foilbench.cli.review_choice import is_choice, status_choice
 
     if is_choice(bench_dir):
@@ -238,8 +248,10 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool, min_foils: int |
 @click.option("--report", "report_only", is_flag=True,
               help="Print the agreement so far and exit (no server).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8767, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to bind (loopback only unless you mean to share it).")
+@click.option("--port", default=8767, show_default=True, type=int,
+              help="0 picks a free port (the URL is printed).")
 @review_dir_option
 def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool, host: str,
              port: int, review_dir: Path | None) -> None:

@@ -37,28 +37,35 @@ def run(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str, no_r
       foilbench run --model openclip:ViT-B-32:/w/vitb32.pt --benchmark ./my_bench
       foilbench run --config run.toml --n-boot 2000   (flags override the file)
       foilbench run --model @models.txt --benchmark @benchmarks.txt   (one spec a line)
+      foilbench run --model 'openclip:ViT-B-32:laion2b_s34b_b79k?label=b32'
       foilbench run --ray --model tiny-random --benchmark tiny-builtin   (docs/scale-out.md)
     """
     # imported here, not at module level, so `foilbench run --help` stays light
     from rich.console import Console
 
     from foilbench.cli.log_level import log_from
-    from foilbench.cli.run_output import print_autocomp, print_tables
+    from foilbench.cli.run_output import print_autocomp, print_markdown, print_tables
+    from foilbench.models.labels import short_labels, split_labels
     from foilbench.runner import run as run_benchmarks
     err = Console(stderr=True)
     ray = ray_from(options)
     config = options.pop("config_file")
-    outcome = run_benchmarks(models, benchmarks, out_dir, settings=settings_from(options),
-                             report=not no_report, log=log_from(options, err), ray=ray,
-                             config=config, rerun=rerun)
-    print_tables(Console(), outcome.records, outcome.reference)
+    specs, given = split_labels(models)
+    outcome = run_benchmarks(specs or None, benchmarks, out_dir,
+                             settings=settings_from(options), report=not no_report,
+                             log=log_from(options, err), ray=ray, config=config, rerun=rerun)
+    labels = short_labels([rec.result.model.spec for rec in outcome.records], given)
+    out = Console()
+    print_tables(out, outcome.records, outcome.reference, labels)
     for rec in outcome.records:
         if rec.compass is not None:
-            spec = rec.result.model.spec
-            click.echo(f"\nCOMPASS integration gap by level ({spec}; by N in summary.json and "
-                       f"the report):\n{rec.compass['gap_by_level_markdown']}\n"
-                       f"\nCOMPASS skill load ({spec}):\n{rec.compass['skill_load_markdown']}")
-    print_autocomp(outcome.records, outcome.summary.get("autocomp", {}))
+            label = labels.get(rec.result.model.spec, rec.result.model.spec)
+            out.print(f"\nCOMPASS integration gap by level ({label}; by N in summary.json and "
+                      "the report):", markup=False, highlight=False)
+            print_markdown(out, rec.compass["gap_by_level_markdown"])
+            out.print(f"\nCOMPASS skill load ({label}):", markup=False, highlight=False)
+            print_markdown(out, rec.compass["skill_load_markdown"])
+    print_autocomp(out, outcome.records, outcome.summary.get("autocomp", {}), labels)
     reused = sum(bool(r.provenance.get("reused")) for r in outcome.records)
     kept = (f" (reused {reused} identical: same model fingerprint, benchmark checksum and "
             "settings; --rerun computes them again)") if reused else ""

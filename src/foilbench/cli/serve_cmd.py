@@ -18,7 +18,8 @@ from foilbench.store.db import DEFAULT_DB
 def serve(db_path: Path, host: str, port: int) -> None:
     """Leaderboard across runs (sort, filter by benchmark, edit type, tier), a model
     drill-down and an item browser. Read-only; serves only the images the stored runs list, from
-    inside their benchmark folders. Refuses to start when --db does not exist."""
+    inside their benchmark folders. Refuses to start when --db does not exist. Needs
+    foilbench[review] (starlette, uvicorn): pip install 'foilbench[review]'."""
     from foilbench.report.server import exposure_warning, make_server
 
     warning = exposure_warning(host)

@@ -11,8 +11,16 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from foilbench.cli.run_output import ci_text, pct, unit_caption
+from foilbench.cli.run_output import (
+    ci_text,
+    compact_table,
+    pct,
+    print_legend,
+    print_notes,
+    unit_caption,
+)
 from foilbench.display import safe_markup, safe_message, safe_text
+from foilbench.models.labels import short_labels
 from foilbench.provenance import describe_subset
 from foilbench.runner.in_progress import active
 from foilbench.runner.notes import note_lines, repeat_lines
@@ -87,8 +95,8 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool,
     console = Console()
     prov = Table(title=f"run {safe_markup(info['run_id'])}", title_justify="left",
                  show_header=False, highlight=False)
-    prov.add_column("field", style="bold")
-    prov.add_column("value")
+    prov.add_column("field", style="bold", no_wrap=True)
+    prov.add_column("value", overflow="fold")
     for key in PROVENANCE_FIELDS:
         prov.add_row(key, safe_markup(info.get(key)))
     stats = info.get("eval_stats") or {}
@@ -100,20 +108,18 @@ def show(run: str | None, db_path: str, by: tuple[str, ...], as_json: bool,
     console.print(prov)
     for line in note_lines(stats) + repeat_lines(stats):
         console.print(f"note: {safe_message(line)}", markup=False, highlight=False)
-    table = Table(title="metrics (%)", title_justify="left", highlight=False)
-    for col in ("metric", "group", "value", "95% CI", "n", "unit", "chance", "ties"):
-        table.add_column(col)
+    table = compact_table("metrics (%)", ("metric", "group", "value", "95% CI", "n", "unit",
+                                          "chance", "ties"))
     units = set()
     for row in shown.to_dict(orient="records"):
         group = f"{row['group_by']}={row['group_value']}" if row["group_by"] else "overall"
         unit = row.get("unit") if isinstance(row.get("unit"), str) else "not recorded"
         units.add(unit)
-        table.add_row(safe_markup(row["metric"]), safe_markup(group), pct(row["value"]), ci_text(row), str(row["n"]),
+        table.add_row(row["metric"], group, pct(row["value"]), ci_text(row), str(row["n"]),
                       unit, pct(row["chance"]), str(row["ties"]))
-    table.caption = (f"CI: {', '.join(sorted(set(shown['ci_method'])))}; ties count as "
-                     f"failures; {unit_caption(units)}")
-    table.caption_justify = "left"
     console.print(table)
+    print_notes(console, [f"CI: {', '.join(sorted(set(shown['ci_method'])))}",
+                          "ties count as failures", unit_caption(units)])
 
 
 def recompute_breakdown(store: ResultsStore, info: dict, columns: list[str]) -> pd.DataFrame:
@@ -136,9 +142,15 @@ def recompute_breakdown(store: ResultsStore, info: dict, columns: list[str]) -> 
 
 
 def _print_run_list(runs) -> None:
-    table = Table(title="stored runs", title_justify="left", highlight=False)
-    for col in runs.columns:
-        table.add_column(str(col))
-    for row in runs.itertuples(index=False):
-        table.add_row(*[safe_markup(v) for v in row])
-    Console().print(table)
+    """The stored runs, one line each: id, when, model (by its short label, with a legend),
+    benchmark and items; within 80 columns (``--json`` has every field)."""
+    labels = short_labels(list(runs["model_spec"])) if len(runs) else {}
+    console = Console()
+    print_legend(console, labels)
+    table = compact_table("stored runs", ("run_id", "created", "model", "benchmark", "items"))
+    for row in runs.to_dict(orient="records"):
+        created = pd.Timestamp(row["created"]).strftime("%Y-%m-%d %H:%M")
+        bench = row["benchmark_name"] + (" (PARTIAL)" if row.get("partial") else "")
+        table.add_row(str(row["run_id"]), created, labels[row["model_spec"]], bench,
+                      str(row["n_items"]))
+    console.print(table)

@@ -12,6 +12,7 @@ from rich.console import Console
 from foilbench.cli.config_option import config_option
 from foilbench.cli.log_level import log_from
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
+from foilbench.models.labels import split_labels
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
 from foilbench.scoring.prepared import summary_line
@@ -46,6 +47,7 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     err = Console(stderr=True)
     ray = ray_from(options)
     config = options.pop("config_file")
+    models = tuple(split_labels(models)[0])  # the matrix names each model by its spec
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
                         log=log_from(options, err), ray=ray, config=config)
     click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it

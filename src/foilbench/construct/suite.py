@@ -65,6 +65,10 @@ PARTS: tuple[Part, ...] = (
     Part("compass", "foilbench.construct.compass.build:build", {"n_scenes": 40}),
 )
 
+# The benchmarks the embedded suite holds, in build order (tests/test_console_names.py checks
+# them against a build): each resolves by name, ``--benchmark world-pairs``.
+MEMBERS = ("world-pairs", "autocomp-swap", "autocomp-confusion", "autocomp-n1", "compass-synth")
+
 # Source files whose changes change the suite's bytes (fingerprinted into the cache name).
 _FINGERPRINT_PACKAGES = ("foilbench.world", "foilbench.construct", "foilbench.data")
 _FINGERPRINT_MODULES = ("hashing.py", "jsonio.py")  # scene ids and the JSON files written
@@ -150,7 +154,27 @@ def load_suite(path: str | Path, on_invalid: str = "raise",
 
 def embedded_suite(on_invalid: str = "raise", check_images: bool = True,
                    seed: int = DEFAULT_SEED, progress: Any = True) -> list[Benchmark]:
-    """The ``synth`` suite: loaded from the cache, built there first if absent.
+    """The ``synth`` suite: loaded from the cache, built there first if absent."""
+    return load_suite(built_suite(seed, progress), on_invalid=on_invalid,
+                      check_images=check_images)
+
+
+def embedded_member(name: str, on_invalid: str = "raise", check_images: bool = True,
+                    seed: int = DEFAULT_SEED, progress: Any = True) -> Benchmark:
+    """One benchmark of the ``synth`` suite by name (one of :data:`MEMBERS`), the suite built
+    first if absent; only that benchmark is loaded and checked."""
+    root = built_suite(seed, progress)
+    names = json.loads((root / SUITE_FILE).read_text())["benchmarks"]
+    if name not in names:
+        from foilbench.errors import UnknownNameError
+
+        raise UnknownNameError(f"the embedded suite has no benchmark {name!r}; it holds "
+                               f"{', '.join(names)}")
+    return load_benchmark(root / name, on_invalid=on_invalid, check_images=check_images)
+
+
+def built_suite(seed: int = DEFAULT_SEED, progress: Any = True) -> Path:
+    """The cached suite folder, built first if absent.
 
     The build goes to a temporary sibling folder that is renamed into place when complete, so
     an interrupted build never leaves a half-written cache."""
@@ -169,4 +193,4 @@ def embedded_suite(on_invalid: str = "raise", check_images: bool = True,
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-    return load_suite(target, on_invalid=on_invalid, check_images=check_images)
+    return target

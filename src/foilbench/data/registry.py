@@ -103,7 +103,20 @@ def resolve_benchmarks(spec: str, *, on_invalid: str = "raise", check_images: bo
         loader = suites().get(spec)
         extra = {"progress": progress} if _takes(loader, "progress") else {}
         return list(loader(on_invalid=on_invalid, check_images=check_images, **extra))
+    if _is_member(spec):
+        from foilbench.construct.suite import embedded_member
+
+        return [embedded_member(spec, on_invalid=on_invalid, check_images=check_images,
+                                progress=progress)]
     return [resolve_benchmark(spec, on_invalid=on_invalid, check_images=check_images)]
+
+
+def _is_member(spec: str) -> bool:
+    """``spec`` names a benchmark of the embedded suite (``world-pairs``, ...) and no folder
+    of that name holds a benchmark (a folder wins)."""
+    from foilbench.construct.suite import MEMBERS
+
+    return spec in MEMBERS and not (Path(spec) / MANIFEST_FILE).exists()
 
 
 def _takes(fn, name: str) -> bool:
@@ -147,6 +160,10 @@ def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
         from foilbench.data.hub import load_hub_benchmark
 
         return load_hub_benchmark(spec, on_invalid=on_invalid, check_images=check_images)
+    if _is_member(spec):
+        from foilbench.construct.suite import embedded_member
+
+        return embedded_member(spec, on_invalid=on_invalid, check_images=check_images)
     loader, sep, rest = spec.partition(":")
     if sep and loader in loaders() and len(loader) > 1:  # len > 1: not a Windows drive letter
         if rest.startswith("hf://"):  # the release read from a Hub snapshot (data/hub.py)
@@ -169,6 +186,11 @@ def resolve_benchmark(spec: str, *, on_invalid: str = "raise",
         raise UnknownNameError(f"{spec}: exists but is not a foilbench benchmark folder (no "
                                f"{MANIFEST_FILE}); for a published release use LOADER:PATH with "
                                f"one of: {', '.join(loaders().names())}")
-    known = suites().names() + names.names() + [f"{n}:PATH" for n in loaders().names()] \
-        + ["hf://datasets/ORG/NAME@REV", "LOADER:hf://datasets/ORG/NAME@REV"]
-    raise UnknownNameError(unknown_message("benchmark", spec, known))
+    from foilbench.construct.suite import MEMBERS
+    from foilbench.data.spec_hints import unresolved_message
+
+    known = suites().names() + list(MEMBERS) + names.names() + \
+        [f"{n}:PATH" for n in loaders().names()] + \
+        ["hf://datasets/ORG/NAME@REV", "LOADER:hf://datasets/ORG/NAME@REV"]
+    raise UnknownNameError(unresolved_message(spec, loaders().names()) or
+                           unknown_message("benchmark", spec, known))

@@ -68,6 +68,7 @@ from foilbench.models.openclip_tokens import shared_tokenizer
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.weight_errors import (
     is_weights_only_refusal,
+    mismatch_error,
     safetensors_errors,
     weights_error,
 )
@@ -146,10 +147,14 @@ class OpenClipAdapter(BatchedDualEncoder):
                 arch, pretrained=pretrained, device=self.device,
                 force_quick_gelu=force_quick_gelu, weights_only=True)
         except (RuntimeError, KeyError, ValueError, OSError, pickle.UnpicklingError,
-                *safetensors_errors()) as e:
+                AssertionError, *safetensors_errors()) as e:
             if weights is not None and (is_weights_only_refusal(e)
                                         or isinstance(e, safetensors_errors())):
                 raise weights_error(weights, e, f"weights for {arch!r}") from None
+            misfit = mismatch_error(weights or source.get("tag") or arch, arch, e,
+                                    source.get("config"))
+            if misfit is not None:
+                raise misfit from None
             where = f" from {weights}" if weights else ""
             raise ModelError(f"open_clip could not build {arch!r}{where}: {e}") from None
         self.model = model.to(self.torch_dtype).eval()

@@ -17,6 +17,7 @@ reader for our own weight files.
 from __future__ import annotations
 
 import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,44 @@ def weights_error(where: str | Path, err: BaseException, what: str = "weights") 
                           f"{first}); download or build it again")
     text = str(err).splitlines()[0] if str(err) else type(err).__name__
     return ModelError(f"could not load {what} from {where}: {text}")
+
+
+_SHAPE = re.compile(r"size mismatch for ([\w.]+): copying a param with shape torch\.Size\("
+                    r"\[([\d, ]*)\]\) from checkpoint, the shape in current model is "
+                    r"torch\.Size\(\[([\d, ]*)\]\)")
+_KEYS = re.compile(r"(Missing|Unexpected) key\(s\) in state_dict: (.*)")
+
+
+def mismatch_error(weights: str | Path, arch: str, err: BaseException,
+                   config: str | Path | None = None) -> ModelError | None:
+    """One sentence for weights that do not fit the architecture they were loaded into (torch's
+    ``size mismatch`` / ``Missing key(s)`` list, or open_clip's ``assert`` on the text
+    position embedding width), naming the file, the architecture (and its config file) and the
+    first differing tensor; None for any other failure.
+
+    >>> e = AssertionError("text pos_embed width changed!")
+    >>> str(mismatch_error("w.pt", "tiny", e, "tiny.json"))[:62]
+    'w.pt does not fit the architecture tiny (from tiny.json): text'
+    """
+    text = str(err)
+    fit = f"{weights} does not fit the architecture {arch}" + \
+        (f" (from {config})" if config else "")
+    advice = "; give the config (or architecture name) the weights were saved with"
+    shapes = _SHAPE.findall(text)
+    if shapes:
+        name, got, want = shapes[0]
+        more = f" and {len(shapes) - 1} more tensor(s)" if len(shapes) > 1 else ""
+        return ModelError(f"{fit}: {name} is [{got}] in the file but [{want}] in the model"
+                          f"{more}{advice}")
+    keys = _KEYS.search(text)
+    if keys:
+        which = keys.group(2).split(", ")
+        kind = "missing from the file" if keys.group(1) == "Missing" else "not in the model"
+        return ModelError(f"{fit}: {len(which)} tensor(s) {kind}, e.g. "
+                          f"{which[0].strip(chr(34) + chr(39) + '.')}{advice}")
+    if isinstance(err, AssertionError) and "pos_embed width" in text:
+        return ModelError(f"{fit}: text position embedding width differs ({text}){advice}")
+    return None
 
 
 def load_safetensors(path: str | Path, what: str = "weights") -> dict[str, Any]:

@@ -21,11 +21,12 @@ from pathlib import Path
 
 BEGIN = "<!-- readme-scores:begin (python -m foilbench.runner.readme README.md) -->"
 END = "<!-- readme-scores:end -->"
-# (part, metric, column title): the README's columns, in order
+# (part, metric, column title): the README's columns, in order; each metric is its part's
+# primary metric (the one `run`, `show` and the report lead with; tests/test_console_readme.py)
 COLUMNS = (("world-pairs", "group", "pairs Group"),
            ("world-pairs/modify_color", "group", "modify_color, short"),
-           ("autocomp-n1", "r1", "autocomp-n1 R@1"),
-           ("autocomp-swap", "r1", "Swap R@1"),
+           ("autocomp-n1", "r1_valid", "autocomp-n1 r1_valid"),
+           ("autocomp-swap", "r1_valid", "Swap r1_valid"),
            ("autocomp-confusion", "confusion", "Confusion {metric}"),
            ("compass-synth", "r1", "COMPASS R@1"))
 
