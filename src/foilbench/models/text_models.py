@@ -19,21 +19,20 @@ LMs are read with ``local_files_only``.
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from foilbench.errors import ModelError
+from foilbench.paths import MINILM_ENV, minilm_source
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"  # the Hub name used when none is given
-MINILM_ENV = "FOILBENCH_MINILM"  # a folder or another Hub name, instead of MINILM
 
 
 def minilm_name(name_or_path: str | Path | None = None) -> str:
     """The sentence-transformers model :func:`minilm` loads: ``name_or_path`` when given, else
     ``$FOILBENCH_MINILM`` when set, else :data:`MINILM` (a folder is returned resolved)."""
-    chosen = str(name_or_path or os.environ.get(MINILM_ENV) or MINILM)
+    chosen = str(name_or_path or minilm_source() or MINILM)
     folder = Path(chosen).expanduser()
     if folder.is_dir():
         return str(folder.resolve())
@@ -52,7 +51,10 @@ def minilm(device: str = "cpu", name_or_path: str | Path | None = None) -> Any:
 
 
 def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    """The Hub's own offline switch (``HF_HUB_OFFLINE``, as huggingface_hub read it)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
 
 
 @lru_cache(maxsize=2)
