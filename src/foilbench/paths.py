@@ -98,3 +98,13 @@ def model_state_dir() -> Path:
 def checksum_index_dir() -> Path:
     """Benchmark checksums verified against their files, one JSON per benchmark folder."""
     return home() / "checksums"
+
+
+MINILM_ENV = "FOILBENCH_MINILM"
+
+
+def minilm_source() -> str | None:
+    """``$FOILBENCH_MINILM``: a sentence-transformers model folder or a Hub name instead of
+    all-MiniLM-L6-v2 (docs/text-models.md), or None when unset or empty."""
+    value = os.environ.get(MINILM_ENV, "").strip()
+    return value or None

@@ -24,6 +24,7 @@ from foilbench.analysis.pixel_controls import load_for_audit, pair_pixel_metrics
 from foilbench.analysis.text_controls import text_deviation
 from foilbench.errors import BenchmarkError
 from foilbench.kinds import kinds_where
+from foilbench.models.text_models import minilm_name
 
 PIXEL_COLUMNS = ("mae", "l2", "linf", "fraction_affected", "ssim", "ms_ssim")
 
@@ -157,7 +158,7 @@ def audit_controls(bench, model=None, minilm: bool = True, pixels: bool = True,
     if encoder is not None:
         summary["sentence_model"] = {**encoder.describe(), "column": "sentence_cosine"}
     elif minilm:
-        summary["sentence_model"] = {"name": "all-MiniLM-L6-v2", "column": "minilm_cosine",
+        summary["sentence_model"] = {"name": minilm_name(), "column": "minilm_cosine",
                                      "paper_model": False,
                                      "note": "fallback; CompoSET App. F.2 uses "
                                              "all-mpnet-base-v2 (--text-model DIR)"}

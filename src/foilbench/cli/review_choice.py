@@ -13,9 +13,23 @@ import click
 from foilbench.cli._table import format_table
 
 
-def is_choice(bench_dir: Path) -> bool:
+def folder_kind(bench_dir: Path):
+    """The item kind a benchmark folder's manifest names, or None (no manifest, unknown
+    kind): the kind object is asked what it is, never its name compared."""
+    from foilbench.kinds import KINDS
+
     manifest = Path(bench_dir) / "manifest.json"
-    return manifest.is_file() and json.loads(manifest.read_text()).get("kind") == "choice"
+    if not manifest.is_file():
+        return None
+    name = json.loads(manifest.read_text()).get("kind")
+    return KINDS.get(name) if isinstance(name, str) else None
+
+
+def is_choice(bench_dir: Path) -> bool:
+    """Items are one image with a positive caption and ranked negatives: the negative
+    validation (not the pair review) applies."""
+    kind = folder_kind(bench_dir)
+    return kind is not None and kind.has_caption_candidates
 
 
 def _pct(r: dict) -> str:

@@ -25,11 +25,12 @@ class ReviewGroup(click.Group):
 
 def _bench_dir(path: Path) -> Path:
     """The pair benchmark folder, with a helpful error for a suite folder."""
+    from foilbench.cli.review_choice import folder_kind
     from foilbench.review.units import ReviewError
 
     if not (path / "manifest.json").exists():
         pairs = sorted(p.parent.name for p in path.glob("*/manifest.json")
-                       if json.loads(p.read_text()).get("kind") == "pair")
+                       if getattr(folder_kind(p.parent), "is_edit_pair", False))
         hint = (f"; it holds the pair benchmark(s) {', '.join(pairs)}: try "
                 f"`foilbench review {path / pairs[0]}`") if pairs else ""
         raise ReviewError(f"{path} is not a benchmark folder (no manifest.json){hint}")

