@@ -110,7 +110,7 @@ def build_set(root: Path, n_scenes: int, n_foils: int, seed: int = 0):
 
 
 class _MinimalOpenClip:
-    """Used only when foilbench.models.openclip_adapter is not installed."""
+    """Used only when foilbench.models.openclip.adapter is not installed."""
 
     family = "dual"
 
@@ -145,14 +145,14 @@ class _MinimalOpenClip:
 def build_model(folder: Path):
     torch.manual_seed(0)
     try:
-        from foilbench.models.openclip_adapter import from_spec
+        from foilbench.models.openclip.adapter import from_spec
     except ImportError:
         return _MinimalOpenClip(), "local minimal open_clip wrapper"
     cfg = folder / "fbbench_tiny.json"
     cfg.write_text(json.dumps(TINY_CFG))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return from_spec(str(cfg), device="cpu"), "foilbench.models.openclip_adapter"
+        return from_spec(str(cfg), device="cpu"), "foilbench.models.openclip.adapter"
 
 
 def naive_loop(adapter, bench) -> dict[str, np.ndarray]:

@@ -52,7 +52,7 @@ def _timed(module, name: str, phase: str) -> None:
 def main() -> None:
     from foilbench import evaluation, report
     from foilbench.cli import main as cli_main
-    from foilbench.models import openclip_adapter
+    from foilbench.models.openclip import adapter as openclip_adapter
     from foilbench.runner import cell, runs
 
     _add("foilbench imports (cli, runner)", T_START, C_START)

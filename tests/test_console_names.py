@@ -112,7 +112,7 @@ class TestOpenclipMismatch:
         import torch
 
         from _models_tiny import TINY_OPENCLIP_CFG, write_openclip_config
-        from foilbench.models.openclip_spec import register_json_config
+        from foilbench.models.openclip.spec import register_json_config
 
         d = tmp_path_factory.mktemp("oc")
         config = write_openclip_config(d, "tinycfg")

@@ -25,7 +25,7 @@ def _run(code: str) -> list[str]:
 def test_open_clip_imports_without_the_compiler_and_the_compiler_still_works():
     lines = _run(
         "import sys, torch\n"
-        "from foilbench.models.openclip_import import import_open_clip\n"
+        "from foilbench.models.openclip.importer import import_open_clip\n"
         "import_open_clip(needs_transformers=False, needs_timm=False)\n"
         "print('torch._dynamo' in sys.modules, 'torch._dynamo.utils' in sys.modules,\n"
         "      'torchvision.ops.roi_align' in sys.modules)\n"

@@ -23,8 +23,8 @@ from PIL import Image
 from _models_tiny import tiny_images, write_openclip_config
 from foilbench.errors import ModelError
 from foilbench.models.base import to_rgb
-from foilbench.models.hf_vlm import HFVLMScorer
-from foilbench.models.openclip_spec import quickgelu_for_tag
+from foilbench.models.hf.vlm import HFVLMScorer
+from foilbench.models.openclip.spec import quickgelu_for_tag
 from foilbench.models.registry import resolve_model
 from foilbench.models.vlm_templates import (
     TEMPLATES,

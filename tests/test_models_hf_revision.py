@@ -10,7 +10,7 @@ import transformers
 
 from _models_tiny import save_tiny_hf_dual
 from foilbench.errors import ModelError
-from foilbench.models.hf_loading import split_revision
+from foilbench.models.hf.loading import split_revision
 from foilbench.models.registry import resolve_model
 
 
@@ -66,7 +66,7 @@ def test_split_revision_rules(tmp_path):
 
 
 def test_hf_vlm_passes_the_revision_to_its_loader(monkeypatch):
-    from foilbench.models import hf_vlm
+    from foilbench.models.hf import vlm as hf_vlm
 
     seen = {}
 

@@ -102,7 +102,7 @@ def test_quickgelu_config_changes_activation_scores_and_fingerprint(tiny, tmp_pa
 def test_openai_tag_on_gelu_arch_switches_to_quickgelu_with_warning():
     """Against the installed open_clip registry: the OpenAI weights were trained with
     QuickGELU in every open_clip version."""
-    from foilbench.models.openclip_spec import quickgelu_for_tag
+    from foilbench.models.openclip.spec import quickgelu_for_tag
 
     arch, force, warning = quickgelu_for_tag("ViT-B-32", "openai")
     assert (arch, force) == ("ViT-B-32", True) and "QuickGELU" in warning
@@ -140,7 +140,7 @@ def fake_registry(monkeypatch):
     ("Q-quickgelu", "silent_tag", "Q-quickgelu", False, None),  # tag silent: arch as it is
 ])
 def test_quickgelu_for_tag_every_branch(fake_registry, arch, tag, want_arch, want_force, warns):
-    from foilbench.models.openclip_spec import quickgelu_for_tag
+    from foilbench.models.openclip.spec import quickgelu_for_tag
 
     got_arch, force, warning = quickgelu_for_tag(arch, tag)
     assert (got_arch, force) == (want_arch, want_force)
@@ -148,7 +148,7 @@ def test_quickgelu_for_tag_every_branch(fake_registry, arch, tag, want_arch, wan
 
 
 def test_quickgelu_for_tag_refusals(fake_registry):
-    from foilbench.models.openclip_spec import quickgelu_for_tag
+    from foilbench.models.openclip.spec import quickgelu_for_tag
 
     with pytest.raises(ModelError, match="no GELU variant exists"):
         quickgelu_for_tag("Q-quickgelu", "gelu_tag")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from _models_tiny import TINY_OPENCLIP_CFG
-from foilbench.models.openclip_import import config_needs_timm
+from foilbench.models.openclip.importer import config_needs_timm
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TIMM_CFG = {"embed_dim": 16,

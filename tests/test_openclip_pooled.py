@@ -10,9 +10,9 @@ import torch
 
 open_clip = pytest.importorskip("open_clip")
 
-from foilbench.models import openclip_pooled  # noqa: E402
-from foilbench.models.openclip_adapter import TRIM_CHECK_ATOL  # noqa: E402
-from foilbench.models.openclip_fast import encode_text_trimmed  # noqa: E402
+from foilbench.models.openclip import pooled as openclip_pooled  # noqa: E402
+from foilbench.models.openclip.adapter import TRIM_CHECK_ATOL  # noqa: E402
+from foilbench.models.openclip.fast import encode_text_trimmed  # noqa: E402
 from test_prepared_share import openclip_model  # noqa: E402
 
 
@@ -63,7 +63,7 @@ def test_towers_that_pool_otherwise_run_open_clips_own_forward(tmp_path):
 
 def test_a_shortcut_that_differs_is_dropped_with_a_warning(tmp_path, monkeypatch, caplog):
     adapter = openclip_model(tmp_path, "fb-pool-off")
-    monkeypatch.setattr("foilbench.models.openclip_adapter.encode_image_pooled",
+    monkeypatch.setattr("foilbench.models.openclip.adapter.encode_image_pooled",
                         lambda model, px: model.encode_image(px) + 1.0)
     images = torch.randn(3, 3, 32, 32)
     with caplog.at_level(logging.WARNING), torch.inference_mode():

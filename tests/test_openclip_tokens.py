@@ -7,7 +7,7 @@ import torch
 
 open_clip = pytest.importorskip("open_clip")
 
-from foilbench.models import openclip_tokens  # noqa: E402
+from foilbench.models.openclip import tokens as openclip_tokens  # noqa: E402
 
 TEXTS = [
     "a red cube to the left of a blue sphere",

@@ -14,8 +14,8 @@ import torch  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
 from _models_tiny import write_openclip_config  # noqa: E402
-from foilbench.models import openclip_adapter  # noqa: E402
 from foilbench.models.fingerprint import version_change  # noqa: E402
+from foilbench.models.openclip import adapter as openclip_adapter  # noqa: E402
 from foilbench.models.registry import resolve_model  # noqa: E402
 
 

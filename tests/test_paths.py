@@ -71,7 +71,7 @@ def test_loader_image_folders_come_from_option_then_environment_then_default(cle
 # how long to wait for a locked results store, and OpenMP's thread settings (cli/main.py,
 # runner/threads.py: sleeping threads and the thread count).
 # ray_session.py copies variables (paths among them) to Ray workers without interpreting them.
-NOT_PATHS = {"models/hf_loading.py", "models/api/spend.py", "models/api/wire.py", "limits.py",
+NOT_PATHS = {"models/hf/loading.py", "models/api/spend.py", "models/api/wire.py", "limits.py",
              "store/connect.py", "construct/backends/api_common.py", "ray_session.py",
              "fetch/fetcher.py", "cli/main.py", "runner/threads.py"}
 

@@ -22,7 +22,7 @@ from PIL import Image
 
 from _models_tiny import TINY_OPENCLIP_CFG, save_tiny_hf_dual, tiny_images
 from foilbench.data.format import Manifest, make_benchmark
-from foilbench.models import openclip_fast
+from foilbench.models.openclip import fast as openclip_fast
 from foilbench.models.registry import resolve_model
 from foilbench.scoring.encode import image_decoder
 from foilbench.scoring.engine import evaluate
@@ -83,7 +83,7 @@ def test_openclip_bidirectional_tower_keeps_the_full_length(tmp_path):
 
 def test_a_failed_first_batch_check_falls_back_to_full_length(tmp_path, monkeypatch):
     adapter = _openclip(tmp_path, "fb-trim-check")
-    monkeypatch.setattr("foilbench.models.openclip_adapter.encode_text_trimmed",
+    monkeypatch.setattr("foilbench.models.openclip.adapter.encode_text_trimmed",
                         lambda model, tokens: torch.zeros(len(tokens), 16))
     got = adapter.embed_texts(TEXTS[:3])
     assert not adapter.trims_text and "differed" in adapter.trim_blocker
@@ -161,7 +161,7 @@ def test_prepared_tensor_is_bit_identical_to_open_clip_transform(tmp_path, mode)
     image = _image_modes()[mode]
     got = adapter.prepare_image(image, 0)
     # open_clip's own transform on the image as given: it resizes and crops in the image's own
-    # mode and converts to RGB after (palette and RGBA images; see openclip_adapter's docstring)
+    # mode and converts to RGB after (palette and RGBA images; see models/openclip/adapter.py's docstring)
     want = adapter.preprocess(image)
     assert got.shape == want.shape and got.dtype == want.dtype
     assert torch.equal(got, want)

@@ -177,7 +177,7 @@ def test_exit_now_keeps_the_normal_exit_while_a_thread_runs():
 
 
 def test_open_clip_is_imported_without_transformers_only_when_unneeded(tmp_path):
-    from foilbench.models.openclip_import import config_needs_transformers
+    from foilbench.models.openclip.importer import config_needs_transformers
 
     assert not config_needs_transformers({"text_cfg": {"width": 8}, "vision_cfg": {}})
     assert config_needs_transformers({"text_cfg": {"hf_model_name": "roberta-base"}})
@@ -196,7 +196,7 @@ def test_open_clip_is_imported_without_transformers_only_when_unneeded(tmp_path)
         f"a = resolve_model('openclip:{cfg}', device='cpu')\n"
         "print('embeds', a.embed_texts(['a cat']).shape)\n"
         "print('transformers', 'transformers' in sys.modules)\n"
-        "from foilbench.models.openclip_import import import_open_clip\n"
+        "from foilbench.models.openclip.importer import import_open_clip\n"
         "print('back', import_open_clip(True).hf_model.transformers is not None)\n")
     import os
 

@@ -82,7 +82,7 @@ def test_ray_workers_share_prepared_images_through_the_cache_folder(tmp_path, mo
     second, evaluating another model, decodes nothing; its scores equal a plain run's."""
     from foilbench.data.registry import resolve_benchmarks
     from foilbench.models.registry import resolve_model
-    from foilbench.runner.ray_worker import ModelWorker
+    from foilbench.runner.ray.worker import ModelWorker
     from foilbench.runner.settings import RunSettings
     from foilbench.scoring.engine import evaluate
 
@@ -103,7 +103,7 @@ def test_ray_workers_share_prepared_images_through_the_cache_folder(tmp_path, mo
 def test_ray_image_shards_share_prepared_images_too(tmp_path, monkeypatch):
     from foilbench.data.registry import resolve_benchmarks
     from foilbench.models.registry import resolve_model
-    from foilbench.runner.ray_worker import ModelWorker
+    from foilbench.runner.ray.worker import ModelWorker
     from foilbench.runner.settings import RunSettings
 
     monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))

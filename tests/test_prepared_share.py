@@ -113,7 +113,7 @@ def test_mean_std_differ_but_pixels_are_shared_and_each_tail_is_exact(tmp_path):
     b = openclip_model(tmp_path, "fb-ms-b", seed=3)
     from torchvision.transforms import Compose, Normalize
 
-    from foilbench.models.openclip_fast import tensor_tail
+    from foilbench.models.openclip.fast import tensor_tail
 
     # a model normalised with other statistics (as SigLIP's 0.5/0.5), same resize and crop
     b.preprocess = Compose([*list(b.preprocess.transforms)[:-1],

@@ -8,7 +8,7 @@ The driver is the real CLI in a process of its own (tests/_ray_driver.py): Ray r
 authentication settings when a process starts. Node death is detected after about 3 s here
 (Ray's health check set short through its ``RAY_health_check_*`` variables on both nodes and
 the driver); with Ray's defaults it is about 25 s and the same code waits that long
-(:mod:`foilbench.runner.ray_recover`).
+(:mod:`foilbench.runner.ray.recover`).
 """
 
 from __future__ import annotations

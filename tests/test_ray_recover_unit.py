@@ -1,4 +1,4 @@
-"""The driver's verdict on a lost worker (:mod:`foilbench.runner.ray_recover`), with a fake
+"""The driver's verdict on a lost worker (:mod:`foilbench.runner.ray.recover`), with a fake
 ``ray`` module: node gone -> the cell moves; node alive -> a retry; unknown -> wait until
 Ray's node-death detection time has passed. No Ray needed."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
-from foilbench.runner.ray_recover import (
+from foilbench.runner.ray.recover import (
     MARGIN_S,
     Lost,
     detection_seconds,

@@ -103,7 +103,7 @@ def test_text_report_of_an_open_clip_tokenizer_does_not_import_transformers_toke
 
     code = (  # open_clip imported as a run of an open_clip-towered model imports it
         "import sys\n"
-        "from foilbench.models.openclip_import import import_open_clip\n"
+        "from foilbench.models.openclip.importer import import_open_clip\n"
         "from foilbench.models.text_limits import text_report\n"
         "open_clip = import_open_clip(needs_transformers=False)\n"
         "oc = type('OC', (), {'tokenizer': open_clip.get_tokenizer('ViT-B-32')})()\n"

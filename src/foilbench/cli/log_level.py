@@ -2,7 +2,7 @@
 configures logging.
 
 The library never configures logging: its modules log to loggers under ``foilbench``
-(``foilbench.runner``, ``foilbench.models.openclip_adapter``, ...) and leave handlers to
+(``foilbench.runner``, ``foilbench.models.openclip.adapter``, ...) and leave handlers to
 the application. The command is an application, so it adds one stderr handler to the
 ``foilbench`` logger (never the root logger) at the chosen level, and shows the runner's
 messages from that level up (``debug`` adds the thread choice, skipped cached stages and

@@ -202,7 +202,7 @@ def ray_from(params: dict[str, Any]) -> Any:
         if given:
             raise click.UsageError(f"{', '.join(given)} only apply with --ray")
         return None
-    from foilbench.runner.ray_cluster import RayOptions
+    from foilbench.runner.ray.cluster import RayOptions
 
     return RayOptions(address=p["ray_address"], retries=p["ray_retries"],
                       cpus_per_model=p["ray_cpus"], gpus_per_model=p["ray_gpus"],

@@ -2,7 +2,7 @@
 
 ``foilbench.from_hf(model, processor, name="my-clip")`` gives an adapter that scores as the
 ``hf:`` spec path does on the same weights (the same methods:
-:class:`~foilbench.models.hf_adapter.HFDualEncoder`'s RGB conversion, processor split, text
+:class:`~foilbench.models.hf.adapter.HFDualEncoder`'s RGB conversion, processor split, text
 padding and default score head; equal scores, tested), on the device and in the dtype the
 model is in. ``processor`` is a ``CLIPProcessor``-like object with ``image_processor`` and
 ``tokenizer`` (or give ``image_processor=`` and ``tokenizer=`` instead).
@@ -18,7 +18,7 @@ from typing import Any
 from foilbench.errors import ModelError
 from foilbench.models.base import ModelInfo
 from foilbench.models.fingerprint import make_fingerprint
-from foilbench.models.hf_adapter import HFDualEncoder
+from foilbench.models.hf.adapter import HFDualEncoder
 from foilbench.models.live import (
     EvalMode,
     display_name,

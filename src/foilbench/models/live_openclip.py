@@ -2,7 +2,7 @@
 
 ``foilbench.from_open_clip(model, preprocess, tokenizer, name="my-clip")`` gives an adapter
 that scores exactly as the ``openclip:`` spec path does on the same weights (the same
-methods: :class:`~foilbench.models.openclip_adapter.OpenClipAdapter`'s image modes, text
+methods: :class:`~foilbench.models.openclip.adapter.OpenClipAdapter`'s image modes, text
 trimming, class-token pooling and score heads; equal scores, tested), without building,
 casting or moving the model: it runs on the device and in the dtype the model is in.
 
@@ -37,9 +37,9 @@ from foilbench.models.live import (
     stable_repr,
     weights_sha256,
 )
-from foilbench.models.openclip_adapter import IMAGE_INPUT, OpenClipAdapter
-from foilbench.models.openclip_fast import tensor_tail, trim_blocker
-from foilbench.models.openclip_pooled import image_blocker
+from foilbench.models.openclip.adapter import IMAGE_INPUT, OpenClipAdapter
+from foilbench.models.openclip.fast import tensor_tail, trim_blocker
+from foilbench.models.openclip.pooled import image_blocker
 
 SCORES = ("cosine", "logit")
 

@@ -44,12 +44,12 @@ def model_schemes() -> Registry:
     """Scheme -> factory ``(rest, device, dtype) -> adapter`` for ``SCHEME:REST`` specs;
     plugins add schemes through ``foilbench.model_schemes``."""
     reg = Registry("model scheme", "foilbench.model_schemes")
-    reg.register("openclip", "foilbench.models.openclip_adapter:from_spec",
+    reg.register("openclip", "foilbench.models.openclip.adapter:from_spec",
                  "open_clip: openclip:ARCH:PRETRAINED|/path/weights.pt, openclip:hf-hub:ID, "
                  "openclip:/path/config.json[:weights]", requires=("open_clip", "torchvision"))
-    reg.register("hf", "foilbench.models.hf_adapter:from_spec",
+    reg.register("hf", "foilbench.models.hf.adapter:from_spec",
                  "Hugging Face CLIP/SigLIP: hf:ORG/NAME or hf:/local/dir", requires=("transformers",))
-    reg.register("hf-vlm", "foilbench.models.hf_vlm:from_spec",
+    reg.register("hf-vlm", "foilbench.models.hf.vlm:from_spec",
                  "generative VLM via transformers: hf-vlm:ID_OR_DIR[?score=loglik|vqascore]",
                  requires=("transformers",))
     reg.register("api", "foilbench.models.api:from_spec",

@@ -14,7 +14,7 @@ For a scheduler that spreads cells over workers: :func:`evaluate_cell` computes 
 writes nothing; :func:`write_cell` stores it from the one process that owns the store;
 :func:`finished_run` is the resume check. ``run(..., ray=...)`` and ``sweep(..., ray=...)``
 (an address, ``True`` or :class:`RayOptions`) compute the cells on Ray workers with those
-(``runner/ray_*.py``, docs/scale-out.md).
+(``runner/ray/``, docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ _EXPORTS = {
     "Log": "log", "blind_reference": "reference", "chance_rows": "reference",
     "RunOutcome": "runs", "run": "runs", "DB_FILE": "settings", "RunnerError": "settings",
     "RunSettings": "settings", "overall_metrics": "summary", "summary_entry": "summary",
-    "SweepOutcome": "sweeps", "sweep": "sweeps", "RayOptions": "ray_cluster",
+    "SweepOutcome": "sweeps", "sweep": "sweeps", "RayOptions": "ray.cluster",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -75,7 +75,7 @@ def ray_of(values: Mapping[str, Any]) -> Any:
         if extra:
             raise ConfigError(f"config keys {', '.join(extra)} only apply with ray")
         return None
-    from foilbench.runner.ray_cluster import LOCAL, RayOptions
+    from foilbench.runner.ray.cluster import LOCAL, RayOptions
 
     address = values["ray"]
     fields: dict[str, Any] = {"address": LOCAL if address is True else str(address)}

@@ -35,7 +35,7 @@ from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import warning_lines
 from foilbench.runner.progress import RunProgress
-from foilbench.runner.ray_cluster import as_options
+from foilbench.runner.ray.cluster import as_options
 from foilbench.runner.reference import benchmark_reference
 from foilbench.runner.reuse import REPEAT_KEY, reused_message, stored_record
 from foilbench.runner.settings import (
@@ -110,8 +110,8 @@ def run(models: Any = None,
     ``run(["tiny-random"], ["tiny-builtin"], "/tmp/fb", n_boot=200, progress=False,
     report=False)``. Progress and warnings go to ``log(level, message)`` (default: the
     ``foilbench.runner`` logger). ``ray`` (an address, ``"local"``, ``True`` or
-    :class:`~foilbench.runner.ray_cluster.RayOptions`) computes the cells on Ray workers
-    (:mod:`foilbench.runner.ray_runs`), storing the same rows. Writes
+    :class:`~foilbench.runner.ray.cluster.RayOptions`) computes the cells on Ray workers
+    (:mod:`foilbench.runner.ray.runs`), storing the same rows. Writes
     ``OUT/<batch_id>/summary.json`` (and ``report.html`` when ``report``) and returns a
     :class:`RunOutcome`.
 
@@ -175,7 +175,7 @@ def _run(models: Any, benchmarks: str | Iterable[str] | None,
             loaded = load_models(entries, settings)
             model_specs = [name for name, _ in loaded]
         else:  # loaded on the workers; only the specs are checked here
-            from foilbench.runner.ray_runs import check_model_specs
+            from foilbench.runner.ray.runs import check_model_specs
 
             model_specs = specs_only(entries, hooks)
             check_model_specs(model_specs)
@@ -241,7 +241,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     records: list[CellRecord] = []
     store = SharedStore(db_path, notify=lambda msg: log("warning", msg))
     if ray_options is not None:
-        from foilbench.runner.ray_runs import ray_run_records
+        from foilbench.runner.ray.runs import ray_run_records
 
         progress.close()  # the Ray path logs its own progress
         records, _ = ray_run_records(model_specs, benches, store, settings=settings,

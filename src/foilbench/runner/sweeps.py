@@ -31,7 +31,7 @@ from foilbench.runner.in_progress import in_progress
 from foilbench.runner.log import Log, contained_warnings, to_logging
 from foilbench.runner.notes import warning_lines
 from foilbench.runner.progress import RunProgress
-from foilbench.runner.ray_cluster import as_options
+from foilbench.runner.ray.cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import (
@@ -67,7 +67,7 @@ class SweepOutcome:
     cells: pd.DataFrame
     paths: list[Path]
     failures: list[str] = field(default_factory=list)
-    ray_stats: Any = None  # :class:`~foilbench.runner.ray_schedule.RayStats` of a Ray sweep
+    ray_stats: Any = None  # :class:`~foilbench.runner.ray.schedule.RayStats` of a Ray sweep
     preparation: dict[str, float] | None = None  # images decoded / prepared / cache hits
     run_config: dict[str, Any] | None = None  # what ran, as config keys (runner/config.py)
     comparisons: pd.DataFrame | None = None  # model vs model per benchmark (paired)
@@ -185,8 +185,8 @@ def sweep(models: Any = None,
 
     Settings as in :func:`foilbench.runner.run`. A failed cell does not stop the others; it is
     listed in :attr:`SweepOutcome.failures` (the CLI then exits non-zero). ``ray`` (an
-    address, ``"local"``, ``True`` or :class:`~foilbench.runner.ray_cluster.RayOptions`)
-    computes the cells on Ray workers (:mod:`foilbench.runner.ray_runs`); the stored rows are
+    address, ``"local"``, ``True`` or :class:`~foilbench.runner.ray.cluster.RayOptions`)
+    computes the cells on Ray workers (:mod:`foilbench.runner.ray.runs`); the stored rows are
     the same. Models held in memory, ``metadata`` and ``on_result`` as in ``run`` (a reused
     cell, already stored, is not passed to ``on_result``).
 
@@ -235,7 +235,7 @@ def _start(models: Any, benchmarks: str | Iterable[str], out: str | Path,
     check_folders_first(bench_specs, settings)  # before any model loads
     ray_options = as_options(ray)
     if ray_options is not None:
-        from foilbench.runner.ray_runs import check_model_specs
+        from foilbench.runner.ray.runs import check_model_specs
 
         check_model_specs(specs_only(entries, hooks))
     # one display from here on: a first sweep's suite build shows on it, then the cells
@@ -291,7 +291,7 @@ def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedSto
                             settings=settings, batch_id=sweep_id, log=log, failures=failures,
                             progress=progress, hooks=hooks)
     else:
-        from foilbench.runner.ray_runs import ray_sweep_cells
+        from foilbench.runner.ray.runs import ray_sweep_cells
 
         if progress is not None:  # Ray prints its own aggregated progress line
             progress.close()

@@ -4,7 +4,7 @@ In a sweep the models usually share one preprocessing (open_clip's eval transfor
 with OpenAI's mean and std), yet each would decode and resize every image again. Here a
 model's transform is split into its pixel part (resize, crop, colour conversion: uint8 in,
 uint8 out) and its tensor tail (``ToTensor`` + ``Normalize``, done per model by
-:func:`foilbench.models.openclip_fast.to_normalised_tensor`, as the adapter's own
+:func:`foilbench.models.openclip.fast.to_normalised_tensor`, as the adapter's own
 ``prepare_image`` does, so the tensors are bit-identical, tested).
 
 The pixel part is fingerprinted (:func:`head_fingerprint`): every step's class and its

@@ -7,7 +7,7 @@ tokenizer files, model_index.json, under ``SMALL_FILE_BYTES``). Weights are not 
 full: a 12 GB FLUX folder would take minutes to hash, while a retrained or swapped checkpoint
 of the same architecture almost never keeps every file size. The trade-off is stated in the
 fingerprint itself (``"weights": "names+sizes"``). Scoring models hash weights in full
-(:mod:`foilbench.models.hf_loading`); construction outputs are cached by this identity.
+(:mod:`foilbench.models.hf.loading`); construction outputs are cached by this identity.
 """
 
 from __future__ import annotations

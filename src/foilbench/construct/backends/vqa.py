@@ -93,7 +93,7 @@ class HFVLMVQA(VQABackend):
 
     def __init__(self, spec: str, target: str, device: str = "auto", dtype: str = "float32",
                  norm: str = "mean", template: str | None = None) -> None:
-        from foilbench.models.hf_vlm import HFVLMScorer
+        from foilbench.models.hf.vlm import HFVLMScorer
 
         self.spec, self.norm = spec, norm
         self.scorer = HFVLMScorer(spec, target, device=device, dtype=dtype, score="loglik",

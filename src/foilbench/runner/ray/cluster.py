@@ -20,7 +20,7 @@ class RayOptions:
 
     ``retries``: how often a cell whose worker process died (killed, out of memory) is
     retried, on a new worker, before it is reported failed; a cell whose node was lost
-    moves to a live worker without using one (:mod:`foilbench.runner.ray_recover`). ``cpus_per_model`` / ``gpus_per_model``: what
+    moves to a live worker without using one (:mod:`foilbench.runner.ray.recover`). ``cpus_per_model`` / ``gpus_per_model``: what
     each model worker reserves (GPU default: 1 when the device is ``cuda``/``cuda:N``, or
     ``auto`` on a cluster that has GPUs; else 0). ``max_workers``: at most this many model
     workers at once (default: as many as the cluster's resources hold). ``shard_size``: a

@@ -1,6 +1,6 @@
 """The embedding cache seen from Ray workers.
 
-Two ways, chosen by :attr:`~foilbench.runner.ray_cluster.RayOptions.shared_cache`:
+Two ways, chosen by :attr:`~foilbench.runner.ray.cluster.RayOptions.shared_cache`:
 
 - default: one :class:`CacheServer` actor on the driver's node owns the
   :class:`~foilbench.store.cache.EmbeddingCache` folder, and workers reach it through

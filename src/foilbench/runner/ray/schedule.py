@@ -1,6 +1,6 @@
 """The driver's loop: a pool of model workers on Ray, cells fed to them, results to the writer.
 
-The driver starts as many worker actors (:class:`~foilbench.runner.ray_worker.ModelWorker`)
+The driver starts as many worker actors (:class:`~foilbench.runner.ray.worker.ModelWorker`)
 as the cluster holds with a model's resources (``num_cpus``, ``num_gpus``) and gives each
 slot a model: first every model that has no worker yet (its first call loads it and returns
 its fingerprint, which the resume check needs: a finished cell is reused, never recomputed),
@@ -11,7 +11,7 @@ paid once per slot.
 
 Failures: an error inside a cell (a :class:`~foilbench.errors.FoilbenchError` such as an
 unreadable image, or any exception) fails that cell only. A worker that is lost (its process
-died, or its node) is released and its call waits in :mod:`.ray_recover` for the cause: a
+died, or its node) is released and its call waits in :mod:`.recover` for the cause: a
 lost node's calls move to live workers without using a retry; a dead process's call is
 retried on a new worker, ``retries`` times, then the cell is reported failed and the model's
 other cells go on. The worker slots are recomputed from the live nodes on every tick (a
@@ -35,13 +35,13 @@ from foilbench.errors import FoilbenchError
 from foilbench.ray_session import connect, import_ray
 from foilbench.runner.cell import CellResult
 from foilbench.runner.log import Log
-from foilbench.runner.ray_cache import CacheServer
-from foilbench.runner.ray_cluster import RayOptions, resources, worker_device, worker_slots
-from foilbench.runner.ray_payload import from_payload
-from foilbench.runner.ray_plan import Gather, ModelState, Work, shard_cell
-from foilbench.runner.ray_progress import Progress
-from foilbench.runner.ray_recover import Lost, Recovering, detection_seconds, probe
-from foilbench.runner.ray_worker import ModelWorker
+from foilbench.runner.ray.cache import CacheServer
+from foilbench.runner.ray.cluster import RayOptions, resources, worker_device, worker_slots
+from foilbench.runner.ray.payload import from_payload
+from foilbench.runner.ray.plan import Gather, ModelState, Work, shard_cell
+from foilbench.runner.ray.progress import Progress
+from foilbench.runner.ray.recover import Lost, Recovering, detection_seconds, probe
+from foilbench.runner.ray.worker import ModelWorker
 from foilbench.runner.settings import RunSettings
 from foilbench.store.cache import EmbeddingCache
 
@@ -153,7 +153,7 @@ class Scheduler(Recovering):
     def _new_worker(self) -> Worker:
         actor = self.worker_class.options(
             num_cpus=self.per_actor["num_cpus"], num_gpus=self.per_actor["num_gpus"],
-            max_restarts=0, max_task_retries=0,  # retried here: see ray_recover
+            max_restarts=0, max_task_retries=0,  # retried here: see ray.recover
         ).remote(self.worker_settings, cache_server=self.cache_server, revision=self.revision,
                  threads=max(1, int(self.per_actor["num_cpus"])))
         self.stats.actors += 1

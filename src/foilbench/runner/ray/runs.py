@@ -3,7 +3,7 @@
 :func:`foilbench.runner.sweep` and :func:`foilbench.runner.run` call these when given
 ``ray=...``. Models are not loaded on the driver (only their specs are checked, so a typo
 still fails before any work); each is loaded on the workers that serve it
-(:mod:`.ray_schedule`). The driver keeps the results store open and writes each cell the
+(:mod:`.schedule`). The driver keeps the results store open and writes each cell the
 moment it arrives with :func:`~foilbench.runner.cell.write_cell`, exactly as the sequential
 runner does, so the stored metrics and per-item scores are the same rows.
 """
@@ -21,8 +21,8 @@ from foilbench.models.registry import model_names, model_schemes, resolve_model
 from foilbench.runner.cell import CellRecord, CellResult, write_cell
 from foilbench.runner.log import Log
 from foilbench.runner.notes import warning_lines
-from foilbench.runner.ray_cluster import RayOptions
-from foilbench.runner.ray_schedule import RayStats, Scheduler
+from foilbench.runner.ray.cluster import RayOptions
+from foilbench.runner.ray.schedule import RayStats, Scheduler
 from foilbench.runner.settings import RunnerError, RunSettings
 from foilbench.runner.setup import ensure_checksum
 

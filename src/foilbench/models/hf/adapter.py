@@ -24,7 +24,7 @@ from foilbench.models.base import ModelInfo, to_rgb
 from foilbench.models.batched import BatchedDualEncoder
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
-from foilbench.models.hf_loading import (
+from foilbench.models.hf.loading import (
     LOAD_ERRORS,
     load_error,
     resolve_source,
@@ -106,8 +106,8 @@ class HFDualEncoder(BatchedDualEncoder):
         return self.model
 
     def image_preparer(self):
-        """The shareable split of :meth:`prepare_image` (:mod:`foilbench.models.hf_prepare`)."""
-        from foilbench.models.hf_prepare import hf_preparer
+        """The shareable split of :meth:`prepare_image` (:mod:`foilbench.models.hf.prepare`)."""
+        from foilbench.models.hf.prepare import hf_preparer
         from foilbench.scoring.prepared import Preparer
 
         prep = hf_preparer(self.image_processor)
@@ -120,7 +120,7 @@ class HFDualEncoder(BatchedDualEncoder):
     def prepare_image(self, image: Image.Image, index: int):
         """One image through the processor (on a prefetch thread) where the processor treats
         images one by one; else the image, for the batch call."""
-        from foilbench.models.hf_prepare import one_image, splittable
+        from foilbench.models.hf.prepare import one_image, splittable
 
         if not splittable(self.image_processor):
             return image

@@ -7,10 +7,10 @@ cells (cells are grouped by model, so a model is loaded once per worker that ser
 drops it when the driver moves the slot to the next model; the process, its imports and its
 CUDA context are paid once per slot, not once per model. When the process dies mid-cell
 (killed, out of memory, its node lost) the driver gives the call to a new worker
-(:mod:`.ray_recover`), and since the call names its model, that worker loads it.
+(:mod:`.recover`), and since the call names its model, that worker loads it.
 
 Each cell is computed by :func:`~foilbench.runner.cell.evaluate_cell`, exactly as a
-sequential run computes it, and returned as plain data (:mod:`.ray_payload`); the actor never
+sequential run computes it, and returned as plain data (:mod:`.payload`); the actor never
 opens the results store. Progress bars are off in workers: the driver shows one aggregated
 display instead.
 """
@@ -28,8 +28,8 @@ from foilbench.data.format import Benchmark
 from foilbench.models.batched import forward_batch_size
 from foilbench.models.registry import resolve_model
 from foilbench.runner.cell import evaluate_cell
-from foilbench.runner.ray_cache import MemoryCache, RemoteCache, worker_preparation
-from foilbench.runner.ray_payload import to_payload
+from foilbench.runner.ray.cache import MemoryCache, RemoteCache, worker_preparation
+from foilbench.runner.ray.payload import to_payload
 from foilbench.runner.settings import RunSettings
 from foilbench.scoring.encode import (
     Timer,

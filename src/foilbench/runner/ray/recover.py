@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from foilbench.runner.ray_cluster import worker_slots
-from foilbench.runner.ray_plan import ModelState, Work
+from foilbench.runner.ray.cluster import worker_slots
+from foilbench.runner.ray.plan import ModelState, Work
 
 # Ray's defaults (src/ray/common/ray_config_def.h), used when its config cannot be read
 DEFAULT_DETECTION = {"period_ms": 3000, "threshold": 5, "timeout_ms": 10000}
@@ -115,7 +115,7 @@ def node_of(ray: Any, ref: Any) -> str | None:
 
 
 class Recovering:
-    """The :class:`~foilbench.runner.ray_schedule.Scheduler`'s part that hands on the calls
+    """The :class:`~foilbench.runner.ray.schedule.Scheduler`'s part that hands on the calls
     of lost workers and keeps the pool within the live nodes (see the module docstring)."""
 
     # state and steps of the Scheduler this part is mixed into (declared for type checking)
@@ -190,7 +190,7 @@ class Recovering:
         return worker.node is not None
 
     def _recover(self) -> None:
-        """Hand on the calls of lost workers whose cause is known (see :mod:`.ray_recover`)."""
+        """Hand on the calls of lost workers whose cause is known (see :mod:`.recover`)."""
         if not self.lost:
             return
         alive = alive_nodes(self.ray)

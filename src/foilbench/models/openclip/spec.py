@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foilbench.errors import ModelError
-from foilbench.models.openclip_import import (
+from foilbench.models.openclip.importer import (
     config_needs_timm,
     config_needs_transformers,
     packaged_config,

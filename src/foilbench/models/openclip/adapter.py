@@ -4,7 +4,7 @@
 Options after ``?``: ``score=cosine|logit`` (logit = the model's own exp(t)*cos (+ bias for
 SigLIP-style models)) and ``batch=N``.
 
-QuickGELU rules and what a spec names: :mod:`foilbench.models.openclip_spec`.
+QuickGELU rules and what a spec names: :mod:`foilbench.models.openclip.spec`.
 
 Image modes. open_clip's eval transform (``open_clip.transform.image_transform``) resizes and
 crops the image *in its own mode* and only then calls ``convert("RGB")``
@@ -22,7 +22,7 @@ departure, a decision: 16-bit and float images (``I;16``, ``I``, ``F``) are scal
 first (:func:`foilbench.models.base.to_rgb`), because open_clip's plain ``convert`` clips every
 value above 255 to white.
 
-Speed (:mod:`foilbench.models.openclip_fast`): text batches run at their longest caption's
+Speed (:mod:`foilbench.models.openclip.fast`): text batches run at their longest caption's
 token length where that is exact (``trims_text``), and images are prepared (resize, crop,
 tensor) apart from the forward pass so the engine can do it on prefetch threads; both give
 the same embeddings as open_clip's own calls (within float rounding for the text, tested).
@@ -49,22 +49,22 @@ from foilbench.models.fingerprint import (
     require_weights,
     version_change,
 )
-from foilbench.models.openclip_fast import (
+from foilbench.models.openclip.fast import (
     encode_text_trimmed,
     tensor_tail,
     to_normalised_tensor,
     trim_blocker,
 )
-from foilbench.models.openclip_import import import_open_clip
-from foilbench.models.openclip_pooled import encode_image_pooled, image_blocker
-from foilbench.models.openclip_spec import (
+from foilbench.models.openclip.importer import import_open_clip
+from foilbench.models.openclip.pooled import encode_image_pooled, image_blocker
+from foilbench.models.openclip.spec import (
     looks_like_path,
     needs_packages,
     quickgelu_for_tag,
     register_json_config,
     unknown_arch,
 )
-from foilbench.models.openclip_tokens import shared_tokenizer
+from foilbench.models.openclip.tokens import shared_tokenizer
 from foilbench.models.spec_options import int_option, split_options
 from foilbench.models.weight_errors import (
     is_weights_only_refusal,
@@ -160,7 +160,7 @@ class OpenClipAdapter(BatchedDualEncoder):
         self.model = model.to(self.torch_dtype).eval()
         self.preprocess = preprocess
         # one tokenizer per architecture and config in the process, its captions encoded
-        # once for all models with this BPE (models/openclip_tokens.py)
+        # once for all models with this BPE (models/openclip/tokens.py)
         self.tokenizer = shared_tokenizer(arch)
         with torch.no_grad():
             self.logit_scale = float(model.logit_scale.exp().item())
@@ -170,7 +170,7 @@ class OpenClipAdapter(BatchedDualEncoder):
         self.trim_blocker = trim_blocker(model)
         self.trims_text = self.trim_blocker is None
         self._trim_checked = False
-        # the last image layer at the class token only (models/openclip_pooled.py)
+        # the last image layer at the class token only (models/openclip/pooled.py)
         self.pool_blocker = image_blocker(model.visual)
         self._pool_checked = False
         self._tail = tensor_tail(preprocess)

@@ -1,7 +1,7 @@
 """open_clip's last transformer block computed only where the features are pooled.
 
 A CLIP tower keeps one token per input: a ViT its class token (``pool_type="tok"``), a causal
-text tower its end-of-text token (:func:`foilbench.models.openclip_fast.pooled_positions`).
+text tower its end-of-text token (:func:`foilbench.models.openclip.fast.pooled_positions`).
 Every other position of the *last* block feeds nothing that is kept: the block's attention
 mixes the other positions into the kept one as keys and values, but its queries, its output
 projection, its MLP and the final layer norm act on each position alone. So the last block

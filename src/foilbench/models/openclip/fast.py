@@ -7,7 +7,7 @@ end-of-text token: ``argmax`` or ``eos`` pooling, or the first token), nothing a
 largest pooled position of the batch can change the result. :func:`encode_text_trimmed` runs
 the same layers on the tokens up to that position, with the positional embedding and the
 causal mask cut to match, and the last layer at each row's pooled position only
-(:mod:`foilbench.models.openclip_pooled`). It is used only where :func:`trim_blocker` finds
+(:mod:`foilbench.models.openclip.pooled`). It is used only where :func:`trim_blocker` finds
 nothing against it (the built-in CLIP text tower, causal mask present, position pooling); every
 other tower (bidirectional SigLIP-style, mean pooling, Hugging Face text towers, CoCa) runs at
 full length.
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from foilbench.models.openclip_pooled import (
+from foilbench.models.openclip.pooled import (
     block_blocker,
     last_block_at,
     run_blocks,
@@ -80,7 +80,7 @@ def encode_text_trimmed(model: Any, tokens: Any) -> Any:
     mask = model.attn_mask[:length, :length]
     last = model.transformer.resblocks[-1]
     if getattr(model.transformer, "batch_first", False) and block_blocker(last) is None:
-        # the last block at each row's pooled position only (models/openclip_pooled.py)
+        # the last block at each row's pooled position only (models/openclip/pooled.py)
         rows = pooled_positions(model, tokens)
         x = run_blocks(model.transformer.resblocks, x, attn_mask=mask)
         x = last_block_at(last, x, rows, text_rows_mask(mask, rows, last.attn.num_heads))

@@ -34,7 +34,7 @@ from foilbench.errors import ModelError
 from foilbench.models.base import ModelInfo, PairwiseScorer, to_rgb
 from foilbench.models.device import select_device, select_dtype
 from foilbench.models.fingerprint import make_fingerprint
-from foilbench.models.hf_loading import (
+from foilbench.models.hf.loading import (
     LOAD_ERRORS,
     load_error,
     resolve_source,
