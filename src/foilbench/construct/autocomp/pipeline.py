@@ -137,7 +137,8 @@ def sample_concepts(config: AutocompConfig, vocab: dict) -> list[Concept]:
 
 def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     """Per concept ``contextual_tries`` caption calls; per concept and track one image, one
-    detector call and at most one question per object (``max(ns)``). Each call is bounded by
+    detector call and the questions :func:`.checks.questions` asks: one per object of an
+    attribute task, one per relation (N - 1) of a relation task. Each call is bounded by
     its own request (:class:`~foilbench.construct.engine.budget.Calls`): the caption prompt
     and its ``MAX_NEW_TOKENS`` answer, a caption-sized image prompt at ``--size``, the VQA
     prompt with one image of that size."""
@@ -146,6 +147,8 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     from foilbench.construct.engine.prompts import prompt_names, template_bytes
 
     n = len(config.tasks) * len(config.ns) * config.n_concepts
+    asked = config.n_concepts * sum(
+        k if TASKS[t].binds == "attribute" else k - 1 for t in config.tasks for k in config.ns)
     prompt = max(template_bytes(p) for p in prompt_names() if p.startswith("autocomp."))
     caption = MAX_NEW_TOKENS * BYTES_PER_TOKEN
     out = {"captions + semantic preservation": {"text": Calls(
@@ -155,7 +158,7 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
                                                           image_side=config.size)}
         out[f"object presence and count [{track}]"] = {"detector": n}
         out[f"attribute/relation check [{track}]"] = {"vqa": Calls(
-            n * max(config.ns), max_tokens=API_MAX_TOKENS, prompt_bytes=600, images=1,
+            asked, max_tokens=API_MAX_TOKENS, prompt_bytes=600, images=1,
             image_side=config.size)}
     return out
 

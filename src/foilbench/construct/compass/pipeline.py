@@ -34,6 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
+from foilbench.construct.compass.plan import (
+    PROPOSE_TOKENS,
+    REALISE_TOKENS,
+    compass_plan,
+    words_of,
+    world_scenes,
+)
 from foilbench.construct.compass.realise import TemplateRealiser, describe_spec
 from foilbench.construct.compass.sampling import CaptionSpec
 from foilbench.construct.compass.similarity import MAX_SIMILARITY
@@ -86,14 +93,10 @@ def _graphs(ctx: Context, config: CompassConfig):
         from foilbench.construct.compass.scene_graph import write_scene_graphs
         from foilbench.construct.compass.world_graph import scene_graph_from_world, world_pools
         from foilbench.world.render import png_bytes, render
-        from foilbench.world.sample import sample_scene
 
         (ctx.out / "images").mkdir(parents=True, exist_ok=True)
         pairs = []
-        for j in range(config.n_scenes):
-            rng = np.random.default_rng([config.seed, j])
-            scene = sample_scene(rng, int(rng.integers(3, 9)), "minimal",
-                                 scene_id_prefix="compass-")
+        for j, scene in enumerate(world_scenes(config)):
             rel = f"images/{j:04d}-{scene.scene_id}.png"
             (ctx.out / rel).write_bytes(png_bytes(render(scene, config.size)))
             pairs.append((scene_graph_from_world(scene, image=rel), rel))
@@ -113,17 +116,9 @@ def _graphs(ctx: Context, config: CompassConfig):
 
 
 def plan(config: CompassConfig) -> dict[str, dict[str, int]]:
-    """Per graph up to ~30 distinct words to propose replacements for; per graph and level
-    one positive per caption."""
-    if config.scene_graphs is None:
-        n = config.n_scenes
-    else:
-        from foilbench.construct.compass.vg import read_scene_graphs
-
-        n = len(read_scene_graphs(config.scene_graphs))
-        n = min(n, config.limit) if config.limit else n
-    return {"propose same-category replacements": {"text": n * 30},
-            "realise positive (text backend)": {"text": n * 4 * config.per_level}}
+    """Per distinct word of the run's graphs one proposal; per graph and level ``per_level``
+    positives (:func:`.plan.compass_plan`, each call bounded by its own request)."""
+    return compass_plan(config)
 
 
 def composed_specs(cap) -> list[CaptionSpec]:
@@ -136,16 +131,7 @@ def composed_specs(cap) -> list[CaptionSpec]:
 
 def _words(graphs: list[Candidate]) -> list[tuple[str, str, str | None]]:
     """(kind, word, VG synset) of every primitive the run's graphs can put in a caption."""
-    out: dict[tuple[str, str], str | None] = {}
-    for g in graphs:
-        graph = g.data["graph"]
-        for o in graph.objects:
-            out.setdefault(("object", o.name), o.synsets[0] if o.synsets else None)
-            for a in o.attributes:
-                out.setdefault(("attribute", a), None)
-        for r in graph.relationships:
-            out.setdefault(("relation", r.predicate), None)
-    return [(k, w, syn) for (k, w), syn in out.items()]
+    return words_of([g.data["graph"] for g in graphs])
 
 
 def stage_propose(ctx: Context, graphs: list[Candidate], config) -> dict:
@@ -156,7 +142,7 @@ def stage_propose(ctx: Context, graphs: list[Candidate], config) -> dict:
     jobs = [(f"{k}/{w}", (ctx.text_request(
         "compass.propose", {"kind": "compass.propose", "primitive": k, "word": w,
                             "synset": syn},
-        max_tokens=200, kind=k, word=w),)) for k, w, syn in words]
+        max_tokens=PROPOSE_TOKENS, kind=k, word=w),)) for k, w, syn in words]
     results = ctx.call_many("propose same-category replacements", "text", jobs)
     proposals: dict[tuple[str, str], list[str]] = {}
     counts = {"words": len(words), "proposed": 0, "unknown_category": 0, "failed": 0,
@@ -237,7 +223,7 @@ def stage_realise(ctx: Context, caps: list[Candidate]) -> list[Candidate]:
         jobs = [(c.id, (ctx.text_request(
             "compass.realise", {"kind": "compass.realise",
                                 "spec": spec_to_dict(c.data["cap"].spec)},
-            max_tokens=200, facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
+            max_tokens=REALISE_TOKENS, facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
         results = ctx.call_many(st, "text", jobs)
         for c in caps:
             res = results[c.id]

@@ -120,10 +120,11 @@ def plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
     """Per (caption, replace/add type) one call in each of locate, new concept and compose;
     per (caption, swap type) one swap call; none on a validated set (a folder). Each call is
     bounded by its own request (:class:`~foilbench.construct.engine.budget.Calls`): the
-    longest template of the step, the longest caption read, the concepts an earlier step
-    answered (at most its output budget, at 4 bytes a token), the default 512-token answer."""
+    longest template of the step, the longest caption read, each place the template puts a
+    concept an earlier step answered (``$old``, ``$new``: at most that step's output budget,
+    at 4 bytes a token; compose_add says ``$old`` twice), the default 512-token answer."""
     from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
-    from foilbench.construct.engine.prompts import template_bytes
+    from foilbench.construct.engine.prompts import load_prompt, template_bytes
 
     if Path(config.captions).is_dir():
         return {}
@@ -134,17 +135,21 @@ def plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
     three = [t for t in config.types if TYPES[t][0] != "swap"]
     swaps = [t for t in config.types if TYPES[t][0] == "swap"]
 
-    def calls(k: int, prompts: list[str], earlier: int) -> Calls:
-        size = max([template_bytes(p) for p in prompts] + [0]) + longest + 64
-        return Calls(k, max_tokens=answer, prompt_bytes=size + earlier * answer * BYTES_PER_TOKEN)
+    def size(name: str) -> int:
+        p = load_prompt(name)
+        earlier = sum((p.system + p.user).count(f) for f in ("$old", "$new"))
+        return template_bytes(name) + longest + 64 + earlier * answer * BYTES_PER_TOKEN
 
-    return {"locate concept (T=0)": {"text": calls(n * len(three), ["sugarcrepe.locate"], 0)},
+    def calls(k: int, prompts: list[str]) -> Calls:
+        return Calls(k, max_tokens=answer, prompt_bytes=max([size(p) for p in prompts] + [0]))
+
+    return {"locate concept (T=0)": {"text": calls(n * len(three), ["sugarcrepe.locate"])},
             "new concept (T=1.5)": {"text": calls(
-                n * len(three), [prompt_name("new_concept", t) for t in three], 1)},
+                n * len(three), [prompt_name("new_concept", t) for t in three])},
             "compose (T=0)": {"text": calls(
-                n * len(three), ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"], 2)},
+                n * len(three), ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"])},
             "swap, one step (T=0)": {"text": calls(
-                n * len(swaps), [prompt_name("swap", t) for t in swaps], 0)}}
+                n * len(swaps), [prompt_name("swap", t) for t in swaps])}}
 
 
 def _dropped_call(st, c: Candidate, res) -> bool:

@@ -1,0 +1,98 @@
+"""COMPASS's spend plan: the most text calls per stage, each with what bounds one call
+(:class:`~foilbench.construct.engine.budget.Calls`: its output budget and its prompt's size),
+so the dry run bounds each stage by its own requests (issue 40).
+
+The counts are the pipeline's own: one proposal per distinct (kind, word) of the run's graphs
+(:func:`.pipeline.stage_propose`), one realisation per caption, at most ``per_level`` captions
+per graph and level (:func:`.captions.captions_for_graph`). The graphs are the run's own: the
+world scenes are sampled here as the run samples them (not rendered); a scene-graph file's
+graphs are read and cut to ``--limit`` (a graph with no image is dropped by the run, so
+counting it only loosens the bound).
+
+Prompt sizes are bounds, not estimates: a proposal's fields are its kind and word, and a
+realisation's facts are at most ``n_max`` of its graph's facts (objects, attributes,
+relations, worded as :func:`.realise.describe_spec` words them).
+
+The world scenes, the words to propose for and the output budgets live here and the pipeline
+takes them from here, so the plan counts what the run sends.
+"""
+
+from __future__ import annotations
+
+from foilbench.construct.compass.sampling import LEVELS
+from foilbench.construct.engine.budget import Calls
+from foilbench.construct.engine.prompts import template_bytes
+
+#: output budgets the stages send (``max_tokens`` of ``compass.propose`` and ``.realise``)
+PROPOSE_TOKENS = REALISE_TOKENS = 200
+
+
+def world_scenes(config) -> list:
+    """The run's world scenes (``--n-scenes`` of them, seeded by ``--seed`` and their index)."""
+    import numpy as np
+
+    from foilbench.world.sample import sample_scene
+
+    out = []
+    for j in range(config.n_scenes):
+        rng = np.random.default_rng([config.seed, j])
+        out.append(sample_scene(rng, int(rng.integers(3, 9)), "minimal",
+                                scene_id_prefix="compass-"))
+    return out
+
+
+def words_of(graphs) -> list[tuple[str, str, str | None]]:
+    """(kind, word, VG synset) of every primitive ``graphs`` can put in a caption: the
+    proposal stage's calls, one each."""
+    out: dict[tuple[str, str], str | None] = {}
+    for graph in graphs:
+        for o in graph.objects:
+            out.setdefault(("object", o.name), o.synsets[0] if o.synsets else None)
+            for a in o.attributes:
+                out.setdefault(("attribute", a), None)
+        for r in graph.relationships:
+            out.setdefault(("relation", r.predicate), None)
+    return [(k, w, syn) for (k, w), syn in out.items()]
+
+
+def run_graphs(config) -> list:
+    """The scene graphs the run builds captions from (world scenes unrendered)."""
+    if config.scene_graphs is None:
+        from foilbench.construct.compass.world_graph import scene_graph_from_world
+
+        return [scene_graph_from_world(scene) for scene in world_scenes(config)]
+    from foilbench.construct.compass.vg import read_scene_graphs
+
+    graphs = read_scene_graphs(config.scene_graphs)
+    return graphs[: config.limit] if config.limit else graphs
+
+
+def facts_bytes(graph) -> int:
+    """Most UTF-8 bytes of the facts one caption of ``graph`` lists to the realisation prompt:
+    a caption states at most ``n_max`` of its graph's facts (:data:`.sampling.LEVELS`; the
+    sampler asserts it), so at most the ``n_max`` longest fact lines, one line each, as
+    :func:`.realise.describe_spec` words them."""
+    names = {o.object_id: o.name for o in graph.objects}
+    lines = [f"- object: {o.name}" for o in graph.objects]
+    lines += [f"- attribute: the {o.name} is {a}" for o in graph.objects for a in o.attributes]
+    lines += [f"- relation: the {names.get(r.subject_id, '')} is {r.predicate} the "
+              f"{names.get(r.object_id, '')}" for r in graph.relationships]
+    most = max(s.n_max for s in LEVELS.values())
+    longest = sorted((len(x.encode("utf-8")) for x in lines), reverse=True)[:most]
+    return sum(longest) + max(len(longest) - 1, 0)  # the lines and the newlines between
+
+
+def compass_plan(config) -> dict[str, dict[str, int]]:
+    """Per distinct (kind, word) of the run's graphs one proposal call; per graph, level
+    and ``per_level`` one realisation call."""
+    graphs = run_graphs(config)
+    words = words_of(graphs)
+    word = max((len(w.encode("utf-8")) for _, w, _ in words), default=0)
+    kind = max((len(k) for k, _, _ in words), default=0)
+    facts = max((facts_bytes(g) for g in graphs), default=0)
+    return {"propose same-category replacements": {"text": Calls(
+                len(words), max_tokens=PROPOSE_TOKENS,
+                prompt_bytes=template_bytes("compass.propose") + kind + word)},
+            "realise positive (text backend)": {"text": Calls(
+                len(graphs) * len(LEVELS) * config.per_level, max_tokens=REALISE_TOKENS,
+                prompt_bytes=template_bytes("compass.realise") + facts)}}

@@ -1,0 +1,102 @@
+"""COMPASS's and Auto-Comp's spend plans count the calls their stages make and bound each
+request (issue 40): hand-computed fact sizes and question counts; the real requests of a run
+through the strict Anthropic fake checked against the plan, stage by stage."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from foilbench.construct.compass.plan import compass_plan, facts_bytes
+from foilbench.construct.compass.scene_graph import SceneGraph, SGObject, SGRelation
+
+
+def test_facts_bytes_is_the_longest_fact_lines_a_caption_can_state():
+    cup_on_table = SceneGraph("g", (SGObject(0, "cup", ("red",)), SGObject(1, "table")),
+                              (SGRelation(7, 0, "on", 1),))
+    # "- object: cup" 13, "- object: table" 15, "- attribute: the cup is red" 27,
+    # "- relation: the cup is on the table" 35, and three newlines between
+    assert facts_bytes(cup_on_table) == 13 + 15 + 27 + 35 + 3
+    # 14 objects "- object: oNN" (13 bytes each) and one long attribute line: a caption
+    # states at most 12 facts (L2-OR, L2-OA and L3-OAR's n_max), so the 11 other longest
+    many = SceneGraph("h", tuple(SGObject(i, f"o{i:02d}", ("x" * 40,) if i == 0 else ())
+                                 for i in range(14)))
+    long_line = len("- attribute: the o00 is " + "x" * 40)
+    assert facts_bytes(many) == long_line + 11 * 13 + 11
+
+
+def test_the_vqa_stage_plans_the_questions_the_checks_ask():
+    from foilbench.construct.autocomp.pipeline import AutocompConfig, plan
+
+    color = plan(AutocompConfig(tasks=("color",), ns=(1, 2), n_concepts=3))
+    # an attribute task asks one question per object: 3 concepts x (1 + 2) objects
+    assert int(color["attribute/relation check [minimal]"]["vqa"]) == 9
+    position = plan(AutocompConfig(tasks=("position",), ns=(2, 3), n_concepts=3))
+    # a relation task asks one per relation (N - 1): 3 x (1 + 2)
+    assert int(position["attribute/relation check [minimal]"]["vqa"]) == 9
+
+
+def _sent(request: dict) -> tuple[str, int, int]:
+    """(which prompt, prompt bytes, max_tokens) of one Anthropic Messages request."""
+    body = json.loads(request["raw"])
+    system = body.get("system") or ""
+    if isinstance(system, list):
+        system = "".join(part.get("text", "") for part in system)
+    user = "".join(part.get("text", "") for m in body["messages"]
+                   for part in (m["content"] if isinstance(m["content"], list)
+                                else [{"text": m["content"]}]))
+    which = "propose" if "You propose replacement words" in system else "realise"
+    return which, len((system + user).encode("utf-8")), body["max_tokens"]
+
+
+def test_each_compass_request_fits_its_stages_plan(monkeypatch, tmp_path):
+    from _strict_providers import StrictProviders
+    from foilbench.cli.main import cli
+    from foilbench.construct.compass.pipeline import CompassConfig
+
+    server = StrictProviders(answer=lambda *a: json.dumps({"caption": "A plain picture."}))
+    server.environ(monkeypatch)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    try:
+        res = CliRunner().invoke(cli, [
+            "construct", "compass", "--text", "api:anthropic:claude-haiku-4-5", "--n-scenes",
+            "3", "--no-progress", "--max-spend", "5", "--out", str(tmp_path / "o")])
+        sent = [_sent(r) for r in server.requests]
+    finally:
+        server.close()
+    assert sent, res.output
+    planned = compass_plan(CompassConfig(n_scenes=3))
+    stage = {"propose": planned["propose same-category replacements"]["text"],
+             "realise": planned["realise positive (text backend)"]["text"]}
+    made = {k: [s for s in sent if s[0] == k] for k in stage}
+    print({k: (len(made[k]), int(stage[k]), max(b for _, b, _ in made[k]),
+               stage[k].prompt_bytes) for k in stage})
+    # one proposal per distinct word of the run's graphs: the plan's count, exactly
+    assert len(made["propose"]) == int(stage["propose"])
+    assert 0 < len(made["realise"]) <= int(stage["realise"])
+    for k, calls in stage.items():
+        assert all(b <= calls.prompt_bytes and t == calls.max_tokens for _, b, t in made[k])
+
+
+def test_sugarcrepes_compose_bound_holds_a_concept_said_twice(tmp_path):
+    """compose_add says ``$old`` twice: with each earlier concept at its step's whole output
+    budget (512 tokens at 4 bytes), the rendered request still fits the plan's bound (the
+    plan counted each concept once: 3 x 2048 bytes against 2 x 2048 of room)."""
+    from _construct_helpers import caption_set
+    from foilbench.construct.engine.prompts import load_prompt
+    from foilbench.construct.sugarcrepe.pipeline import (
+        TYPES,
+        SugarcrepeConfig,
+        plan,
+        read_captions,
+    )
+
+    config = SugarcrepeConfig(captions=caption_set(tmp_path))
+    bound = plan(config)["compose (T=0)"]["text"].prompt_bytes
+    caption = max((c["caption"] for c in read_captions(config)), key=len)
+    prompt = load_prompt("sugarcrepe.compose_add")
+    for concept in {v[2] for v in TYPES.values()}:
+        text = prompt.system + prompt.render(caption=caption, old="o" * 2048, new="n" * 2048,
+                                             concept=concept)
+        assert len(text.encode("utf-8")) <= bound
