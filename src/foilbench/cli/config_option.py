@@ -40,9 +40,8 @@ def config_keys(command: click.Command) -> dict[str, str]:
         if isinstance(param, click.Argument):
             keys[key_name(param.name)] = param.name
             continue
-        longs = [o for o in param.opts if o.startswith("--")]
-        if longs:
-            keys[key_name(longs[0])] = param.name
+        for long in (o for o in param.opts if o.startswith("--")):  # an old name too
+            keys[key_name(long)] = param.name
         if getattr(param, "multiple", False):
             keys[key_name(param.name)] = param.name
     return keys

@@ -17,6 +17,7 @@ from typing import Any
 
 from foilbench.configfile import ConfigError, config_digest, read_config
 from foilbench.runner.config_keys import (
+    ALIAS_KEYS,
     NEGATED_KEYS,
     RAY_KEYS,
     SETTING_KEYS,
@@ -95,6 +96,8 @@ def resolved_config(*, models: list[Any], benchmarks: list[Any], out: Any,
                        for b in benchmarks],
         "out": str(out), **extra}
     for key, name in SETTING_KEYS.items():
+        if key in ALIAS_KEYS:
+            continue
         value = getattr(settings, name)
         values[key] = str(value) if isinstance(value, Path) else value
     for key, name in NEGATED_KEYS.items():

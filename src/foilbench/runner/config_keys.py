@@ -15,8 +15,11 @@ from foilbench.configfile import ConfigError, anchored, check_keys, key_name
 #: config key -> RunSettings field (same value)
 SETTING_KEYS = {"device": "device", "dtype": "dtype", "precision": "precision",
                 "batch_size": "batch_size", "n_boot": "n_boot", "seed": "seed",
+                "bootstrap_seed": "seed", "progress": "progress",
                 "ci_method": "ci_method", "unit": "unit", "allow_partial": "allow_partial",
                 "cache": "cache_dir", "threads": "threads"}
+#: second names of a field above, accepted but not written into a recorded config
+ALIAS_KEYS = ("bootstrap_seed", "progress")
 #: config key -> RunSettings field holding the negation (``no_cache = true``)
 NEGATED_KEYS = {"no_cache": "use_cache", "quiet": "progress"}
 #: config key -> RayOptions field (``ray`` is the address)
@@ -25,7 +28,9 @@ RAY_KEYS = {"ray": "address", "ray_retries": "retries", "ray_cpus": "cpus_per_mo
             "ray_shard_size": "shard_size", "ray_shared_cache": "shared_cache"}
 SPEC_KEYS = {"model": "models", "models": "models", "benchmark": "benchmarks",
              "benchmarks": "benchmarks"}
-COMMAND_KEYS = {"run": ("out", "no_report"), "sweep": ("out", "db")}
+#: keys of one command only; log_level is the CLI's (the library configures no logging)
+COMMAND_KEYS = {"run": ("out", "no_report", "rerun", "log_level"),
+                "sweep": ("out", "db", "log_level")}
 
 
 def valid_keys(command: str) -> list[str]:

@@ -140,6 +140,8 @@ def run(models: Any = None,
     hooks = Hooks(check_metadata(metadata), on_result)
     args = merged(config, "run", models=models, benchmarks=benchmarks, out=out,
                   settings=settings, ray=ray, report=report)
+    if args.loaded is not None and args.loaded.values.get("rerun"):
+        rerun = True
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
         check_out(Path(args.out))  # the marker below needs the folder
