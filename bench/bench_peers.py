@@ -372,10 +372,11 @@ def main() -> None:
           f"subset {args.subset}); load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; timed runs on cores "
           f"{args.cores}, OMP_NUM_THREADS=1", flush=True)
-    runs = work / "runs"
+    # one folder per model and size, so runs of other sizes in the same work folder never meet
+    runs = work / "runs" / f"{args.arch}-{f'sub{args.subset}' if args.subset else args.scale}"
     results = {}
     for name, fb_args, data in todo:
-        runs.mkdir(exist_ok=True)
+        runs.mkdir(parents=True, exist_ok=True)
         repo = str(Path(repos[name][0]).resolve())
         if name == "composet":
             warm_files(data)

@@ -217,8 +217,9 @@ def main() -> None:
           f"subset {args.subset}); {args.models} models sharing one preprocessing; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; timed runs on cores "
           f"{args.cores}, OMP_NUM_THREADS=1", flush=True)
-    runs = work / "sweep-runs"
-    runs.mkdir(exist_ok=True)
+    size = f"sub{args.subset}" if args.subset else args.scale
+    runs = work / "sweep-runs" / f"{args.arch}-{args.models}-{size}"
+    runs.mkdir(parents=True, exist_ok=True)
     results = {name: run_bench(name, bench, repo, config, weights, data, args, runs)
                for name, bench, repo, data in todo}
     for name, res in results.items():
