@@ -30,6 +30,14 @@ gives the phase table, and the outcomes of foilbench and the peer are compared i
         --sugarcrepe-repo /tmp/peers/sugar-crepe [--scale 0.25 --repeats 1] [--two-cores]
         [--device cuda --cores 0-15]
 
+``--arch ViT-B-32`` uses that open_clip architecture with seeded random weights (no download;
+:func:`peer_data.model_files`) instead of the tiny model; ``--subset N`` draws about N pair
+items per set, stratified (:mod:`peer_data`), instead of ``--scale``'s leading fraction.
+``--two-threads`` adds, on ``--cores2``, both foilbench and the peer with two torch threads
+(the ratio on two cores). ``--floor FILE`` (from ``bench_forward_floor.py --json``) prints
+foilbench's wall over the forward-pass floor; the fixed-cost line (:mod:`fixed_cost`) is
+always printed.
+
 ``--device cuda`` runs every process on the GPU (give it the cores too). On either device the
 report gives images per second of wall for foilbench and the peer, and foilbench's image
 encoder's images per second of forward time.
@@ -55,6 +63,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import fb_phases  # noqa: E402
+import fixed_cost  # noqa: E402
 import peer_composet  # noqa: E402
 import peer_data  # noqa: E402
 import peer_sugarcrepe  # noqa: E402
@@ -181,21 +190,27 @@ def run_pair(name: str, fb_args: tuple[str, str], peer_cmd, peer_out: Path, args
              runs: Path) -> dict:
     spec, bench = fb_args
     walls: dict[str, list[tuple[float, float]]] = {"foilbench": [], "peer": [],
-                                                   "foilbench_2cores": []}
+                                                   "foilbench_2cores": [], "foilbench_2t": [],
+                                                   "peer_2t": []}
     for r in range(args.repeats):
         order = ["foilbench", "peer"] if r % 2 == 0 else ["peer", "foilbench"]
         if args.two_cores:
             order.append("foilbench_2cores")
+        if args.two_threads:
+            order += ["foilbench_2t", "peer_2t"] if r % 2 == 0 else ["peer_2t", "foilbench_2t"]
         for who in order:
             tag = runs / f"{name}-{who}-{r}"
             shutil.rmtree(tag, ignore_errors=True)
             tag.mkdir(parents=True)
-            if who == "peer":
+            if who.startswith("peer"):
                 cmd, cores = peer_cmd, args.cores
             else:
                 cmd = foilbench_cmd(spec, bench, tag / "out")
                 cores = args.cores if who == "foilbench" else args.cores2
-            wall, cpu = _timed(cmd, cores, tag / "home", tag / "log.txt")
+            two = who.endswith("_2t")
+            cores = args.cores2 if two else cores
+            wall, cpu = _timed(cmd, cores, tag / "home", tag / "log.txt",
+                               {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"} if two else None)
             walls[who].append((wall, cpu))
             print(f"  {name} repeat {r + 1}: {who:17s} wall {wall:7.2f} s, CPU {cpu:7.2f} s "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
@@ -207,14 +222,15 @@ def run_pair(name: str, fb_args: tuple[str, str], peer_cmd, peer_out: Path, args
     phases = json.loads((tag / "phases.json").read_text())
     last_fb = runs / f"{name}-foilbench-{args.repeats - 1}" / "out" / "foilbench.duckdb"
     return {"walls": walls, "phases": phases, "phase_wall": wall, "phase_cpu": cpu,
-            "outcomes": compare_outcomes(last_fb, peer_out, name)}
+            "outcomes": compare_outcomes(last_fb, peer_out, name),
+            "fresh_imports": fixed_cost.fresh_import_seconds(args.cores)}
 
 
 def _medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
-def report(name: str, res: dict) -> None:
+def report(name: str, res: dict, floor=None) -> None:
     fb_w, fb_c = _medians(res["walls"]["foilbench"])
     peer_w, peer_c = _medians(res["walls"]["peer"])
     stats = res["phases"]["eval_stats"]
@@ -229,6 +245,16 @@ def report(name: str, res: dict) -> None:
           + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["foilbench"]))
     print(f"ratio peer / foilbench, one core each: CPU {peer_c / fb_c:.2f}x, "
           f"wall {peer_w / fb_w:.2f}x")
+    if res["walls"]["foilbench_2t"]:
+        fb2_w, _ = _medians(res["walls"]["foilbench_2t"])
+        peer2_w, _ = _medians(res["walls"]["peer_2t"])
+        print(f"two cores, two torch threads each: peer {peer2_w:7.2f} s, foilbench "
+              f"{fb2_w:7.2f} s -> wall ratio {peer2_w / fb2_w:.2f}x")
+    if floor is not None:  # (file, distinct images, distinct texts)
+        print(fixed_cost.floor_line(name, fb_w, floor[0], 1, floor[1], floor[2]))
+        if res["walls"]["foilbench_2t"]:
+            print(fixed_cost.floor_line(name, _medians(res["walls"]["foilbench_2t"])[0],
+                                        floor[0], 2, floor[1], floor[2]))
     if res["walls"]["foilbench_2cores"]:
         fb2_w, fb2_c = _medians(res["walls"]["foilbench_2cores"])
         print(f"foilbench allowed 2 cores: median wall {fb2_w:7.2f} s (CPU {fb2_c:.2f} s) -> "
@@ -257,6 +283,10 @@ def report(name: str, res: dict) -> None:
           f"reference rows, report): {fixed:.2f} s = {100 * fixed / wall:.1f}% of wall; "
           f"without the torch and open_clip imports ({libs:.2f} s, which the peer pays too): "
           f"{fixed - libs:.2f} s = {100 * (fixed - libs) / wall:.1f}%")
+    for line in fixed_cost.fixed_cost_lines(
+            rows, wall, ("engine (scoring/engine.evaluate)", ENGINE_EARLY),
+            IMPORTS, res.get("fresh_imports")):
+        print(line)
     n_images = stats[0].get("images_unique", 0) if stats else 0
     img_fwd = sum(s.get("forward_image_seconds", 0.0) for s in stats)
     encoded = sum(s.get("images_encoded", 0) for s in stats)
@@ -301,6 +331,14 @@ def main() -> None:
     ap.add_argument("--cores", default="0", help="taskset core list for every timed run")
     ap.add_argument("--cores2", default="0,1", help="core list of --two-cores runs")
     ap.add_argument("--two-cores", action="store_true")
+    ap.add_argument("--two-threads", action="store_true",
+                    help="also time both sides on --cores2 with two torch threads")
+    ap.add_argument("--arch", choices=peer_data.ARCHS, default="tiny",
+                    help="the tiny model, or ViT-B-32 with seeded random weights")
+    ap.add_argument("--subset", type=int, default=None,
+                    help="about this many pair items per set, stratified (instead of --scale)")
+    ap.add_argument("--floor", default=None,
+                    help="rates from bench_forward_floor.py --json: print wall over the floor")
     ap.add_argument("--only", choices=("composet", "sugarcrepe"), default=None)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="where every timed process runs its model: cuda gives foilbench "
@@ -320,23 +358,25 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    config, weights = peer_data.model_files(work)
+    config, weights = peer_data.model_files(work, args.arch)
     spec = f"openclip:{config}:{weights}"
     todo = []
     repos = {name: (repo, DRIVERS[name]) for name, repo in usable_repos(args).items()}
     if args.only in (None, "composet") and repos["composet"][0]:
-        root = peer_data.composet_release(work, args.scale)
+        root = peer_data.composet_release(work, args.scale, subset=args.subset)
         todo.append(("composet", (spec, f"composet:{root}"), root))
     if args.only in (None, "sugarcrepe") and repos["sugarcrepe"][0]:
-        jdir, images = peer_data.sugarcrepe_set(work, args.scale)
+        jdir, images = peer_data.sugarcrepe_set(work, args.scale, args.subset)
         todo.append(("sugarcrepe", (spec, f"sugarcrepe:{jdir}?images={images}"), (jdir, images)))
-    print(f"data ready in {time.perf_counter() - t0:.1f} s (scale {args.scale}); load average "
+    print(f"data ready in {time.perf_counter() - t0:.1f} s ({args.arch}; scale {args.scale}, "
+          f"subset {args.subset}); load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; timed runs on cores "
           f"{args.cores}, OMP_NUM_THREADS=1", flush=True)
-    runs = work / "runs"
+    # one folder per model and size, so runs of other sizes in the same work folder never meet
+    runs = work / "runs" / f"{args.arch}-{f'sub{args.subset}' if args.subset else args.scale}"
     results = {}
     for name, fb_args, data in todo:
-        runs.mkdir(exist_ok=True)
+        runs.mkdir(parents=True, exist_ok=True)
         repo = str(Path(repos[name][0]).resolve())
         if name == "composet":
             warm_files(data)
@@ -350,8 +390,12 @@ def main() -> None:
             peer_cmd = [sys.executable, str(HERE / "peer_sugarcrepe.py"), repo, str(config),
                         str(weights), str(data[0]), str(data[1]), str(peer_out)]
         results[name] = run_pair(name, fb_args, peer_cmd, peer_out, args, work, runs)
+    data_of = {name: data for name, _, data in todo}
     for name, res in results.items():
-        report(name, res)
+        floor = None
+        if args.floor:
+            floor = (Path(args.floor), *peer_data.unique_inputs(name, data_of[name]))
+        report(name, res, floor)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

@@ -24,6 +24,10 @@ model's stored outcomes against the peer's, item by item.
 
     PYTHONPATH=src python bench/bench_sweep_peers.py --composet-repo /tmp/peers/CompoSET \\
         --sugarcrepe-repo /tmp/peers/sugar-crepe [--scale 0.25 --repeats 1]
+
+The real-size variant: ``--arch ViT-B-32 --models 3 --subset N`` (three seeds of that
+architecture with random weights, no download; about N pair items per set, stratified;
+:mod:`peer_data`).
 """
 
 from __future__ import annotations
@@ -179,6 +183,10 @@ def main() -> None:
     ap.add_argument("--peer-repeats", type=int, default=None,
                     help="peer loops per benchmark (default: --repeats)")
     ap.add_argument("--models", type=int, default=N_MODELS)
+    ap.add_argument("--arch", choices=peer_data.ARCHS, default="tiny",
+                    help="the tiny model, or ViT-B-32 with seeded random weights")
+    ap.add_argument("--subset", type=int, default=None,
+                    help="about this many pair items per set, stratified (instead of --scale)")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "fb_bench_peers"),
                     help="data and model files, shared with bench_peers.py")
     ap.add_argument("--cores", default="0", help="taskset core list of every timed process")
@@ -190,27 +198,28 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    config, _ = peer_data.model_files(work)
-    weights = peer_data.more_weights(work, args.models)
+    config, _ = peer_data.model_files(work, args.arch)
+    weights = peer_data.more_weights(work, args.models, args.arch)
     todo = []
     for name, repo in bench_peers.usable_repos(args).items():
         if repo is None:
             continue
         if name == "composet":
-            root = peer_data.composet_release(work, args.scale)
+            root = peer_data.composet_release(work, args.scale, subset=args.subset)
             bench_peers.warm_files(root)
             todo.append((name, f"composet:{root}", str(Path(repo).resolve()), root))
         else:
-            jdir, images = peer_data.sugarcrepe_set(work, args.scale)
+            jdir, images = peer_data.sugarcrepe_set(work, args.scale, args.subset)
             bench_peers.warm_files(jdir, images)
             todo.append((name, f"sugarcrepe:{jdir}?images={images}",
                          str(Path(repo).resolve()), (jdir, images)))
-    print(f"data ready in {time.perf_counter() - t0:.1f} s (scale {args.scale}); "
-          f"{args.models} models sharing one preprocessing; load average "
+    print(f"data ready in {time.perf_counter() - t0:.1f} s ({args.arch}; scale {args.scale}, "
+          f"subset {args.subset}); {args.models} models sharing one preprocessing; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; timed runs on cores "
           f"{args.cores}, OMP_NUM_THREADS=1", flush=True)
-    runs = work / "sweep-runs"
-    runs.mkdir(exist_ok=True)
+    size = f"sub{args.subset}" if args.subset else args.scale
+    runs = work / "sweep-runs" / f"{args.arch}-{args.models}-{size}"
+    runs.mkdir(parents=True, exist_ok=True)
     results = {name: run_bench(name, bench, repo, config, weights, data, args, runs)
                for name, bench, repo, data in todo}
     for name, res in results.items():

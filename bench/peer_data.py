@@ -14,7 +14,12 @@
   read by both foilbench (``openclip:CONFIG:WEIGHTS``) and the peers' loops.
 
 ``scale`` keeps the first fraction of scenes (CompoSET) and of each type file's items
-(SugarCrepe), so a quick run has the same shape.
+(SugarCrepe), so a quick run has the same shape. ``subset`` (a number of pair items) instead
+draws a stratified subset: for SugarCrepe a seeded random sample of each type file in
+proportion to its size (so the seven types keep their shares); for CompoSET whole scenes,
+each of which holds every edit type and all three tiers in the release's proportions.
+:func:`unique_inputs` counts a set's distinct images and texts (the forward-pass floor's
+inputs, ``bench_forward_floor.py``).
 """
 
 from __future__ import annotations
@@ -45,36 +50,63 @@ TINY_CFG = {
 }
 
 
-def model_files(work: Path) -> tuple[Path, Path]:
-    """(config.json, weights.safetensors) of the tiny model, written once (seed 0)."""
-    cfg, weights = work / f"{MODEL_NAME}.json", work / f"{MODEL_NAME}.safetensors"
-    if not weights.exists():
-        import open_clip
-        import torch
-        from safetensors.torch import save_file
-
-        cfg.write_text(json.dumps(TINY_CFG))
-        torch.manual_seed(0)
-        model = open_clip.CLIP(**TINY_CFG)
-        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
-    return cfg, weights
+ARCHS = ("tiny", "ViT-B-32")
 
 
-def more_weights(work: Path, n: int) -> list[Path]:
-    """Weights of ``n`` tiny models sharing the one config (so one preprocessing): seed 0 is
-    :func:`model_files`' file, seeds 1.. are written once beside it."""
+def _arch_name(arch: str) -> str:
+    """The local config name of ``arch``: the tiny model's, or ``fbpeer_<arch>`` for an
+    open_clip architecture (a name of our own, so registering it changes no built-in)."""
+    if arch not in ARCHS:
+        raise SystemExit(f"unknown --arch {arch!r}: one of {', '.join(ARCHS)}")
+    return MODEL_NAME if arch == "tiny" else f"fbpeer_{arch.replace('-', '').lower()}"
+
+
+def _arch_cfg(arch: str) -> dict:
+    """The architecture config: the tiny one, or open_clip's own for a named architecture
+    (copied from the installed open_clip, so nothing is downloaded)."""
+    if arch == "tiny":
+        return TINY_CFG
+    import open_clip
+
+    cfg = open_clip.get_model_config(arch)
+    if cfg is None:
+        raise SystemExit(f"the installed open_clip has no config named {arch!r}")
+    return cfg
+
+
+def _write_weights(arch: str, seed: int, out: Path) -> None:
+    """Seeded random weights of ``arch`` (``torch.manual_seed`` then open_clip's own
+    initialisation; ``pretrained=None``, no download) as one safetensors file."""
     import open_clip
     import torch
     from safetensors.torch import save_file
 
-    _, first = model_files(work)
+    torch.manual_seed(seed)
+    model = (open_clip.CLIP(**TINY_CFG) if arch == "tiny"
+             else open_clip.create_model(arch, pretrained=None))
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(out))
+
+
+def model_files(work: Path, arch: str = "tiny") -> tuple[Path, Path]:
+    """(config.json, weights.safetensors) of ``arch`` with seed 0, written once. The config
+    file's stem is the name the peers' drivers register with open_clip."""
+    name = _arch_name(arch)
+    cfg, weights = work / f"{name}.json", work / f"{name}.safetensors"
+    if not weights.exists():
+        cfg.write_text(json.dumps(_arch_cfg(arch)))
+        _write_weights(arch, 0, weights)
+    return cfg, weights
+
+
+def more_weights(work: Path, n: int, arch: str = "tiny") -> list[Path]:
+    """Weights of ``n`` models of ``arch`` sharing the one config (so one preprocessing):
+    seed 0 is :func:`model_files`' file, seeds 1.. are written once beside it."""
+    _, first = model_files(work, arch)
     out = [first]
     for seed in range(1, n):
-        weights = work / f"{MODEL_NAME}_seed{seed}.safetensors"
+        weights = work / f"{_arch_name(arch)}_seed{seed}.safetensors"
         if not weights.exists():
-            torch.manual_seed(seed)
-            model = open_clip.CLIP(**TINY_CFG)
-            save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
+            _write_weights(arch, seed, weights)
         out.append(weights)
     return out
 
@@ -103,11 +135,19 @@ def _captions(obj, anchor: str, context: str) -> dict[str, str]:
             "long": f"{context}, with {medium} near the far wall"}
 
 
-def composet_release(work: Path, scale: float, n_foils: int = 22) -> Path:
-    """The CompoSET-shaped release folder for ``scale`` (built once)."""
+def composet_scenes(scale: float, subset: int | None = None, n_foils: int = 22) -> int:
+    """Scenes kept: ``scale`` of 80, or enough whole scenes for ``subset`` pair items."""
+    if subset is not None:
+        return max(1, min(80, -(-subset // (n_foils * len(TIERS)))))
+    return max(1, round(80 * scale))
+
+
+def composet_release(work: Path, scale: float, n_foils: int = 22,
+                     subset: int | None = None) -> Path:
+    """The CompoSET-shaped release folder for ``scale`` or ``subset`` (built once)."""
     import pandas as pd
 
-    n_scenes = max(1, round(80 * scale))
+    n_scenes = composet_scenes(scale, subset, n_foils)
     root = work / f"composet_{n_scenes}x{n_foils}"
     if (root / "variations.parquet").exists():
         return root
@@ -162,16 +202,29 @@ def _photo_like(rng: np.random.Generator, width: int = 640, height: int = 480):
     return Image.fromarray(np.clip(np.asarray(im, float) + noise, 0, 255).astype(np.uint8))
 
 
-def sugarcrepe_set(work: Path, scale: float) -> tuple[Path, Path]:
-    """(json folder, image folder) for ``scale``: the first fraction of each type file's
-    items, and a synthetic JPEG per COCO file name they use (images built once, shared)."""
+def _stratified(data: dict, share: float, seed: int) -> dict:
+    """A seeded random ``share`` of one type file's items (at least one), in file order."""
+    n = max(1, min(len(data), round(len(data) * share)))
+    keys = list(data)
+    chosen = set(np.random.default_rng(seed).choice(len(keys), n, replace=False).tolist())
+    return {k: data[k] for i, k in enumerate(keys) if i in chosen}
+
+
+def sugarcrepe_set(work: Path, scale: float,
+                   subset: int | None = None) -> tuple[Path, Path]:
+    """(json folder, image folder) for ``scale`` (the first fraction of each type file's
+    items) or ``subset`` (about that many items, stratified by type, seed 0), and a synthetic
+    JPEG per COCO file name they use (images built once, shared)."""
     images = work / "coco_synth"
-    jdir = work / f"sugarcrepe_{scale:g}"
+    files = sorted(SUGARCREPE_JSON.glob("*.json"))
+    total = sum(len(json.loads(f.read_text())) for f in files) if subset else 0
+    jdir = work / (f"sugarcrepe_sub{subset}" if subset else f"sugarcrepe_{scale:g}")
     jdir.mkdir(parents=True, exist_ok=True)
     needed: set[str] = set()
-    for path in sorted(SUGARCREPE_JSON.glob("*.json")):
+    for k, path in enumerate(files):
         data = json.loads(path.read_text())
-        keep = dict(list(data.items())[: max(1, round(len(data) * scale))])
+        keep = (_stratified(data, subset / total, k) if subset
+                else dict(list(data.items())[: max(1, round(len(data) * scale))]))
         (jdir / path.name).write_text(json.dumps(keep))
         needed.update(v["filename"] for v in keep.values())
     images.mkdir(exist_ok=True)
@@ -181,3 +234,22 @@ def sugarcrepe_set(work: Path, scale: float) -> tuple[Path, Path]:
             seed = int("".join(ch for ch in name if ch.isdigit()) or 0)
             _photo_like(np.random.default_rng(seed)).save(out, quality=90)
     return jdir, images
+
+
+def unique_inputs(kind: str, data) -> tuple[int, int]:
+    """(distinct images, distinct texts) of a built set: ``data`` is the CompoSET release
+    folder, or SugarCrepe's (json folder, image folder). Texts are counted as exact strings,
+    the way an embedding is reused for an identical text."""
+    if kind == "composet":
+        import pandas as pd
+
+        rows = pd.read_parquet(Path(data) / "variations.parquet")
+        images = set(rows["image_base"]) | set(rows["image_var"])
+        texts = {c[t][side] for c in rows["captions"] for t in TIERS for side in ("base", "var")}
+        return len(images), len(texts)
+    images, texts = set(), set()
+    for path in sorted(Path(data[0]).glob("*.json")):
+        for item in json.loads(path.read_text()).values():
+            images.add(item["filename"])
+            texts.update((item["caption"], item["negative_caption"]))
+    return len(images), len(texts)
