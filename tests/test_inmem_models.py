@@ -128,7 +128,11 @@ def test_the_fingerprint_follows_the_weights_and_the_cache_never_mixes_them(tiny
     kw = dict(device="cpu", cache_dir=tmp_path / "cache", log=quiet_log, **QUIET)
     try:
         first = runner.run([live], ["tiny-builtin"], tmp_path / "o", **kw).records[0]
-        again = runner.run([live], ["tiny-builtin"], tmp_path / "o", **kw).records[0]
+        reused = runner.run([live], ["tiny-builtin"], tmp_path / "o", **kw).records[0]
+        assert reused.provenance.get("reused") and reused.run_id == first.run_id
+        # computed again (--rerun): the same weights' embeddings come from the cache
+        again = runner.run([live], ["tiny-builtin"], tmp_path / "o", rerun=True,
+                           **kw).records[0]
         with torch.no_grad():  # a write through .data: no version counter sees it
             proj = model.visual.proj
             proj.data.add_(torch.randn(proj.shape, generator=torch.Generator().manual_seed(1)))
