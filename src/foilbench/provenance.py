@@ -67,7 +67,8 @@ def collect_provenance(*, seed: int, n_boot: int, ci_method: str,
     return {
         "package_version": __version__,
         "git_revision": revision if revision is not None else git_revision(),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        # to the microsecond: two runs of one key stored within a second keep their order
+        "created": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
         "seed": seed,
         "n_boot": n_boot,
         "ci_method": ci_method,
