@@ -34,7 +34,7 @@ class ConfigError(FoilbenchError):
 
 def _toml_loads(text: str) -> dict[str, Any]:
     if sys.version_info >= (3, 11):
-        import tomllib
+        import tomllib  # novermin: imported on 3.11+ only (tomli below)
     else:  # pragma: no cover - Python 3.10 only
         try:
             import tomli as tomllib
