@@ -73,7 +73,8 @@ def test_loader_image_folders_come_from_option_then_environment_then_default(cle
 # ray_session.py copies variables (paths among them) to Ray workers without interpreting them.
 NOT_PATHS = {"models/hf/loading.py", "models/api/spend.py", "models/api/wire.py", "limits.py",
              "store/connect.py", "construct/backends/api_common.py", "ray_session.py",
-             "fetch/fetcher.py", "cli/main.py", "runner/threads.py"}
+             "fetch/fetcher.py", "cli/main.py", "runner/threads.py",
+             "data/hub.py"}  # the Hub's endpoint, token and offline switch; its cache: paths.py
 
 
 def test_only_paths_py_reads_the_environment_for_paths():

@@ -87,7 +87,7 @@ def test_a_new_store_is_written_in_duckdb_1_0_storage(stored):
 def test_export_then_import_round_trips_every_table_exactly(stored, tmp_path, capsys):
     code, out, err = fb(["store", "export", stored, tmp_path / "exp"], capsys)
     assert code == 0, err
-    manifest = json.loads((tmp_path / "exp" / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "exp" / "store_export.json").read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["duckdb_version"] == duckdb.__version__
     code, out, err = fb(["store", "import", tmp_path / "exp", tmp_path / "new.duckdb"], capsys)
@@ -115,11 +115,11 @@ def test_export_then_import_round_trips_every_table_exactly(stored, tmp_path, ca
 
 def test_an_older_schema_export_imports_and_is_migrated(stored, tmp_path):
     folder = export_store(stored, tmp_path / "exp")
-    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest = json.loads((folder / "store_export.json").read_text())
     manifest["schema_version"] = 3  # as a schema-3 store exported it: no runs.environment
     manifest["tables"]["runs"]["columns"] = [
         c for c in manifest["tables"]["runs"]["columns"] if c[0] != "environment"]
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "store_export.json").write_text(json.dumps(manifest))
     told: list[str] = []
     import_store(folder, tmp_path / "new.duckdb")
     with ResultsStore(tmp_path / "new.duckdb", notify=told.append) as store:
@@ -153,21 +153,21 @@ def test_transfer_errors_name_the_file_or_folder(stored, tmp_path, capsys):
         export_store(tmp_path / "absent.duckdb", tmp_path / "e2")
     with pytest.raises(StoreTransferError, match="exists; import into a new file"):
         import_store(folder, stored)
-    with pytest.raises(StoreTransferError, match=r"no manifest\.json"):
+    with pytest.raises(StoreTransferError, match=r"no store_export\.json"):
         import_store(tmp_path, tmp_path / "x.duckdb")
-    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest = json.loads((folder / "store_export.json").read_text())
     manifest["schema_version"] = SCHEMA_VERSION + 1
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "store_export.json").write_text(json.dumps(manifest))
     with pytest.raises(StoreTransferError, match="newer than the schema"):
         import_store(folder, tmp_path / "x.duckdb")
     manifest["schema_version"] = SCHEMA_VERSION
     manifest["tables"]["metrics"]["rows"] += 1
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "store_export.json").write_text(json.dumps(manifest))
     with pytest.raises(StoreTransferError, match="incomplete"):
         import_store(folder, tmp_path / "x.duckdb")
     assert not (tmp_path / "x.duckdb").exists()  # nothing half-written is left
     manifest["tables"]["metrics"]["rows"] -= 1
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "store_export.json").write_text(json.dumps(manifest))
     (folder / "runs.parquet").unlink()
     code, _, err = fb(["store", "import", folder, tmp_path / "y.duckdb"], capsys)
     assert code == 2 and "runs.parquet" in err and "missing" in err

@@ -108,3 +108,11 @@ def minilm_source() -> str | None:
     all-MiniLM-L6-v2 (docs/text-models.md), or None when unset or empty."""
     value = os.environ.get(MINILM_ENV, "").strip()
     return value or None
+
+
+def hf_hub_cache() -> str | None:
+    """huggingface_hub's cache folder as the environment names it now (``HF_HUB_CACHE``, else
+    ``HF_HOME/hub``), or None for the library's own default (data/hub.py passes it on)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return os.environ["HF_HUB_CACHE"]
+    return str(Path(os.environ["HF_HOME"]) / "hub") if os.environ.get("HF_HOME") else None

@@ -41,7 +41,9 @@ from foilbench.audit.text import (
 from foilbench.data.format import Benchmark
 from foilbench.stats import wilson_ci
 
-MC_READINGS = ("choice", "crossfit")
+#: a scorer rule (not an item kind): the multiple-choice LLM's own choice decides
+OWN_CHOICE = "choice"
+MC_READINGS = (OWN_CHOICE, "crossfit")
 RULES = {"choice": "own choice (Auto-Comp App. A.8)",
          "crossfit": "cross-fitted sign",
          "given": "probability, no sign fitted (SugarCrepe App. D.3)"}
@@ -102,7 +104,7 @@ def blind_audit_captions(captions: list[list[str]], types: np.ndarray, clusters:
         factory = (factories or {}).get(name) or resolve_scorer(name)
         feature_fn = factory(texts, index)
         rule = scorer_rule(feature_fn, mc_reading)
-        if rule == "choice":
+        if rule == OWN_CHOICE:
             correct, tie = decide(feature_fn(np.ones(len(index), bool)), 1.0)
         else:
             if fold_ids is None:  # only rules that are fitted (or given per fold) need folds

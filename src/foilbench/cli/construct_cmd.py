@@ -135,7 +135,7 @@ def composet(text, image, edit, detector, scenes_csv, n_scenes, foils_per_scene,
     if not bias_variants:
         from foilbench.construct.composet.variants import departure
 
-        click.echo(f"note: {departure()}", err=True)
+        click.echo(f"note: {departure()}")  # on stdout: a --out error still comes first on stderr
     _run("composet", config, specs, run)
 
 

@@ -24,7 +24,7 @@ def store() -> None:
 @click.argument("folder", type=click.Path(path_type=Path))
 def export_cmd(db_path: Path, folder: Path) -> None:
     """Write every table of the store DB_PATH to FOLDER (new or empty) as Parquet, with a
-    manifest.json."""
+    store_export.json."""
     from foilbench.store.portable import export_store
 
     click.echo(f"exported: {export_store(db_path, folder).resolve()}")

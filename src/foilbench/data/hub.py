@@ -103,8 +103,9 @@ def hub_environment() -> dict[str, Any]:
     (``HF_ENDPOINT``), ``cache_dir`` (``HF_HUB_CACHE``, else ``HF_HOME/hub``; None: the
     library's default), ``token`` (``HF_TOKEN``; None: the library's stored login) and
     ``local_files_only`` (``HF_HUB_OFFLINE`` set to 1/true/yes/on)."""
-    cache = os.environ.get("HF_HUB_CACHE") or (
-        str(Path(os.environ["HF_HOME"]) / "hub") if os.environ.get("HF_HOME") else None)
+    from foilbench.paths import hf_hub_cache
+
+    cache = hf_hub_cache()
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     return {"endpoint": (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/"),
             "cache_dir": cache, "token": os.environ.get("HF_TOKEN") or None,

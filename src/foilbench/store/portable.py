@@ -2,7 +2,7 @@
 
 DuckDB's storage format changes between major versions: a store written by one DuckDB may not
 open in another (:mod:`foilbench.store.connect`). :func:`export_store` writes every table of a
-store to ``TABLE.parquet`` plus ``manifest.json`` (the tables, their column types and row
+store to ``TABLE.parquet`` plus ``store_export.json`` (the tables, their column types and row
 counts, the schema version and the DuckDB that wrote them); :func:`import_store` builds a new
 store from such a folder with the installed DuckDB, in the portable storage format. Parquet
 is the bridge because every DuckDB reads and writes it the same way: the round trip is exact
@@ -28,7 +28,7 @@ from foilbench.store.sweeps import DDL as SWEEP_DDL
 
 FORMAT = "foilbench-store-export"
 FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
+MANIFEST = "store_export.json"  # not a benchmark manifest (only data/format.py writes those)
 
 
 class StoreTransferError(FoilbenchError):
@@ -59,7 +59,7 @@ def store_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def export_store(db_path: str | Path, folder: str | Path) -> Path:
     """Write every table of the store ``db_path`` to ``folder`` (created; it must be empty
-    or absent) as Parquet, with ``manifest.json``; returns the folder."""
+    or absent) as Parquet, with ``store_export.json``; returns the folder."""
     db_path, folder = Path(db_path), Path(folder)
     if not db_path.is_file():
         raise StoreTransferError(f"no results store at {db_path} to export")
