@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,7 +124,7 @@ def read_benchmark_folder(path: str | Path) -> Benchmark:
     return Benchmark(manifest=manifest, items=items, root=root)
 
 
-def read_manifest_json(path: Path) -> object:
+def read_manifest_json(path: Path) -> Any:
     """The JSON in ``path``: UTF-8 (RFC 8259), or UTF-16/32 as its byte order mark or its
     first bytes say (``json.loads`` on bytes detects them); any other encoding is refused in
     one sentence naming the file. Only a regular file is read."""

@@ -75,7 +75,7 @@ def _tier_problems(bench: Benchmark) -> list[Finding]:
     if not bench.item_kind.is_edit_pair or TIER not in items.columns or instance is None:
         return []
     allowed = benchmark_tiers(bench)
-    found = []
+    found: list[Finding] = []
     ids = items["item_id"].tolist() if "item_id" in items.columns else [None] * len(items)
     for row, (tier, item_id) in enumerate(zip(items[TIER].tolist(), ids, strict=True)):
         if isinstance(tier, str) and tier not in allowed:

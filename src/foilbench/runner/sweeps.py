@@ -164,7 +164,7 @@ def write_outputs(cells: pd.DataFrame, out_dir: Path, models: list[str],
              "matrix.md": matrix.to_markdown(cells, models, benchmarks)
              + (f"\nModel vs model (paired, primary metric):\n\n{versus}" if versus else ""),
              "matrix.tex": matrix.to_latex(cells, models, benchmarks)}
-    if versus:
+    if versus and comparisons is not None:
         forms["comparisons.csv"] = comparisons.to_csv(index=False)
     paths = []
     for name, text in forms.items():
