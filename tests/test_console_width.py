@@ -179,3 +179,24 @@ def test_analysis_tables_fit_and_keep_every_cell(text, width):
             for cell in line.strip("|").split(" | "):
                 for word in labels.get(cell.strip(), cell).split():
                     assert word in words, (word, out)
+
+
+def test_a_note_column_is_printed_under_its_table_not_cut():
+    """The skill-load table's note column (why a fit is empty or extrapolated) was a narrow
+    column cut with an ellipsis at 80 columns; its notes are whole lines under the table."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from foilbench.cli.run_output import print_markdown
+
+    note = ("no variance in n_r (always 0): not estimable (-); intercept 111.2 pts lies "
+            "outside 0-100: R@1 at zero counts, extrapolated beyond the observed counts")
+    md = ("| level | skill | b_o | intercept | note |\n|---|---|---|---|---|\n"
+          f"| L2-OA | A | +10.43 | +111.23** | {note} |\n| L3 | O | -3.8 | +38.1 |  |\n")
+    buf = StringIO()
+    print_markdown(Console(file=buf, width=80), md)
+    text = buf.getvalue()
+    assert "…" not in text and all(len(line) <= 80 for line in text.splitlines())
+    assert "note" not in text.splitlines()[0]
+    assert " ".join(text.split()).endswith("L2-OA A: " + note)

@@ -183,6 +183,7 @@ def print_markdown(console: Console, text: str, labels: dict[str, str] | None = 
 
     def flush() -> None:
         if rows:
+            notes = _split_notes(rows)  # a free-text column reads better under the table
             headers = tuple(SHORT_HEADERS.get(h, h).replace("_", " ") for h in rows[0])
             table = compact_table("", headers, wrap_all=True)  # cut nothing, drop nothing
             body = [[labels.get(c, c) for c in row] for row in rows[1:]]
@@ -193,6 +194,7 @@ def print_markdown(console: Console, text: str, labels: dict[str, str] | None = 
             for row in body:
                 table.add_row(*row)
             console.print(table)
+            print_notes(console, notes)
             rows.clear()
 
     for line in text.splitlines():
@@ -205,6 +207,25 @@ def print_markdown(console: Console, text: str, labels: dict[str, str] | None = 
         flush()
         console.print(line, markup=False, highlight=False)
     flush()
+
+
+NOTE_COLUMNS = ("note",)  # free text (e.g. why a skill-load fit is empty): printed as lines
+
+
+def _split_notes(rows: list[list[str]]) -> list[str]:
+    """Remove the note columns from ``rows`` (header first) in place; the notes as lines
+    "FIRST SECOND: note" naming their row by its first two cells."""
+    drop = [k for k, h in enumerate(rows[0]) if h in NOTE_COLUMNS]
+    notes = []
+    for row in rows[1:]:
+        for k in drop:
+            if k < len(row) and row[k] not in ("", "-"):
+                notes.append(f"{' '.join(c for c in row[:2] if c)}: {row[k]}")
+    for row in rows:
+        for k in reversed(drop):
+            if k < len(row):
+                del row[k]
+    return notes
 
 
 def fitted_widths(rows: list, total: int) -> list[int]:
