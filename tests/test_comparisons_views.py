@@ -79,7 +79,7 @@ def test_sweep_matrix_carries_the_comparisons(db, tmp_path):
                                        "comparisons.csv"}
     md = (tmp_path / "matrix.md").read_text()
     assert "Model vs model (paired, primary metric):" in md
-    assert "| pairs-vs | tiny-b | tiny-random |" in md  # pairs ordered by model spec
+    assert "| pairs-vs | tiny-random | tiny-b |" in md
     assert pd.read_csv(tmp_path / "comparisons.csv")["delta"].iloc[0] == \
         pytest.approx(versus["delta"].iloc[0])
 

@@ -88,9 +88,7 @@ def paired_differences(runs, metric: str, n_boot: int | None = None) -> pd.DataF
 
     labels = model_labels(runs)
     rows = []
-    # one order wherever the pairs are shown (report, serve, sweep): by model, then run id
-    ordered = sorted(runs, key=lambda r: (str(r.run["model_spec"]), str(r.run["run_id"])))
-    for a, b in combinations(ordered, 2):
+    for a, b in combinations(runs, 2):  # in the order given (`report A B`: A - B)
         unit = overall_unit(a.metrics, a.items, metric)
         if unit is None or unit != overall_unit(b.metrics, b.items, metric):
             continue  # the two rows count different things: no paired test of one quantity

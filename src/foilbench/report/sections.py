@@ -298,14 +298,19 @@ def provenance(runs) -> str:
     cols = ["run_id", "created", "model_spec", "model_fingerprint", "benchmark_name",
             "benchmark_version", "benchmark_checksum", "package_version", "git_revision", "seed",
             "n_boot", "tie_policy", "ci_method"]
-    rows = [[_plain(r.run.get(c)) for c in cols] + _text_cells(r.run) + [_subset_cell(r.run)]
-            for r in runs]
+    rows = [[_plain(_seconds(r.run.get(c)) if c == "created" else r.run.get(c)) for c in cols]
+            + _text_cells(r.run) + [_subset_cell(r.run)] for r in runs]
     notes = [f"<p class='note'><b>{esc(r.label)}</b>: {esc(line)}</p>"
              for r in runs for line in _notes(r.run.get("eval_stats") or {}) if line]
     return section("Provenance", '<div class="scroll">'
                    + table([*cols, "captions truncated", "unknown tokens", "subset"], rows,
                            cls="prov")
                    + "</div>" + "".join(notes), "provenance")
+
+
+def _seconds(created):
+    """A run's creation time to the second (it is stored to the microsecond, for order)."""
+    return created.replace(microsecond=0) if hasattr(created, "microsecond") else created
 
 
 def _notes(stats: dict) -> list[str | None]:
