@@ -135,6 +135,37 @@ class EvalMode:
                     self._saved = []
 
 
+class LiveNetwork:
+    """What the live adapters (live_openclip, live_hf) share, placed before their spec-path
+    base class: the network's own dtype (no recast), its score head read from the module as it
+    is now, and every call into it inside the adapter's :class:`EvalMode` (``self._mode``)."""
+
+    _spec: str
+    _mode: EvalMode
+    model: Any
+
+    def fingerprint_for(self, dtype: str) -> str:
+        raise ModelError(f"{self._spec}: a model held in memory is evaluated in its own "
+                         "dtype; precision= would cast the caller's model")
+
+    @property
+    def logit_scale(self) -> float:
+        return float(self.model.logit_scale.detach().exp().item())
+
+    @property
+    def logit_bias(self) -> float:
+        bias = getattr(self.model, "logit_bias", None)
+        return float(bias.detach().item()) if bias is not None else 0.0
+
+    def _embed(self, inputs, features, size=None):
+        with self._mode():
+            return super()._embed(inputs, features, size)  # type: ignore[misc]
+
+    def float64_embeddings(self, prepared: list, texts: list[str]):
+        with self._mode():
+            return super().float64_embeddings(prepared, texts)  # type: ignore[misc]
+
+
 def refresh_fingerprint(adapter: Any) -> None:
     """Recompute a live adapter's fingerprint from its current weights (others: nothing)."""
     refresh = getattr(adapter, "refresh_fingerprint", None)

@@ -21,6 +21,7 @@ from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.hf.adapter import HFDualEncoder
 from foilbench.models.live import (
     EvalMode,
+    LiveNetwork,
     display_name,
     dtype_name,
     first_float,
@@ -47,7 +48,7 @@ def from_hf(model: Any, processor: Any = None, *, name: str | None = None,
                   batch_size=batch_size)
 
 
-class LiveHF(HFDualEncoder):
+class LiveHF(LiveNetwork, HFDualEncoder):
     """:class:`HFDualEncoder` over a model the caller owns."""
 
     set_dtype = None  # precision passes would cast the caller's model
@@ -93,24 +94,3 @@ class LiveHF(HFDualEncoder):
                                family=self.family, score_kind=self.score,
                                extras={**{k: v for k, v in parts.items()
                                           if k != "image_processor"}, "adapter": "from_hf"})
-
-    def fingerprint_for(self, dtype: str) -> str:
-        raise ModelError(f"{self._spec}: a model held in memory is evaluated in its own "
-                         "dtype; precision= would cast the caller's model")
-
-    @property  # type: ignore[override]
-    def logit_scale(self) -> float:
-        return float(self.model.logit_scale.detach().exp().item())
-
-    @property  # type: ignore[override]
-    def logit_bias(self) -> float:
-        bias = getattr(self.model, "logit_bias", None)
-        return float(bias.detach().item()) if bias is not None else 0.0
-
-    def _embed(self, inputs, features, size=None):
-        with self._mode():
-            return super()._embed(inputs, features, size)
-
-    def float64_embeddings(self, prepared: list, texts: list[str]):
-        with self._mode():
-            return super().float64_embeddings(prepared, texts)

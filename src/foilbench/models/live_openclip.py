@@ -29,6 +29,7 @@ from foilbench.models.base import ModelInfo
 from foilbench.models.fingerprint import make_fingerprint
 from foilbench.models.live import (
     EvalMode,
+    LiveNetwork,
     display_name,
     dtype_name,
     first_float,
@@ -58,7 +59,7 @@ def from_open_clip(model: Any, preprocess: Any, tokenizer: Any, *, name: str | N
                         batch_size=batch_size, quick_gelu=quick_gelu)
 
 
-class LiveOpenClip(OpenClipAdapter):
+class LiveOpenClip(LiveNetwork, OpenClipAdapter):
     """:class:`OpenClipAdapter` over a model the caller owns (module docstring)."""
 
     set_dtype = None  # type: ignore[assignment]  # precision passes would cast the caller's model
@@ -124,24 +125,3 @@ class LiveOpenClip(OpenClipAdapter):
                                fingerprint=make_fingerprint("openclip-live", self._parts),
                                family=self.family, score_kind=self._score_kind(),
                                extras={**self._parts, "adapter": "from_open_clip"})
-
-    def fingerprint_for(self, dtype: str) -> str:
-        raise ModelError(f"{self._spec}: a model held in memory is evaluated in its own "
-                         "dtype; precision= would cast the caller's model")
-
-    @property  # type: ignore[override]
-    def logit_scale(self) -> float:
-        return float(self.model.logit_scale.detach().exp().item())
-
-    @property  # type: ignore[override]
-    def logit_bias(self) -> float:
-        bias = getattr(self.model, "logit_bias", None)
-        return float(bias.detach().item()) if bias is not None else 0.0
-
-    def _embed(self, inputs, features, size=None):
-        with self._mode():
-            return super()._embed(inputs, features, size)
-
-    def float64_embeddings(self, prepared: list, texts: list[str]):
-        with self._mode():
-            return super().float64_embeddings(prepared, texts)

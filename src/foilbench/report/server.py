@@ -162,8 +162,7 @@ def _comparisons(db_path: Path, df: pd.DataFrame) -> dict[str, str]:
     over the runs the leaderboard shows; none for a benchmark with one model."""
     if df.empty or df.groupby("benchmark_name")["run_id"].nunique().max() < 2:
         return {}
-    # in the order the report loads runs (created, then run id), so A and B are the same
-    ids = tuple(dict.fromkeys(df.sort_values(["created", "run_id"])["run_id"]))
+    ids = tuple(dict.fromkeys(df.sort_values(["created", "run_id"])["run_id"]))  # report's A, B
     stamp = tuple(p.stat().st_mtime_ns if p.exists() else 0  # the WAL holds recent writes
                   for p in (db_path, db_path.with_name(db_path.name + ".wal")))
     return dict(_comparison_tables(str(db_path), stamp, ids))
