@@ -1,0 +1,100 @@
+"""``foilbench review compare A B --out DIR``: two benchmarks' hard negatives side by side
+(SugarCrepe App. E.2; :mod:`foilbench.review.compare`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import webbrowser
+from pathlib import Path
+
+import click
+
+from foilbench.cli._table import format_table
+
+
+def report_table(report: dict) -> str:
+    from foilbench.display import safe_text
+    from foilbench.review.compare_export import report_rows
+
+    a, b = safe_text(report["a"], 24), safe_text(report["b"], 24)
+    head = ("type", "criterion", "decided", "pending", f"{a} better", "tie", f"{b} better",
+            f"{a} rate", "tie rate", f"{b} rate", "net")
+    m = report["overall"]["matches"]
+    return (format_table(head, report_rows(report)) +
+            f"\nnet = ({b} better - {a} better) / decided; Wilson 95% intervals; pairs "
+            f"matched by positive {m['positive']}, by image {m['image']}, sampled "
+            f"{m['sampled']}")
+
+
+@click.command("compare")
+@click.argument("spec_a", metavar="A")
+@click.argument("spec_b", metavar="B")
+@click.option("--out", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of the comparison: its pairs and decisions "
+                   "(compare_decisions.sqlite) and, with --export, its report.")
+@click.option("--n", "n", default=100, show_default=True, type=click.IntRange(min=1),
+              help="Pairs per hard-negative type (App. E.2: 100 examples per type).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the pairing and sides.")
+@click.option("--report", "report_only", is_flag=True,
+              help="Print the rates so far and exit (no server).")
+@click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
+@click.option("--export", "export", is_flag=True,
+              help="Write compare_report.{json,md} and compare_decisions.parquet into --out "
+                   "and exit.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to bind (loopback only unless you mean to share it).")
+@click.option("--port", default=8768, show_default=True, type=int,
+              help="0 picks a free port (the URL is printed).")
+@click.option("--open/--no-open", "open_browser", default=False, show_default=True,
+              help="Open the app in the default web browser.")
+def compare(spec_a: str, spec_b: str, out_dir: Path, n: int, seed: int, report_only: bool,
+            as_json: bool, export: bool, host: str, port: int, open_browser: bool) -> None:
+    """Compare the hard negatives of benchmarks A and B side by side (SugarCrepe App. E.2:
+    ARO+CREPE vs SugarCrepe; give the newer benchmark as B). Up to --n pairs per type
+    (replace / swap / add, Negate counted as Add), matched by shared positive caption, else
+    shared image, else sampled; a person answers which negative is better, or tie, for
+    commonsense (keys 1/2/3) and grammatical correctness (4/5/6). The pairs are drawn once
+    into --out and the review resumes there. A and B: folders, LOADER:PATH, names."""
+    from foilbench.data.registry import resolve_benchmark
+    from foilbench.review.compare import CompareSession
+
+    session = CompareSession(resolve_benchmark(spec_a, check_images=False),
+                             resolve_benchmark(spec_b, check_images=False), out_dir,
+                             n=n, seed=seed)
+    try:
+        if export:
+            from foilbench.review.compare_export import REPORT_MD, export_compare
+
+            session.close()
+            click.echo(report_table(export_compare(out_dir)))
+            click.echo(f"report: {out_dir / REPORT_MD}")
+            return
+        report = session.summary()
+        if report_only:
+            click.echo(json.dumps(report, indent=2) if as_json else report_table(report))
+            return
+        from foilbench.review.compare_app import create_compare_app
+        from foilbench.review.serve import is_loopback, serve_app
+
+        if not is_loopback(host):
+            click.echo(f"warning: binding to {host} makes the comparison reachable from "
+                       "other machines; anyone who can reach it can record decisions", err=True)
+        o = report["overall"]
+        click.echo(f"{o['pairs']} pairs, {o['decided']} judged, {o['pending']} pending")
+
+        def ready(url: str) -> None:
+            click.echo(f"serving the comparison at {url} (keys 1/2/3 and 4/5/6; Ctrl-C "
+                       f"stops; decisions are saved in {session.store.path})")
+            sys.stdout.flush()
+            if open_browser:
+                webbrowser.open(url)
+
+        try:
+            serve_app(create_compare_app(session, host), host, port, ready)
+        except OSError as e:
+            raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}") \
+                from None
+    finally:
+        session.close()
