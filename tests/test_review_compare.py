@@ -242,6 +242,9 @@ def test_cli_report_export_and_errors(benches, tmp_path):
     res = CliRunner().invoke(cli, [*args, "--export"])
     assert res.exit_code == 0, res.output
     assert "net" in res.output and "+100.0 pts" in res.output
+    table = [line for line in res.output.splitlines() if not line.startswith("report: ")]
+    assert max(len(line) for line in table) <= 80  # readable in a pipe (a path may be long)
+    assert "A = aro-like\nB = sugar-like" in res.output
     md = (out / "compare_report.md").read_text()
     assert "| replace | commonsense | 3 | 0 | 0 | 0 | 3 |" in md
     assert pd.read_parquet(out / "compare_decisions.parquet").shape[0] == 5

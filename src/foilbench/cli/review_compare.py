@@ -14,17 +14,21 @@ from foilbench.cli._table import format_table
 
 
 def report_table(report: dict) -> str:
+    """Two tables that fit 80 columns: counts and net, then the rates with intervals."""
     from foilbench.display import safe_text
     from foilbench.review.compare_export import report_rows
 
-    a, b = safe_text(report["a"], 24), safe_text(report["b"], 24)
-    head = ("type", "criterion", "decided", "pending", f"{a} better", "tie", f"{b} better",
-            f"{a} rate", "tie rate", f"{b} rate", "net")
+    rows = report_rows(report)
+    counts = format_table(("type", "criterion", "decided", "pending", "A better", "tie",
+                           "B better", "net (B - A)"),
+                          [(*r[:7], r[10]) for r in rows])
+    rates = format_table(("type", "criterion", "A better", "tie", "B better"),
+                         [(*r[:2], *r[7:10]) for r in rows])
     m = report["overall"]["matches"]
-    return (format_table(head, report_rows(report)) +
-            f"\nnet = ({b} better - {a} better) / decided; Wilson 95% intervals; pairs "
-            f"matched by positive {m['positive']}, by image {m['image']}, sampled "
-            f"{m['sampled']}")
+    return (f"A = {safe_text(report['a'], 76)}\nB = {safe_text(report['b'], 76)}\n{counts}\n\n"
+            f"rates over decided pairs, Wilson 95% intervals\n{rates}\n"
+            f"pairs matched by shared positive {m['positive']}, by shared image "
+            f"{m['image']}, sampled within the type {m['sampled']}")
 
 
 @click.command("compare")
