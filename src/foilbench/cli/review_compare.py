@@ -13,6 +13,23 @@ import click
 from foilbench.cli._table import format_table
 
 
+def rate_rows(report: dict) -> list[tuple]:
+    """One row per (type, criterion, answer): long, so it stays narrow."""
+    from foilbench.review.compare import CRITERIA
+
+    rows = []
+    for family, e in [*report["by_family"].items(), ("all", report["overall"])]:
+        for c in CRITERIA:
+            for key, label in (("a_better", "A better"), ("tie", "tie"),
+                               ("b_better", "B better")):
+                r = e[c][key]
+                shown = ("-", "-") if r["rate"] is None else (
+                    f"{100 * r['rate']:.1f}%",
+                    f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]")
+                rows.append((family, c, label, f"{r['k']} / {r['n']}", *shown))
+    return rows
+
+
 def report_table(report: dict) -> str:
     """Two tables that fit 80 columns: counts and net, then the rates with intervals."""
     from foilbench.display import safe_text
@@ -22,11 +39,11 @@ def report_table(report: dict) -> str:
     counts = format_table(("type", "criterion", "decided", "pending", "A better", "tie",
                            "B better", "net (B - A)"),
                           [(*r[:7], r[10]) for r in rows])
-    rates = format_table(("type", "criterion", "A better", "tie", "B better"),
-                         [(*r[:2], *r[7:10]) for r in rows])
+    rates = format_table(("type", "criterion", "answer", "k / n", "rate", "Wilson 95%"),
+                         rate_rows(report))
     m = report["overall"]["matches"]
     return (f"A = {safe_text(report['a'], 76)}\nB = {safe_text(report['b'], 76)}\n{counts}\n\n"
-            f"rates over decided pairs, Wilson 95% intervals\n{rates}\n"
+            f"rates over decided pairs\n{rates}\n"
             f"pairs matched by shared positive {m['positive']}, by shared image "
             f"{m['image']}, sampled within the type {m['sampled']}")
 
