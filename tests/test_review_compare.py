@@ -130,6 +130,19 @@ def test_rates_and_net_by_hand_with_ties_and_pending_apart():
     assert rep["by_family"]["swap"]["commonsense"]["counts"] == c["counts"]
 
 
+def test_family_is_bounded_word_characters():
+    """A family comes from the data (operation / edit_type) and reaches tables: bounded."""
+    from types import SimpleNamespace as Row
+
+    from foilbench.review.compare_pairs import FAMILY_LIMIT, family_of
+
+    assert family_of(Row(operation=" Negate ")) == "add"  # App. E.2's pairing
+    assert family_of(Row(operation=None, edit_type="replace_obj")) == "replace"
+    assert family_of(Row(operation="", edit_type=None)) == "(none)"
+    odd = family_of(Row(operation="sw|ap\x1b[31m" + "x" * 500))
+    assert odd.startswith("sw-ap-31m") and len(odd) <= FAMILY_LIMIT
+
+
 def test_nothing_decided_gives_no_rate():
     rep = summarize([_pair(0)], {}, {})
     assert rep["overall"]["commonsense"]["net"] is None

@@ -37,6 +37,7 @@ from foilbench.review.units import ReviewError
 
 ALIASES = {"negate": "add"}  # SugarCrepe App. E.2: "we compare Negate ... to Add"
 MATCHES = ("positive", "image", "sampled")
+FAMILY_LIMIT = 40
 TEXT_LIMIT = 1000  # a caption longer than this is cut for the page (data, not markup)
 
 
@@ -76,7 +77,8 @@ def family_of(row) -> str:
     if not isinstance(op, str) or not op.strip():
         et = getattr(row, "edit_type", None)
         op = re.split(r"[_\-\s]", et.strip(), maxsplit=1)[0] if isinstance(et, str) else ""
-    op = op.strip().casefold() or "(none)"
+    op = re.sub(r"[^\w\-]+", "-", op.strip().casefold())[:FAMILY_LIMIT].strip("-")
+    op = op or "(none)"  # a family is data: shown in tables, so bounded to word characters
     return ALIASES.get(op, op)
 
 
