@@ -77,7 +77,8 @@ def compare(spec_a: str, spec_b: str, out_dir: Path, n: int, seed: int, report_o
     (replace / swap / add, Negate counted as Add), matched by shared positive caption, else
     shared image, else sampled; a person answers which negative is better, or tie, for
     commonsense (keys 1/2/3) and grammatical correctness (4/5/6). The pairs are drawn once
-    into --out and the review resumes there. A and B: folders, LOADER:PATH, names."""
+    into --out and the review resumes there. A and B: folders, LOADER:PATH, names. The
+    page needs foilbench[review] (starlette, uvicorn); --report and --export do not."""
     from foilbench.data.registry import resolve_benchmark
     from foilbench.review.compare import CompareSession
 
@@ -96,8 +97,12 @@ def compare(spec_a: str, spec_b: str, out_dir: Path, n: int, seed: int, report_o
         if report_only:
             click.echo(json.dumps(report, indent=2) if as_json else report_table(report))
             return
-        from foilbench.review.compare_app import create_compare_app
-        from foilbench.review.serve import is_loopback, serve_app
+        try:
+            from foilbench.review.compare_app import create_compare_app
+            from foilbench.review.serve import is_loopback, serve_app
+        except ImportError as e:
+            raise click.ClickException(f"the comparison page needs its web stack ({e.name} is "
+                                       "missing): pip install 'foilbench[review]'") from None
 
         if not is_loopback(host):
             click.echo(f"warning: binding to {host} makes the comparison reachable from "
