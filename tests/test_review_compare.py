@@ -277,3 +277,27 @@ def test_cli_exit_2_names_the_mismatch_and_the_benchmark(benches, tmp_path, monk
         with pytest.raises(SystemExit) as exc:
             _main()
         assert exc.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_family_option_maps_types_and_is_part_of_what_resumes(benches, tmp_path):
+    """--family FROM=TO counts a family as another in both benchmarks (ARO's Order shuffles
+    as swaps, say; the paper does not say where they went). Planted: swap=shuffle puts a_s0,
+    b_s0 and b_x0 in one family "shuffle" (A 1 item, B 2: one pair); no "swap" row is left."""
+    from types import SimpleNamespace as Row
+
+    from foilbench.cli.main import cli
+    from foilbench.review.compare_pairs import family_of
+
+    assert family_of(Row(operation="shuffle"), {"shuffle": "swap"}) == "swap"
+    a, b = benches
+    out = tmp_path / "cmp"
+    args = ["review", "compare", str(a.root), str(b.root), "--out", str(out), "--report"]
+    res = CliRunner().invoke(cli, [*args, "--json", "--family", "swap=shuffle"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.output)
+    assert set(rep["by_family"]) == {"add", "replace", "shuffle"}
+    assert rep["by_family"]["shuffle"]["pairs"] == 1
+    with pytest.raises(ReviewError, match="aliases"):
+        CompareSession(a, b, out)  # drawn with the mapping: refused without it
+    res = CliRunner().invoke(cli, [*args, "--family", "swap"])
+    assert res.exit_code == 2 and "FROM=TO" in res.output

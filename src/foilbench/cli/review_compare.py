@@ -58,6 +58,9 @@ def report_table(report: dict) -> str:
 @click.option("--n", "n", default=100, show_default=True, type=click.IntRange(min=1),
               help="Pairs per hard-negative type (App. E.2: 100 examples per type).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the pairing and sides.")
+@click.option("--family", "aliases", multiple=True, metavar="FROM=TO",
+              help="Count type family FROM as TO in both benchmarks (repeatable), e.g. "
+                   "shuffle=swap for ARO's Order sets; negate=add is always on (App. E.2).")
 @click.option("--report", "report_only", is_flag=True,
               help="Print the rates so far and exit (no server).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
@@ -70,8 +73,9 @@ def report_table(report: dict) -> str:
               help="0 picks a free port (the URL is printed).")
 @click.option("--open/--no-open", "open_browser", default=False, show_default=True,
               help="Open the app in the default web browser.")
-def compare(spec_a: str, spec_b: str, out_dir: Path, n: int, seed: int, report_only: bool,
-            as_json: bool, export: bool, host: str, port: int, open_browser: bool) -> None:
+def compare(spec_a: str, spec_b: str, out_dir: Path, n: int, seed: int, aliases: tuple[str, ...],
+            report_only: bool, as_json: bool, export: bool, host: str, port: int,
+            open_browser: bool) -> None:
     """Compare the hard negatives of benchmarks A and B side by side (SugarCrepe App. E.2:
     ARO+CREPE vs SugarCrepe; give the newer benchmark as B). Up to --n pairs per type
     (replace / swap / add, Negate counted as Add), matched by shared positive caption, else
@@ -82,9 +86,16 @@ def compare(spec_a: str, spec_b: str, out_dir: Path, n: int, seed: int, report_o
     from foilbench.data.registry import resolve_benchmark
     from foilbench.review.compare import CompareSession
 
+    mapped = {}
+    for pair in aliases:
+        src, sep, dst = pair.partition("=")
+        if not sep or not src.strip() or not dst.strip():
+            raise click.BadParameter(f"{pair!r} is not FROM=TO (e.g. shuffle=swap)",
+                                     param_hint="--family")
+        mapped[src.strip()] = dst.strip()
     session = CompareSession(resolve_benchmark(spec_a, check_images=False),
                              resolve_benchmark(spec_b, check_images=False), out_dir,
-                             n=n, seed=seed)
+                             n=n, seed=seed, aliases=mapped)
     try:
         if export:
             from foilbench.review.compare_export import REPORT_MD, export_compare

@@ -23,6 +23,7 @@ each; the pairs are drawn once and stored there, so a later session resumes the 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -190,9 +191,11 @@ class CompareSession:
     """Two benchmarks under comparison: their pairs (drawn once) and the decision log."""
 
     def __init__(self, a: Benchmark, b: Benchmark, out_dir: str | Path, *, n: int = 100,
-                 seed: int = 0):
-        neg_a, neg_b = negatives(a, seed), negatives(b, seed)
+                 seed: int = 0, aliases: dict[str, str] | None = None):
+        aliases = {str(k).casefold(): str(v).casefold() for k, v in (aliases or {}).items()}
+        neg_a, neg_b = negatives(a, seed, aliases), negatives(b, seed, aliases)
         want = {"a_name": a.name, "b_name": b.name, "n": str(n), "seed": str(seed),
+                "aliases": json.dumps(aliases, sort_keys=True),
                 "a_fingerprint": fingerprint(neg_a), "b_fingerprint": fingerprint(neg_b)}
         pairs = draw_pairs(neg_a, neg_b, n, seed)
         self.store = CompareStore(Path(out_dir) / DB_NAME)

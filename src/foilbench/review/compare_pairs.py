@@ -16,7 +16,8 @@ How a pair is matched (the ``match`` of each pair, counted in the report):
 
 Pairs are drawn within a *type family*: an item's ``operation`` column (``replace``,
 ``swap``, ``add``, ...), else the part of its ``edit_type`` before ``_`` or ``-``; ``negate``
-counts as ``add`` (the paper's pairing). Per family, up to ``n`` pairs are taken: positive
+counts as ``add`` (the paper's pairing), and the caller may map more (``shuffle`` -> ``swap``
+to count ARO's Order shuffles as swaps; the paper does not say where they went). Per family, up to ``n`` pairs are taken: positive
 matches first, then image matches, then sampled ones, each group in seeded order. An item
 with several negatives shows one, chosen with the seed (keyed by its id, so the choice does
 not depend on the other items). Which benchmark is left is a seeded coin per pair.
@@ -71,18 +72,21 @@ def norm_text(text: str) -> str:
     return re.sub(r"\s+", " ", str(text).strip().casefold()).rstrip(".").strip()
 
 
-def family_of(row) -> str:
-    """The type family of an item (module docstring)."""
+def family_of(row, aliases: dict[str, str] | None = None) -> str:
+    """The type family of an item (module docstring); ``aliases`` maps more families onto
+    others (``{"shuffle": "swap"}``), after the paper's Negate -> Add."""
     op = getattr(row, "operation", None)
     if not isinstance(op, str) or not op.strip():
         et = getattr(row, "edit_type", None)
         op = re.split(r"[_\-\s]", et.strip(), maxsplit=1)[0] if isinstance(et, str) else ""
     op = re.sub(r"[^\w\-]+", "-", op.strip().casefold())[:FAMILY_LIMIT].strip("-")
     op = op or "(none)"  # a family is data: shown in tables, so bounded to word characters
-    return ALIASES.get(op, op)
+    op = ALIASES.get(op, op)
+    return (aliases or {}).get(op, op)
 
 
-def negatives(bench: Benchmark, seed: int) -> list[Negative]:
+def negatives(bench: Benchmark, seed: int,
+              aliases: dict[str, str] | None = None) -> list[Negative]:
     """One :class:`Negative` per item of a benchmark whose items rank captions."""
     kind = bench.item_kind
     candidates = kind.candidate_captions(bench.items)
@@ -98,7 +102,7 @@ def negatives(bench: Benchmark, seed: int) -> list[Negative]:
             raise ReviewError(f"{bench.name}: item {item_id!r} has no negative caption")
         k = 1 + int(_rng(seed, "negative", item_id).integers(len(caps) - 1))
         image = str(getattr(row, image_col)) if image_col else ""
-        out.append(Negative(item_id, family_of(row), image, str(caps[0]), str(caps[k])))
+        out.append(Negative(item_id, family_of(row, aliases), image, str(caps[0]), str(caps[k])))
     if not out:
         raise ReviewError(f"{bench.name}: the benchmark has no items")
     return out
