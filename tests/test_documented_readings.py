@@ -79,6 +79,22 @@ def test_survival_is_per_stage_out_over_in_not_out_over_created():
     assert att["minimal_survival"] != pytest.approx(3 / 10)
 
 
+def test_stage_order_is_first_appearance_in_the_log():
+    """autocomp_filters.py: "A track entered every stage of its condition up to the one that
+    dropped it (stage order: first appearance in the log)". Planted (the filters test's log):
+    stages logged object presence, background check, attribute check; Minimal drops a at
+    object presence and b at the background check. Log order (ours): background 3 in, 2 out
+    = 2/3. Alphabetical order (attribute, background, object) would give background 4 in,
+    3 out = 3/4 and object presence last."""
+    from test_analysis_autocomp_filters import CONCEPTS, DROPS
+
+    out = survival_by_condition(_log(CONCEPTS, DROPS))
+    assert list(out["stage"]) == ["object presence", "background check", "attribute check"]
+    bg = out.set_index("stage").loc["background check"]
+    assert (bg["minimal_in"], bg["minimal_out"]) == (3, 2)
+    assert bg["minimal_survival"] == pytest.approx(2 / 3)
+
+
 SKEWED = {"a": (["cube"], ["red"]), "b": (["cube"], ["red"]), "c": (["ball"], ["red"]),
           "d": (["mug"], ["blue"])}
 
