@@ -18,13 +18,16 @@ objects and values; it is expanded into one track per condition (``<concept>-min
 condition up to the one that dropped it (stage order: first appearance in the log).
 
 * survival: per (task, N, stage): tracks in, out and out/in per condition, and the shift
-  Contextual - Minimal (NaN where a stage runs in one track only, e.g. the background check);
+  Contextual - Minimal (NaN where a stage runs in one track only, e.g. the background check).
+  The text does not define Table 3's "survival rate"; we read it per stage (out / in: of the
+  tracks that reached the stage, the share it passed, so "the largest drop" is a stage's own),
+  not cumulatively (out / created);
 * filter shift: per (task, N, condition), p_target(l) the share of label l among the values of
   every created concept of that (task, N) (what the sampler asked for: our reading of "target
   prior", which the text does not define; ``target="uniform"`` takes the uniform prior over the
   labels asked for instead), p_final(l) its share among the kept tracks; TV = 1/2 sum_l
-  |p_final(l) - p_target(l)|, and the share of labels with p_final / p_target in [0.5, 1.5] and
-  below 0.25 (NaN when nothing was kept). Objects the same way. Table 4 averages Minimal and
+  |p_final(l) - p_target(l)|, and the share of labels with p_final / p_target in [0.5, 1.5]
+  (ends included) and strictly below 0.25 (NaN when nothing was kept). Objects the same way. Table 4 averages Minimal and
   Contextual: ``mean`` rows (over the conditions that kept something).
 """
 

@@ -18,7 +18,8 @@ class ReviewGroup(click.Group):
     """``foilbench review DIR`` means ``foilbench review serve DIR``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in SUBCOMMANDS and args[0] not in ("-h", "--help"):
+        if args and args[0] not in (*SUBCOMMANDS, *self.commands) and \
+                args[0] not in ("-h", "--help"):
             args = ["serve", *args]
         return super().parse_args(ctx, args)
 
@@ -118,6 +119,11 @@ def review() -> None:
     or killing the server loses nothing, and the next `foilbench review DIR` resumes at
     the first pending unit.
     """
+
+
+from foilbench.cli.review_compare import compare as _compare  # noqa: E402
+
+review.add_command(_compare)  # SugarCrepe App. E.2: `foilbench review compare A B --out DIR`
 
 
 @review.command("serve")
