@@ -244,7 +244,8 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool, min_foils: int |
 @click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
                                                             path_type=Path))
 @click.option("--n", "n", default=200, show_default=True,
-              help="Images in the sample (Auto-Comp A.10: 200 concepts).")
+              help="Concepts in the sample, each with its Minimal and Contextual image "
+                   "(Auto-Comp A.10: 200 concepts, 400 images).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the balanced sample.")
 @click.option("--report", "report_only", is_flag=True,
               help="Print the agreement so far and exit (no server).")
@@ -256,12 +257,13 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool, min_foils: int |
 @review_dir_option
 def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool, host: str,
              port: int, review_dir: Path | None) -> None:
-    """Auto-Comp human validation (§6, A.10): check a seeded, balanced sample of validated
-    images against their concepts (m match, x mismatch, u unsure); the agreement of your
-    verdicts with the automatic validator is reported overall and per task x N x condition."""
+    """Auto-Comp human validation (§6, A.10): check a seeded sample of concepts, balanced
+    over task x N and drawn before the validator's verdict (images it passed and rejected, from
+    DIR's construction log), against their images (m match, x mismatch, u unsure); --report
+    gives the agreement with the validator overall and per task x N x condition, with the
+    confusion counts and the precision of passes and of rejects."""
     from foilbench.data.format import load_benchmark
     from foilbench.review.concepts import ConceptChecks
-    from foilbench.review.report_md import pct
 
     checks = ConceptChecks(load_benchmark(_bench_dir(bench_dir)),
                            review_dir or bench_dir / "review", n=n, seed=seed)
@@ -271,11 +273,9 @@ def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: boo
             if as_json:
                 click.echo(json.dumps(rep, indent=2))
                 return
-            rows = [(g, t["images"], t["match"], t["mismatch"], t["unsure"], t["pending"],
-                     pct(t["agreement"])) for g, t in [("all", rep["overall"]),
-                                                       *rep["by_group"].items()]]
-            click.echo(format_table(("group", "images", "match", "mismatch", "unsure",
-                                     "pending", "agreement"), rows))
+            from foilbench.cli.review_studies import concepts_lines
+
+            click.echo(concepts_lines(rep))
             return
         from foilbench.review.concepts_app import create_concepts_app
         from foilbench.review.serve import serve_app
