@@ -10,8 +10,10 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.cli.review_studies import solvability
 
 SUBCOMMANDS = ("serve", "status", "export", "concepts")
+SUBCOMMANDS += ("solvability",)  # Auto-Comp A.10 (cli/review_studies.py)
 
 
 class ReviewGroup(click.Group):
@@ -90,6 +92,7 @@ def review() -> None:
       foilbench review status DIR                progress and discard rates in the terminal
       foilbench review export DIR --out OUT      accepted benchmark + QC report
       foilbench review concepts DIR              Auto-Comp concept agreement (App. A.10)
+      foilbench review solvability DIR           Auto-Comp human accuracy (App. A.10)
 
     \b
     What DIR is decides the review:
@@ -285,3 +288,6 @@ def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: boo
                                          f"{url} (decisions in {checks.path})"))
     finally:
         checks.close()
+
+
+review.add_command(solvability)  # Auto-Comp A.10, cli/review_studies.py
