@@ -217,3 +217,30 @@ def test_a_folder_without_construction_log_is_one_error_line(bench, tmp_path, ca
     code, out, err = foilbench(capsys, "review", "concepts", str(copy), "--report")
     assert code == 2 and "construction_log.jsonl" in err and "passed and rejected" in err
     no_traceback(out + err)
+
+
+def test_export_and_one_call_report(bench, tmp_path):
+    import pandas as pd
+
+    from foilbench.cli.review_cmd import review
+    from foilbench.review.concepts import concepts_report
+
+    rd = tmp_path / "rd"
+    checks = ConceptChecks(bench, rd, n=8)
+    reject = next(u for u in checks.units if u.validator == "reject")
+    accept = next(u for u in checks.units if u.validator == "pass")
+    checks.decide(reject.key, "match")  # disagrees
+    checks.decide(accept.key, "match")  # agrees
+    checks.close()
+    rep = concepts_report(bench.root, rd, n=8)
+    assert (rep["overall"]["agreement"]["k"], rep["overall"]["agreement"]["n"]) == (1, 2)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(review, ["concepts", str(bench.root), "--n", "8",
+                                      "--review-dir", str(rd), "--export", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = pd.read_parquet(out / "concept_checks_decisions.parquet")
+    assert rows.set_index("unit")["agrees"].to_dict() == {reject.key: False, accept.key: True}
+    assert json.loads((out / "concept_checks_report.json").read_text()) == rep
+    again = CliRunner().invoke(review, ["concepts", str(bench.root), "--n", "8",
+                                        "--review-dir", str(rd), "--export", str(out)])
+    assert again.exit_code != 0 and "not an empty folder" in str(again.exception)

@@ -172,7 +172,7 @@ def test_cli_report_and_export(bench, tmp_path):
     out = tmp_path / "export"
     res = CliRunner().invoke(review, [*args, "--export", str(out)])
     assert res.exit_code == 0, res.output
-    picks = pd.read_parquet(out / "solvability_picks.parquet")
+    picks = pd.read_parquet(out / "solvability_decisions.parquet")
     assert len(picks) == rep["overall"]["decided"] and picks["correct"].all()
     assert json.loads((out / "solvability_report.json").read_text())["overall"]["correct"] \
         == rep["overall"]["correct"]

@@ -103,6 +103,8 @@ def review() -> None:
                          negative judged false of the image / true or ambiguous /
                          not fluent; e.g. `foilbench construct sugarcrepe --no-refine`
       an Auto-Comp one   `review concepts DIR`: is each rendered concept right?
+                         (agreement with the validator, passes and rejects);
+                         `review solvability DIR`: pick the true caption
     The app, `status` and `export` need foilbench[review] (starlette, uvicorn):
     pip install 'foilbench[review]'.
     \b
@@ -253,13 +255,16 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool, min_foils: int |
 @click.option("--report", "report_only", is_flag=True,
               help="Print the agreement so far and exit (no server).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
+@click.option("--export", "export_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Write concept_checks_report.json and "
+                                 "concept_checks_decisions.parquet to this new folder and exit.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to bind (loopback only unless you mean to share it).")
 @click.option("--port", default=8767, show_default=True, type=int,
               help="0 picks a free port (the URL is printed).")
 @review_dir_option
-def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool, host: str,
-             port: int, review_dir: Path | None) -> None:
+def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool,
+             export_dir: Path | None, host: str, port: int, review_dir: Path | None) -> None:
     """Auto-Comp human validation (§6, A.10): check a seeded sample of concepts, balanced
     over task x N and drawn before the validator's verdict (images it passed and rejected, from
     DIR's construction log), against their images (m match, x mismatch, u unsure); --report
@@ -271,6 +276,13 @@ def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: boo
     checks = ConceptChecks(load_benchmark(_bench_dir(bench_dir)),
                            review_dir or bench_dir / "review", n=n, seed=seed)
     try:
+        if export_dir is not None:
+            from foilbench.review.concepts import export_concepts
+
+            o = export_concepts(checks, export_dir)["overall"]
+            click.echo(f"wrote {export_dir}: {o['images'] - o['pending']} of {o['images']} "
+                       "images decided")
+            return
         rep = checks.report()
         if report_only:
             if as_json:

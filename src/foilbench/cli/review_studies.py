@@ -74,7 +74,7 @@ def solvability_lines(rep: dict) -> str:
               help="Print the accuracy so far and exit (no server).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
 @click.option("--export", "export_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Write solvability_report.json and solvability_picks.parquet "
+              default=None, help="Write solvability_report.json and solvability_decisions.parquet "
                                  "to this new folder and exit.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to bind (loopback only unless you mean to share it).")

@@ -193,3 +193,40 @@ def agreement(units: list[ConceptUnit], verdicts: dict[str, str]) -> dict:
             "validator": "the automatic checks of Auto-Comp §3 Stage 2 (objects and counts, "
                          "white background for Minimal, VQA); match agrees with a pass, "
                          "mismatch with a reject"}
+
+
+STEM = "concept_checks"  # concept_checks_report.json, concept_checks_decisions.parquet
+
+
+def concepts_report(bench_dir: str | Path, review_dir: str | Path | None = None,
+                    n: int = SAMPLE_SIZE, seed: int = 0) -> dict:
+    """The concordance report for a construction folder (the sample is fixed on first use)."""
+    from foilbench.data.format import load_benchmark
+
+    checks = ConceptChecks(load_benchmark(bench_dir), review_dir or Path(bench_dir) / "review",
+                           n=n, seed=seed)
+    try:
+        return checks.report()
+    finally:
+        checks.close()
+
+
+def export_concepts(checks: ConceptChecks, out_dir: str | Path) -> dict:
+    """Write ``concept_checks_report.json`` and ``concept_checks_decisions.parquet`` (every
+    verdict in order beside the validator's) to a new or empty ``out_dir``; the report."""
+    from foilbench.review.study_export import write_study
+
+    rep = checks.report()
+    rows = []
+    for seq, key, verdict, at in checks.log.history():
+        u = checks.unit_by_key.get(key)
+        if u is not None:
+            rows.append({"seq": seq, "unit": key, "task": u.task, "n_objects": u.n_objects,
+                         "condition": u.condition, "validator": u.validator,
+                         "validator_reason": u.reason, "human": verdict,
+                         "agrees": None if verdict == "unsure" else verdict == AGREES[
+                             u.validator], "at": at})
+    write_study(out_dir, STEM, rep, rows, ["seq", "unit", "task", "n_objects", "condition",
+                                           "validator", "validator_reason", "human", "agrees",
+                                           "at"])
+    return rep

@@ -220,8 +220,7 @@ def accuracy(units: list[SolvabilityUnit], picks: dict[str, int]) -> dict:
             "by_group": by(lambda u: u.group)}
 
 
-REPORT_JSON = "solvability_report.json"
-PICKS_FILE = "solvability_picks.parquet"
+STEM = "solvability"  # solvability_report.json, solvability_decisions.parquet
 
 
 def solvability_report(bench_dir: str | Path, review_dir: str | Path | None = None,
@@ -238,28 +237,22 @@ def solvability_report(bench_dir: str | Path, review_dir: str | Path | None = No
 
 
 def export_solvability(study: SolvabilityStudy, out_dir: str | Path) -> dict:
-    """Write ``solvability_report.json`` and ``solvability_picks.parquet`` (every pick in
+    """Write ``solvability_report.json`` and ``solvability_decisions.parquet`` (every pick in
     order, with its item's group, options and whether it was the true caption) to a new or
     empty ``out_dir``; returns the report."""
-    import pandas as pd
+    from foilbench.review.study_export import write_study
 
-    out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ReviewError(f"--export {out} exists and is not an empty folder; choose a new one")
-    out.mkdir(parents=True, exist_ok=True)
     rep = study.report()
     rows = []
     for seq, key, pick, at in study.log.history():
         u = study.unit_by_key.get(key)
-        if u is None:
-            continue
-        rows.append({"seq": seq, "item_id": key, "task": u.task, "n_objects": u.n_objects,
-                     "negative_set": u.negative_set, "condition": u.condition,
-                     "options": len(u.options), "answer": u.answer, "pick": int(pick),
-                     "correct": int(pick) == u.answer, "picked_text": u.options[int(pick)],
-                     "at": at})
-    pd.DataFrame(rows, columns=["seq", "item_id", "task", "n_objects", "negative_set",
-                                "condition", "options", "answer", "pick", "correct",
-                                "picked_text", "at"]).to_parquet(out / PICKS_FILE, index=False)
-    (out / REPORT_JSON).write_text(json.dumps(rep, indent=2, sort_keys=True) + "\n")
+        if u is not None:
+            rows.append({"seq": seq, "item_id": key, "task": u.task, "n_objects": u.n_objects,
+                         "negative_set": u.negative_set, "condition": u.condition,
+                         "options": len(u.options), "answer": u.answer, "pick": int(pick),
+                         "correct": int(pick) == u.answer,
+                         "picked_text": u.options[int(pick)], "at": at})
+    write_study(out_dir, STEM, rep, rows, ["seq", "item_id", "task", "n_objects",
+                                           "negative_set", "condition", "options", "answer",
+                                           "pick", "correct", "picked_text", "at"])
     return rep
