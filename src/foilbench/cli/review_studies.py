@@ -13,20 +13,20 @@ from foilbench.cli._table import format_table
 
 
 def _pct(r: dict) -> str:
-    """``95.0% [83.5, 98.6]`` or ``-`` when nothing was decided (k/n in their own columns)."""
+    """``5/7 71.4% [35.9, 91.8]`` (Wilson 95%) or ``-`` when nothing was decided."""
     if r["rate"] is None:
         return "-"
-    return f"{100 * r['rate']:.1f}% [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
+    return (f"{r['k']}/{r['n']} {100 * r['rate']:.1f}% "
+            f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]")
 
 
 def concepts_lines(rep: dict) -> str:
     """The concordance report as a table (per task x N x condition, then all) and the
-    precision of passes and of rejects."""
+    precision of passes and of rejects; 80 columns wide."""
     def row(name: str, t: dict) -> tuple:
         c = t["confusion"]
-        return (name, t["images"], *(f"{c[v]['match']}/{c[v]['mismatch']}/{c[v]['unsure']}"
-                                     for v in ("pass", "reject")),
-                t["pending"], t["agreement"]["n"], _pct(t["agreement"]))
+        return (name, *(f"{c[v]['match']}/{c[v]['mismatch']}/{c[v]['unsure']}"
+                        for v in ("pass", "reject")), t["pending"], _pct(t["agreement"]))
 
     rows = [row(g, t) for g, t in rep["by_group"].items()] + [row("all", rep["overall"])]
     o = rep["overall"]
@@ -36,30 +36,34 @@ def concepts_lines(rep: dict) -> str:
         left = sum((frame.get("left_out") or {}).values())
         lines.append(f"frame: {frame.get('images')} judged images ({frame.get('pass')} passed, "
                      f"{frame.get('reject')} rejected; {left} without a verdict left out)")
-    lines += [format_table(("group", "images", "pass m/x/u", "reject m/x/u", "pending",
-                            "decided", "agreement [95% Wilson]"), rows),
+    lines += [format_table(("group", "pass m/x/u", "rej m/x/u", "pend",
+                            "agreement [95% Wilson]"), rows),
               f"precision of passes (match / decided passes): {_pct(o['pass_precision'])}",
               f"precision of rejects (mismatch / decided rejects): "
               f"{_pct(o['reject_precision'])}",
-              "m/x/u: human match / mismatch / unsure; agreement = (pass & match + reject & "
-              "mismatch) / decided; unsure counted apart"]
+              "m/x/u: human match/mismatch/unsure. agreement = (pass & match + reject &",
+              "mismatch) / decided; unsure counted apart."]
     return "\n".join(lines)
 
 
 def solvability_lines(rep: dict) -> str:
-    """Accuracy per task x N x negative set x condition, per set, and overall."""
+    """Accuracy per task x N x condition, one table per negative set, then overall."""
     def row(name: str, t: dict) -> tuple:
         chance = "-" if t["chance"] is None else f"{100 * t['chance']:.1f}%"
-        return (name, t["items"], t["decided"], t["correct"], _pct(t["accuracy"]), chance)
+        return (name, t["pending"], _pct(t["accuracy"]), chance)
 
-    rows = [row(g, t) for g, t in rep["by_group"].items()]
-    rows += [row(f"all {s}", t) for s, t in rep["by_set"].items()]
-    rows.append(row("all", rep["overall"]))
-    return "\n".join([
-        format_table(("group", "items", "decided", "correct", "accuracy [95% Wilson]",
-                      "chance"), rows),
-        f"options per item: at most {rep['max_options']} (Auto-Comp A.10), the true caption "
-        "always among them; chance = mean 1/options over decided items"])
+    lines = []
+    for nset, total in rep["by_set"].items():
+        rows = [row(g.replace(f" {nset} ", " "), t) for g, t in rep["by_group"].items()
+                if f" {nset} " in g]
+        lines += [f"{nset}:", format_table(("group", "pending", "accuracy [95% Wilson]",
+                                            "chance"), [*rows, row("all", total)]), ""]
+    o = rep["overall"]
+    lines += [f"all sets: {_pct(o['accuracy'])}, pending {o['pending']}",
+              f"options per item: at most {rep['max_options']} (Auto-Comp A.10), the true "
+              "caption always",
+              "among them; chance = mean 1/options over decided items."]
+    return "\n".join(lines)
 
 
 @click.command("solvability")
