@@ -168,7 +168,7 @@ def test_cli_report_and_export(bench, tmp_path):
     assert rep["overall"]["accuracy"]["rate"] == 1.0
     assert rep == solvability_report(bench.root, rd, n=1, seed=0)
     text = CliRunner().invoke(review, [*args, "--report"]).output
-    assert "all swap" in text and "all confusion" in text and "at most 50" in text
+    assert "swap:" in text and "confusion:" in text and "at most 50" in text
     out = tmp_path / "export"
     res = CliRunner().invoke(review, [*args, "--export", str(out)])
     assert res.exit_code == 0, res.output
