@@ -244,3 +244,55 @@ def test_export_and_one_call_report(bench, tmp_path):
     again = CliRunner().invoke(review, ["concepts", str(bench.root), "--n", "8",
                                         "--review-dir", str(rd), "--export", str(out)])
     assert again.exit_code != 0 and "not an empty folder" in str(again.exception)
+
+
+def test_the_frame_reads_each_verdict_from_a_planted_log(tmp_path):
+    """Planted construction log: a pass, a reject at the object check, a reject at the
+    background check, an image whose VQA call failed (no verdict: left out, counted)."""
+    cid = "ac-color-n2-x"
+    recs = [{"event": "created", "item": cid, "kind": "concept", "stage": "concepts",
+             "inputs": {"task": "color", "objects": ["cup", "lamp"], "values": ["red", "blue"]}},
+            {"item": cid, "stage": "captions + semantic preservation", "attempt": 0,
+             "outputs": {"contextual": "a red cup by a blue lamp"},
+             "verdicts": {"preserved": True}}]
+    for cond in ("minimal", "contextual"):
+        recs.append({"event": "created", "item": f"{cid}-{cond}", "kind": "track",
+                     "parent": cid, "stage": "split tracks"})
+        recs.append({"item": f"{cid}-{cond}", "stage": f"text-to-image [{cond}]",
+                     "outputs": {"image": f"images/{cid}-{cond}.png"}})
+    recs.append({"item": f"{cid}-contextual", "stage": "attribute/relation check [contextual]",
+                 "verdicts": {"qa": []}})
+    recs.append({"event": "outcome", "item": f"{cid}-minimal", "kind": "track",
+                 "outcome": "dropped", "stage": "background check [minimal]",
+                 "reason": "background not white"})
+    cid2 = "ac-color-n2-y"
+    recs += [{"event": "created", "item": cid2, "kind": "concept", "stage": "concepts",
+              "inputs": {"task": "color", "objects": ["box", "cone"], "values": ["red",
+                                                                                "blue"]}},
+             {"event": "created", "item": f"{cid2}-minimal", "kind": "track", "parent": cid2},
+             {"item": f"{cid2}-minimal", "stage": "text-to-image [minimal]",
+              "outputs": {"image": "images/y.png"}},
+             {"event": "outcome", "item": f"{cid2}-minimal", "kind": "track",
+              "outcome": "dropped", "stage": "attribute/relation check [minimal]",
+              "reason": "call failed", "error": "timeout"},
+             {"event": "created", "item": f"{cid2}-contextual", "kind": "track",
+              "parent": cid2},
+             {"item": f"{cid2}-contextual", "stage": "text-to-image [contextual]",
+              "outputs": {"image": "images/y2.png"}},
+             {"event": "outcome", "item": f"{cid2}-contextual", "kind": "track",
+              "outcome": "dropped", "stage": "object presence and count [contextual]",
+              "reason": "objects missing or miscounted"}]
+    (tmp_path / "construction_log.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in recs) + "\n")
+    units, left_out = judged_units(tmp_path)
+    got = {u.key: (u.validator, u.reason) for u in units}
+    assert got == {
+        f"{cid}/contextual": ("pass", ""),
+        f"{cid}/minimal": ("reject", "background check [minimal]: background not white"),
+        f"{cid2}/contextual": ("reject", "object presence and count [contextual]: objects "
+                                         "missing or miscounted")}
+    assert sum(left_out.values()) == 1 and "call failed" in next(iter(left_out))
+    by_key = {u.key: u for u in units}
+    assert by_key[f"{cid}/contextual"].caption == "a red cup by a blue lamp"
+    assert by_key[f"{cid}/minimal"].caption.endswith("on a white background")
+    assert by_key[f"{cid}/minimal"].concept_text() == "cup: red; lamp: blue"

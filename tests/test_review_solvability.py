@@ -193,3 +193,19 @@ def test_not_an_autocomp_benchmark_is_one_error_line(tmp_path, capsys):
                                "--report")
     assert code == 2 and "not an Auto-Comp benchmark" in err and "negative_set" in err
     no_traceback(out + err)
+
+
+def test_a_real_confusion_set_past_50_is_capped_with_the_true_caption_kept(tmp_path):
+    """Colour at N = 3 has N^(2N) - 1 = 728 Confusion arrangements: the page offers 50."""
+    from foilbench.construct.autocomp.bench import build_autocomp
+
+    benches = build_autocomp(tmp_path, n_concepts=1, ns=(3,), tasks=("color",), size=32,
+                             progress=False)
+    (unit,) = [u for u in solvability_units(benches["confusion"]) if u.condition == "minimal"]
+    item = benches["confusion"].items.set_index("item_id").loc[unit.key]
+    assert len(item["captions"]) - 1 > 700 and unit.negatives > 700
+    assert len(unit.options) == MAX_OPTIONS
+    assert unit.options[unit.answer] == item["captions"][0]
+    assert set(unit.options) <= set(item["captions"])
+    swap = [u for u in solvability_units(benches["swap"]) if u.condition == "minimal"][0]
+    assert len(swap.options) == 1 + swap.negatives <= 6  # N! - 1 = 5 negatives at most

@@ -104,17 +104,14 @@ class ConceptChecks:
 
     def _load(self, n: int, seed: int) -> None:
         stored = self.log.meta("sample")
-        if stored is None:
+        if stored is None:  # fixed now; another process may have fixed one first
             frame, left_out = judged_units(self.bench.root)
-            self.units = balanced_sample(frame, n, seed)
-            self.design = DESIGN
-            self.frame = {"images": len(frame), "left_out": left_out,
-                          **{v: sum(u.validator == v for u in frame) for v in VALIDATOR}}
-            self.log.meta_or_store("sample", json.dumps(
+            units = balanced_sample(frame, n, seed)
+            stored = self.log.meta_or_store("sample", json.dumps(
                 {"design": DESIGN, "seed": seed, "n": n, "benchmark": self.bench.name,
-                 "frame": self.frame, "keys": [u.key for u in self.units],
-                 "units": [u.to_json() for u in self.units]}))
-            return
+                 "frame": {"images": len(frame), "left_out": left_out,
+                           **{v: sum(u.validator == v for u in frame) for v in VALIDATOR}},
+                 "keys": [u.key for u in units], "units": [u.to_json() for u in units]}))
         meta = json.loads(stored)
         if (meta["seed"], meta["n"]) != (seed, n):
             raise ReviewError(f"{self.path} holds a sample drawn with seed {meta['seed']} "

@@ -153,18 +153,17 @@ class SolvabilityStudy:
         self.path = self.log.path
         try:
             stored = self.log.meta("sample")
-            if stored is None:
-                self.units = sample_units(solvability_units(bench, seed), n, seed)
-                self.log.meta_or_store("sample", json.dumps(
+            if stored is None:  # fixed now; another process may have fixed one first
+                units = sample_units(solvability_units(bench, seed), n, seed)
+                stored = self.log.meta_or_store("sample", json.dumps(
                     {"seed": seed, "n": n, "benchmark": bench.name, "max_options": MAX_OPTIONS,
-                     "units": [u.to_json() for u in self.units]}))
-            else:
-                meta = json.loads(stored)
-                if (meta["seed"], meta["n"]) != (seed, n):
-                    raise ReviewError(f"{self.path} holds a sample drawn with seed "
-                                      f"{meta['seed']} and size {meta['n']}; pass those, or use "
-                                      "another --review-dir for a new sample")
-                self.units = [SolvabilityUnit.from_json(d) for d in meta["units"]]
+                     "units": [u.to_json() for u in units]}))
+            meta = json.loads(stored)
+            if (meta["seed"], meta["n"]) != (seed, n):
+                raise ReviewError(f"{self.path} holds a sample drawn with seed "
+                                  f"{meta['seed']} and size {meta['n']}; pass those, or use "
+                                  "another --review-dir for a new sample")
+            self.units = [SolvabilityUnit.from_json(d) for d in meta["units"]]
         except BaseException:
             self.log.close()
             raise
