@@ -132,7 +132,8 @@ def judged_units(root: str | Path) -> tuple[list[ConceptUnit], dict[str, int]]:
             unchecked.add(item)
         elif stage.startswith(LAST_CHECK) and "verdicts" in r:
             passed.add(item)
-    units, left_out = [], Counter()
+    units: list[ConceptUnit] = []
+    left_out: Counter[str] = Counter()
     for track, path in sorted(image.items()):
         cid = parent.get(track)
         concept = concepts.get(cid or "")

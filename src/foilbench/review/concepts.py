@@ -125,7 +125,8 @@ class ConceptChecks:
                 raise ReviewError(f"{self.path}: the benchmark no longer has sampled image "
                                   f"{gone[0]!r}; use another --review-dir")
             self.units = [by_key[k] for k in meta["keys"]]
-            self.frame = {"images": None, "left_out": {}, "pass": len(by_key), "reject": None}
+            self.frame: dict = {"images": None, "left_out": {}, "pass": len(by_key),
+                                "reject": None}
         else:
             self.units = [ConceptUnit.from_json(d) for d in meta["units"]]
             self.frame = meta["frame"]

@@ -11,7 +11,7 @@ Swap and Confusion items).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -21,14 +21,14 @@ from foilbench.review.units import ReviewError
 T = TypeVar("T")
 
 
-def round_robin(groups: dict[Hashable, Sequence[T]], n: int, seed: int) -> list[T]:
+def round_robin(groups: Mapping[str, Sequence[T]], n: int, seed: int) -> list[T]:
     """Up to ``n`` members, one group at a time in sorted group order, each group shuffled
     with ``seed`` (module docstring)."""
     if n < 1:
         raise ReviewError(f"the sample size must be at least 1, got {n}")
     rng = np.random.default_rng(seed)
     queues = [[members[int(i)] for i in rng.permutation(len(members))]
-              for _, members in sorted(groups.items(), key=lambda kv: str(kv[0]))]
+              for _, members in sorted(groups.items())]
     out: list[T] = []
     while len(out) < n and any(queues):
         for q in queues:
