@@ -5,6 +5,7 @@ App. A.10) in the terminal. ``review_cmd`` registers the commands; the studies l
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import click
@@ -31,11 +32,12 @@ def concepts_lines(rep: dict) -> str:
     rows = [row(g, t) for g, t in rep["by_group"].items()] + [row("all", rep["overall"])]
     o = rep["overall"]
     frame = rep.get("frame") or {}
-    lines = [f"sample: {rep['sample']}"]
+    lines = textwrap.wrap(f"sample: {rep['sample']}", 79)
     if rep.get("design") != "passes-only":
         left = sum((frame.get("left_out") or {}).values())
-        lines.append(f"frame: {frame.get('images')} judged images ({frame.get('pass')} passed, "
-                     f"{frame.get('reject')} rejected; {left} without a verdict left out)")
+        lines += textwrap.wrap(f"frame: {frame.get('images')} judged images ({frame.get('pass')} "
+                               f"passed, {frame.get('reject')} rejected; {left} without a "
+                               "verdict left out)", 79)
     lines += [format_table(("group", "pass m/x/u", "rej m/x/u", "pend",
                             "agreement [95% Wilson]"), rows),
               f"precision of passes (match / decided passes): {_pct(o['pass_precision'])}",
