@@ -10,8 +10,10 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.cli.review_studies import solvability
 
 SUBCOMMANDS = ("serve", "status", "export", "concepts")
+SUBCOMMANDS += ("solvability",)  # Auto-Comp A.10 (cli/review_studies.py)
 
 
 class ReviewGroup(click.Group):
@@ -91,6 +93,7 @@ def review() -> None:
       foilbench review status DIR                progress and discard rates in the terminal
       foilbench review export DIR --out OUT      accepted benchmark + QC report
       foilbench review concepts DIR              Auto-Comp concept agreement (App. A.10)
+      foilbench review solvability DIR           Auto-Comp human accuracy (App. A.10)
 
     \b
     What DIR is decides the review:
@@ -101,6 +104,8 @@ def review() -> None:
                          negative judged false of the image / true or ambiguous /
                          not fluent; e.g. `foilbench construct sugarcrepe --no-refine`
       an Auto-Comp one   `review concepts DIR`: is each rendered concept right?
+                         (agreement with the validator, passes and rejects);
+                         `review solvability DIR`: pick the true caption
     The app, `status` and `export` need foilbench[review] (starlette, uvicorn):
     pip install 'foilbench[review]'.
     \b
@@ -250,38 +255,48 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool, min_foils: int |
 @click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
                                                             path_type=Path))
 @click.option("--n", "n", default=200, show_default=True,
-              help="Images in the sample (Auto-Comp A.10: 200 concepts).")
+              help="Concepts in the sample, each with its Minimal and Contextual image "
+                   "(Auto-Comp A.10: 200 concepts, 400 images).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the balanced sample.")
 @click.option("--report", "report_only", is_flag=True,
               help="Print the agreement so far and exit (no server).")
 @click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
+@click.option("--export", "export_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Write concept_checks_report.json and "
+                                 "concept_checks_decisions.parquet to this new folder and exit.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to bind (loopback only unless you mean to share it).")
 @click.option("--port", default=8767, show_default=True, type=int,
               help="0 picks a free port (the URL is printed).")
 @review_dir_option
-def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool, host: str,
-             port: int, review_dir: Path | None) -> None:
-    """Auto-Comp human validation (§6, A.10): check a seeded, balanced sample of validated
-    images against their concepts (m match, x mismatch, u unsure); the agreement of your
-    verdicts with the automatic validator is reported overall and per task x N x condition."""
+def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool,
+             export_dir: Path | None, host: str, port: int, review_dir: Path | None) -> None:
+    """Auto-Comp human validation (§6, A.10): check a seeded sample of concepts, balanced
+    over task x N and drawn before the validator's verdict (images it passed and rejected, from
+    DIR's construction log), against their images (m match, x mismatch, u unsure); --report
+    gives the agreement with the validator overall and per task x N x condition, with the
+    confusion counts and the precision of passes and of rejects."""
     from foilbench.data.format import load_benchmark
     from foilbench.review.concepts import ConceptChecks
-    from foilbench.review.report_md import pct
 
     checks = ConceptChecks(load_benchmark(_bench_dir(bench_dir)),
                            review_dir or bench_dir / "review", n=n, seed=seed)
     try:
+        if export_dir is not None:
+            from foilbench.review.concepts import export_concepts
+
+            o = export_concepts(checks, export_dir)["overall"]
+            click.echo(f"wrote {export_dir}: {o['images'] - o['pending']} of {o['images']} "
+                       "images decided")
+            return
         rep = checks.report()
         if report_only:
             if as_json:
                 click.echo(json.dumps(rep, indent=2))
                 return
-            rows = [(g, t["images"], t["match"], t["mismatch"], t["unsure"], t["pending"],
-                     pct(t["agreement"])) for g, t in [("all", rep["overall"]),
-                                                       *rep["by_group"].items()]]
-            click.echo(format_table(("group", "images", "match", "mismatch", "unsure",
-                                     "pending", "agreement"), rows))
+            from foilbench.cli.review_studies import concepts_lines
+
+            click.echo(concepts_lines(rep))
             return
         from foilbench.review.concepts_app import create_concepts_app
         from foilbench.review.serve import serve_app
@@ -291,3 +306,6 @@ def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: boo
                                          f"{url} (decisions in {checks.path})"))
     finally:
         checks.close()
+
+
+review.add_command(solvability)  # Auto-Comp A.10, cli/review_studies.py

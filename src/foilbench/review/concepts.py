@@ -1,74 +1,63 @@
-"""Human validation of Auto-Comp's automatic validator on a seeded sample of concepts.
+"""Auto-Comp's concordance study: people judge a sample of the images the validator judged.
 
 Auto-Comp §6, Human Validation: "four graduate-level evaluators assessed 200 concepts balanced
 across all configurations. (1) Concordance: our automated VLM judge achieved >94% agreement
-with humans on every task family and complexity"; App. A.10: "Each evaluator assessed a
-balanced subset of 200 concepts (resulting in 400 images across Minimal and Contextual
-settings)". (The issue cites A.8; in our copy A.8 is the blind-LLM check and the human study
-is §6 / A.10.)
+with humans on every task family and complexity, supporting its use as a scalable proxy";
+App. A.10: "We recruited four graduate-level evaluators who were blinded to the model
+generation process. Each evaluator assessed a balanced subset of 200 concepts (resulting in
+400 images across Minimal and Contextual settings)".
 
-A unit is one validated image of an ``autocomp`` benchmark (a concept in one condition); the
-reviewer sees the image and the concept (its objects with their colours, or its relation
-chain) and answers "match" (every object there, in its number, with its attribute or
-relation), "mismatch", or "unsure". Every sampled image passed the automatic checks, so the
-agreement rate is matches / (matches + mismatches), unsure answers counted apart, with a
-Wilson 95% interval, overall and per task family x N x condition (Table 11's breakdown).
-The paper does not say how its 200 were balanced; ours: the images are grouped by (task, N,
-condition), each group shuffled with the seed, then taken round-robin until the sample size.
+A unit is one image (a concept in one condition). The sample is drawn before the validator's
+verdict: from every image the validator judged, passed or rejected
+(:mod:`foilbench.review.concept_frame`), ``n`` concepts (200 by default) balanced across task
+family x N (:mod:`foilbench.review.study_sample`), each with both its images when it has both
+(400 images). The reviewer, blind to the verdict (the page shows no verdict and no running
+agreement), sees the image and the concept and answers "match" (every object there, in its
+number, with its attribute or relation), "mismatch", or "unsure". Then
 
-Decisions live in their own SQLite file (``concept_checks.sqlite`` in the review folder), one
-transaction each, history kept (the latest decision per unit counts); the sample (seed, size,
-unit keys) is fixed in it on first use, so a resumed review sees the same images.
+    agreement = #(human verdict = validator verdict) / #decided
+
+where match agrees with a pass and mismatch with a reject, over decided units (match or
+mismatch; unsure counted apart), with a Wilson 95% interval, overall and per task x N x
+condition (Table 11's breakdown), beside the confusion counts (validator pass/reject x human
+match/mismatch/unsure) and the precision of passes (match / decided passes) and of rejects
+(mismatch / decided rejects). The paper reports only agreement; it does not say whether its
+sample held rejects or in what share: ours holds them at the share the validator produced.
+
+Decisions live in ``concept_checks.sqlite`` in the review folder
+(:class:`foilbench.review.study_log.StudyLog`); the sample (design, seed, size, every unit with
+its verdict) is fixed there on first use, so a resumed review sees the same images and scores
+against the same verdicts. A folder made before this design (its sample holds only keys of
+images that passed, drawn from the benchmark's items) still resumes: every unit is a pass, the
+report is the same agreement over them, which there is the precision of passes, and says so
+(``design: "passes-only"``).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
-
 from foilbench.data.format import Benchmark
+from foilbench.review.concept_frame import VALIDATOR, ConceptUnit, judged_units
+from foilbench.review.study_log import StudyLog
+from foilbench.review.study_sample import rate, round_robin
 from foilbench.review.units import ReviewError
-from foilbench.stats.intervals import wilson_ci
+
+__all__ = ["ConceptChecks", "ConceptUnit", "agreement", "balanced_sample", "concept_units"]
 
 DB_FILE = "concept_checks.sqlite"
 VERDICTS = ("match", "mismatch", "unsure")
+AGREES = {"pass": "match", "reject": "mismatch"}
 SAMPLE_SIZE = 200  # Auto-Comp A.10: "a balanced subset of 200 concepts"
+DESIGN = "before-verdict"  # the sample is drawn from passes and rejects alike
+LEGACY = "passes-only"  # review folders made before: validated images only
 NEEDED = ("concept_id", "condition", "image", "task", "objects", "values", "n_objects")
 
 
-@dataclass(frozen=True)
-class ConceptUnit:
-    key: str  # "<concept_id>/<condition>"
-    image: str
-    task: str
-    n_objects: int
-    condition: str
-    objects: tuple[str, ...]
-    values: tuple[str, ...]
-    caption: str
-
-    def concept_text(self) -> str:
-        """The concept as the reviewer reads it: "cup: red; lamp: blue" or "cup under lamp"."""
-        if len(self.values) == len(self.objects):
-            return "; ".join(f"{o}: {v}" for o, v in zip(self.objects, self.values, strict=True))
-        parts = [self.objects[0]]
-        for i, rel in enumerate(self.values):
-            parts.append(f"{rel} {self.objects[i + 1]}")
-        return " ".join(parts)
-
-    @property
-    def group(self) -> str:
-        return f"{self.task} N={self.n_objects} {self.condition}"
-
-
 def concept_units(bench: Benchmark) -> list[ConceptUnit]:
-    """One unit per validated image (concept x condition) of an ``autocomp`` benchmark."""
+    """One unit per validated image (concept x condition) of the benchmark's items: the frame
+    of a passes-only sample made before this design (module docstring)."""
     items = bench.items
     missing = [c for c in NEEDED if c not in items.columns]
     if missing:
@@ -85,108 +74,157 @@ def concept_units(bench: Benchmark) -> list[ConceptUnit]:
 
 
 def balanced_sample(units: list[ConceptUnit], n: int, seed: int) -> list[ConceptUnit]:
-    """Up to ``n`` units, round-robin over (task, N, condition) groups, each shuffled with
-    ``seed`` (module docstring)."""
-    if n < 1:
-        raise ReviewError(f"the sample size must be at least 1, got {n}")
-    groups: dict[str, list[ConceptUnit]] = {}
+    """``n`` concepts round-robin over (task, N), each with all its units (module
+    docstring), in sample order, Minimal before Contextual."""
+    by_concept: dict[str, list[ConceptUnit]] = {}
     for u in units:
-        groups.setdefault(u.group, []).append(u)
-    rng = np.random.default_rng(seed)
-    queues = [[g[int(i)] for i in rng.permutation(len(g))] for _, g in sorted(groups.items())]
-    out: list[ConceptUnit] = []
-    while len(out) < n and any(queues):
-        for q in queues:
-            if q and len(out) < n:
-                out.append(q.pop(0))
-    return out
+        by_concept.setdefault(u.concept_id, []).append(u)
+    groups: dict[str, list[str]] = {}
+    for cid, us in sorted(by_concept.items()):
+        groups.setdefault(f"{us[0].task} N={us[0].n_objects}", []).append(cid)
+    order = {"minimal": 0, "contextual": 1}
+    return [u for cid in round_robin(groups, n, seed)
+            for u in sorted(by_concept[cid], key=lambda u: (order.get(u.condition, 2), u.key))]
 
 
 class ConceptChecks:
-    """The sample and the decisions of one reviewer (SQLite, one transaction per decision)."""
+    """The sample and the decisions of one reviewer (module docstring)."""
 
     def __init__(self, bench: Benchmark, folder: str | Path, n: int = SAMPLE_SIZE,
                  seed: int = 0) -> None:
         self.bench = bench
-        self.path = Path(folder) / DB_FILE
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # the web app answers from worker threads: one connection, serialised by a lock
-        self.db = sqlite3.connect(self.path, check_same_thread=False)
-        self.lock = threading.Lock()
-        with self.db:
-            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            self.db.execute("CREATE TABLE IF NOT EXISTS decisions (seq INTEGER PRIMARY KEY "
-                            "AUTOINCREMENT, unit TEXT NOT NULL, verdict TEXT NOT NULL, "
-                            "at TEXT NOT NULL)")
-        by_key = {u.key: u for u in concept_units(bench)}
-        stored = self._meta("sample")
-        if stored is None:
-            sample = balanced_sample(list(by_key.values()), n, seed)
-            with self.db:
-                self.db.execute("INSERT INTO meta VALUES ('sample', ?)", (json.dumps(
-                    {"seed": seed, "n": n, "benchmark": bench.name,
-                     "keys": [u.key for u in sample]}),))
-        else:
-            meta = json.loads(stored)
-            if (meta["seed"], meta["n"]) != (seed, n):
-                raise ReviewError(f"{self.path} holds a sample drawn with seed {meta['seed']} "
-                                  f"and size {meta['n']}; pass those, or use another "
-                                  "--review-dir for a new sample")
+        self.log = StudyLog(Path(folder) / DB_FILE)
+        self.path = self.log.path
+        try:
+            self._load(n, seed)
+        except BaseException:
+            self.log.close()
+            raise
+        self.unit_by_key = {u.key: u for u in self.units}
+
+    def _load(self, n: int, seed: int) -> None:
+        stored = self.log.meta("sample")
+        if stored is None:  # fixed now; another process may have fixed one first
+            frame, left_out = judged_units(self.bench.root)
+            units = balanced_sample(frame, n, seed)
+            stored = self.log.meta_or_store("sample", json.dumps(
+                {"design": DESIGN, "seed": seed, "n": n, "benchmark": self.bench.name,
+                 "frame": {"images": len(frame), "left_out": left_out,
+                           **{v: sum(u.validator == v for u in frame) for v in VALIDATOR}},
+                 "keys": [u.key for u in units], "units": [u.to_json() for u in units]}))
+        meta = json.loads(stored)
+        if (meta["seed"], meta["n"]) != (seed, n):
+            raise ReviewError(f"{self.path} holds a sample drawn with seed {meta['seed']} "
+                              f"and size {meta['n']}; pass those, or use another "
+                              "--review-dir for a new sample")
+        self.design = meta.get("design", LEGACY)
+        if self.design == LEGACY:
+            by_key = {u.key: u for u in concept_units(self.bench)}
             gone = [k for k in meta["keys"] if k not in by_key]
             if gone:
                 raise ReviewError(f"{self.path}: the benchmark no longer has sampled image "
                                   f"{gone[0]!r}; use another --review-dir")
-            sample = [by_key[k] for k in meta["keys"]]
-        self.units = sample
-        self.unit_by_key = {u.key: u for u in sample}
-
-    def _meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0]
+            self.units = [by_key[k] for k in meta["keys"]]
+            self.frame: dict = {"images": None, "left_out": {}, "pass": len(by_key),
+                                "reject": None}
+        else:
+            self.units = [ConceptUnit.from_json(d) for d in meta["units"]]
+            self.frame = meta["frame"]
 
     def decide(self, key: str, verdict: str) -> None:
         if key not in self.unit_by_key:
             raise ReviewError(f"{key!r} is not an image of this sample")
         if verdict not in VERDICTS:
             raise ReviewError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
-        with self.lock, self.db:
-            self.db.execute("INSERT INTO decisions (unit, verdict, at) VALUES (?, ?, ?)",
-                            (key, verdict, datetime.now(timezone.utc).isoformat(timespec="seconds")))
+        self.log.decide(key, verdict)
 
     def current(self) -> dict[str, str]:
         """The latest verdict per unit."""
-        with self.lock:
-            rows = self.db.execute("SELECT unit, verdict FROM decisions ORDER BY seq").fetchall()
-        return {unit: verdict for unit, verdict in rows}
+        return self.log.current()
+
+    def progress(self) -> dict:
+        """What the blinded page may show: how many are decided, nothing about agreement."""
+        got = self.current()
+        done = sum(1 for u in self.units if u.key in got)
+        return {"images": len(self.units), "decided": done, "pending": len(self.units) - done}
 
     def report(self) -> dict:
         """Agreement of the human verdicts with the validator (module docstring)."""
-        return agreement(self.units, self.current())
+        rep = agreement(self.units, self.current())
+        rep["design"], rep["frame"] = self.design, self.frame
+        rep["sample"] = (
+            "drawn before the validator's verdict: passes and rejects alike"
+            if self.design == DESIGN else
+            "made before foilbench sampled rejects: validated images only, so agreement here "
+            "is the precision of passes; start a new --review-dir for the study of §6")
+        return rep
 
     def close(self) -> None:
-        self.db.close()
-
-
-def _rate(k: int, n: int) -> dict:
-    if n == 0:
-        return {"k": k, "n": n, "rate": None, "ci_low": None, "ci_high": None}
-    lo, hi = wilson_ci(k, n)
-    return {"k": k, "n": n, "rate": k / n, "ci_low": lo, "ci_high": hi}
+        self.log.close()
 
 
 def agreement(units: list[ConceptUnit], verdicts: dict[str, str]) -> dict:
-    """Overall and per-group agreement: matches / (matches + mismatches)."""
+    """Overall and per task x N x condition: agreement, confusion counts, the precision of
+    passes and of rejects, each rate with its Wilson 95% interval (module docstring)."""
 
     def tally(us: list[ConceptUnit]) -> dict:
-        got = [verdicts.get(u.key) for u in us]
-        match, mismatch = got.count("match"), got.count("mismatch")
-        return {"images": len(us), "match": match, "mismatch": mismatch,
-                "unsure": got.count("unsure"), "pending": got.count(None),
-                "agreement": _rate(match, match + mismatch)}
+        confusion = {v: {h: 0 for h in (*VERDICTS, "pending")} for v in VALIDATOR}
+        for u in us:
+            confusion[u.validator][verdicts.get(u.key) or "pending"] += 1
+        agree = confusion["pass"]["match"] + confusion["reject"]["mismatch"]
+        decided = sum(confusion[v]["match"] + confusion[v]["mismatch"] for v in VALIDATOR)
+        return {"images": len(us),
+                **{h: sum(confusion[v][h] for v in VALIDATOR) for h in (*VERDICTS, "pending")},
+                "confusion": confusion,
+                "agreement": rate(agree, decided),
+                "pass_precision": rate(confusion["pass"]["match"], confusion["pass"]["match"]
+                                       + confusion["pass"]["mismatch"]),
+                "reject_precision": rate(confusion["reject"]["mismatch"],
+                                         confusion["reject"]["match"]
+                                         + confusion["reject"]["mismatch"])}
 
     groups: dict[str, list[ConceptUnit]] = {}
     for u in units:
         groups.setdefault(u.group, []).append(u)
-    return {"overall": tally(units), "by_group": {g: tally(us) for g, us in sorted(groups.items())},
-            "validator": "every sampled image passed the automatic checks (objects and "
-                         "counts, background, VQA)"}
+    return {"overall": tally(units),
+            "by_group": {g: tally(us) for g, us in sorted(groups.items())},
+            "validator": "the automatic checks of Auto-Comp §3 Stage 2 (objects and counts, "
+                         "white background for Minimal, VQA); match agrees with a pass, "
+                         "mismatch with a reject"}
+
+
+STEM = "concept_checks"  # concept_checks_report.json, concept_checks_decisions.parquet
+
+
+def concepts_report(bench_dir: str | Path, review_dir: str | Path | None = None,
+                    n: int = SAMPLE_SIZE, seed: int = 0) -> dict:
+    """The concordance report for a construction folder (the sample is fixed on first use)."""
+    from foilbench.data.format import load_benchmark
+
+    checks = ConceptChecks(load_benchmark(bench_dir), review_dir or Path(bench_dir) / "review",
+                           n=n, seed=seed)
+    try:
+        return checks.report()
+    finally:
+        checks.close()
+
+
+def export_concepts(checks: ConceptChecks, out_dir: str | Path) -> dict:
+    """Write ``concept_checks_report.json`` and ``concept_checks_decisions.parquet`` (every
+    verdict in order beside the validator's) to a new or empty ``out_dir``; the report."""
+    from foilbench.review.study_export import write_study
+
+    rep = checks.report()
+    rows = []
+    for seq, key, verdict, at in checks.log.history():
+        u = checks.unit_by_key.get(key)
+        if u is not None:
+            rows.append({"seq": seq, "unit": key, "task": u.task, "n_objects": u.n_objects,
+                         "condition": u.condition, "validator": u.validator,
+                         "validator_reason": u.reason, "human": verdict,
+                         "agrees": None if verdict == "unsure" else verdict == AGREES[
+                             u.validator], "at": at})
+    write_study(out_dir, STEM, rep, rows, ["seq", "unit", "task", "n_objects", "condition",
+                                           "validator", "validator_reason", "human", "agrees",
+                                           "at"])
+    return rep

@@ -1,10 +1,11 @@
-// Auto-Comp concept check: one image at a time, keyboard verdicts, agreement shown live.
+// Auto-Comp concept check: one image at a time, keyboard verdicts; blind to the validator
+// (progress only, no agreement: `foilbench review concepts DIR --report` shows that).
 "use strict";
 const token = document.querySelector('meta[name="csrf-token"]').content;
 let units = [];
 let pos = 0;
 
-function show(report) {
+function show(progress) {
   const u = units[pos];
   if (!u) return;
   document.getElementById("image").src = u.image;
@@ -12,10 +13,8 @@ function show(report) {
   document.getElementById("caption").textContent = u.caption;
   document.getElementById("group").textContent = u.group;
   document.getElementById("verdict").textContent = u.verdict || "pending";
-  const o = report.overall;
-  const a = o.agreement.rate === null ? "n/a" : (100 * o.agreement.rate).toFixed(1) + "%";
   document.getElementById("progress").textContent =
-    `image ${pos + 1} of ${units.length}; decided ${o.images - o.pending}; agreement ${a}`;
+    `image ${pos + 1} of ${units.length}; decided ${progress.decided}`;
 }
 
 async function load() {
@@ -24,7 +23,7 @@ async function load() {
   units = s.units;
   const next = units.findIndex((u) => !u.verdict);
   pos = next < 0 ? 0 : next;
-  show(s.report);
+  show(s.progress);
 }
 
 async function decide(verdict) {
@@ -36,7 +35,7 @@ async function decide(verdict) {
   if (!r.ok) { alert(s.error); return; }
   u.verdict = verdict;
   if (pos < units.length - 1) pos += 1;
-  show(s.report);
+  show(s.progress);
 }
 
 document.getElementById("match").addEventListener("click", () => decide("match"));
@@ -52,7 +51,7 @@ document.addEventListener("keydown", (e) => {
 
 async function load_show() {
   const r = await fetch("/api/state");
-  show((await r.json()).report);
+  show((await r.json()).progress);
 }
 
 load();

@@ -1,0 +1,121 @@
+"""``foilbench review concepts`` and ``review solvability``: Auto-Comp's human studies (§6,
+App. A.10) in the terminal. ``review_cmd`` registers the commands; the studies live in
+:mod:`foilbench.review.concepts` and :mod:`foilbench.review.solvability`."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import click
+
+from foilbench.cli._table import format_table
+
+
+def _pct(r: dict) -> str:
+    """``5/7 71.4% [35.9, 91.8]`` (Wilson 95%) or ``-`` when nothing was decided."""
+    if r["rate"] is None:
+        return "-"
+    return (f"{r['k']}/{r['n']} {100 * r['rate']:.1f}% "
+            f"[{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]")
+
+
+def concepts_lines(rep: dict) -> str:
+    """The concordance report as a table (per task x N x condition, then all) and the
+    precision of passes and of rejects; 80 columns wide."""
+    def row(name: str, t: dict) -> tuple:
+        c = t["confusion"]
+        return (name, *(f"{c[v]['match']}/{c[v]['mismatch']}/{c[v]['unsure']}"
+                        for v in ("pass", "reject")), t["pending"], _pct(t["agreement"]))
+
+    rows = [row(g, t) for g, t in rep["by_group"].items()] + [row("all", rep["overall"])]
+    o = rep["overall"]
+    frame = rep.get("frame") or {}
+    lines = textwrap.wrap(f"sample: {rep['sample']}", 79)
+    if rep.get("design") != "passes-only":
+        left = sum((frame.get("left_out") or {}).values())
+        lines += textwrap.wrap(f"frame: {frame.get('images')} judged images ({frame.get('pass')} "
+                               f"passed, {frame.get('reject')} rejected; {left} without a "
+                               "verdict left out)", 79)
+    lines += [format_table(("group", "pass m/x/u", "rej m/x/u", "pend",
+                            "agreement [95% Wilson]"), rows),
+              f"precision of passes (match / decided passes): {_pct(o['pass_precision'])}",
+              f"precision of rejects (mismatch / decided rejects): "
+              f"{_pct(o['reject_precision'])}",
+              "m/x/u: human match/mismatch/unsure. agreement = (pass & match + reject &",
+              "mismatch) / decided; unsure counted apart."]
+    return "\n".join(lines)
+
+
+def solvability_lines(rep: dict) -> str:
+    """Accuracy per task x N x condition, one table per negative set, then overall."""
+    def row(name: str, t: dict) -> tuple:
+        chance = "-" if t["chance"] is None else f"{100 * t['chance']:.1f}%"
+        return (name, t["pending"], _pct(t["accuracy"]), chance)
+
+    lines = []
+    for nset, total in rep["by_set"].items():
+        rows = [row(g.replace(f" {nset} ", " "), t) for g, t in rep["by_group"].items()
+                if f" {nset} " in g]
+        lines += [f"{nset}:", format_table(("group", "pending", "accuracy [95% Wilson]",
+                                            "chance"), [*rows, row("all", total)]), ""]
+    o = rep["overall"]
+    lines += [f"all sets: {_pct(o['accuracy'])}, pending {o['pending']}",
+              f"options per item: at most {rep['max_options']} (Auto-Comp A.10), the true "
+              "caption always",
+              "among them; chance = mean 1/options over decided items."]
+    return "\n".join(lines)
+
+
+@click.command("solvability")
+@click.argument("bench_dir", metavar="DIR", type=click.Path(exists=True, file_okay=False,
+                                                            path_type=Path))
+@click.option("--n", "n", default=200, show_default=True,
+              help="Concepts in the sample, each with all its items (both conditions, Swap "
+                   "and Confusion; Auto-Comp A.10: 200 concepts).")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the sample, of the options kept past 50 and of their order.")
+@click.option("--report", "report_only", is_flag=True,
+              help="Print the accuracy so far and exit (no server).")
+@click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
+@click.option("--export", "export_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Write solvability_report.json and solvability_decisions.parquet "
+                                 "to this new folder and exit.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to bind (loopback only unless you mean to share it).")
+@click.option("--port", default=8768, show_default=True, type=int,
+              help="0 picks a free port (the URL is printed).")
+@click.option("--review-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the picks live (default DIR/review).")
+def solvability(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool,
+                export_dir: Path | None, host: str, port: int, review_dir: Path | None) -> None:
+    """Auto-Comp solvability (§6, A.10): pick the true caption of each sampled item among its
+    Swap or Confusion options (at most 50, the true one always there, shuffled); --report
+    gives accuracy per task x N x negative set x condition with Wilson intervals and chance."""
+    from foilbench.data.format import load_benchmark
+    from foilbench.review.solvability import SolvabilityStudy, export_solvability
+    from foilbench.review.units import ReviewError
+
+    if not (bench_dir / "manifest.json").is_file():
+        raise ReviewError(f"{bench_dir} is not a benchmark folder (no manifest.json)")
+    study = SolvabilityStudy(load_benchmark(bench_dir), review_dir or bench_dir / "review",
+                             n=n, seed=seed)
+    try:
+        if export_dir is not None:
+            rep = export_solvability(study, export_dir)
+            o = rep["overall"]
+            click.echo(f"wrote {export_dir}: {o['decided']} of {o['items']} items decided")
+            return
+        if report_only:
+            rep = study.report()
+            click.echo(json.dumps(rep, indent=2) if as_json else solvability_lines(rep))
+            return
+        from foilbench.review.serve import serve_app
+        from foilbench.review.solvability_app import create_solvability_app
+
+        serve_app(create_solvability_app(study, host), host, port,
+                  lambda url: click.echo(f"solvability study of {len(study.units)} items at "
+                                         f"{url} (picks in {study.path})"))
+    finally:
+        study.close()

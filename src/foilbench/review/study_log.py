@@ -1,0 +1,67 @@
+"""The decision log of a one-page human study (Auto-Comp's concept check and solvability).
+
+One SQLite file per study in the review folder: ``meta`` (key -> JSON text: the sample fixed
+on first use, the CSRF secret) and ``decisions`` (every answer, in order, with its time; the
+latest answer per unit counts, history kept). Each answer is its own transaction, so closing
+the page or killing the server loses nothing and a rerun resumes. The schema is the one
+``concept_checks.sqlite`` has always had, so older review folders read unchanged.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+class StudyLog:
+    """``meta`` and ``decisions`` of one study file; safe to share across the app's threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # the web app answers from worker threads: one connection, serialised by a lock
+        self.db = sqlite3.connect(self.path, check_same_thread=False)
+        self.lock = threading.Lock()
+        with self.lock, self.db:
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS decisions (seq INTEGER PRIMARY KEY "
+                            "AUTOINCREMENT, unit TEXT NOT NULL, verdict TEXT NOT NULL, "
+                            "at TEXT NOT NULL)")
+
+    def meta(self, key: str) -> str | None:
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def meta_or_store(self, key: str, default: str) -> str:
+        """The stored value of ``key``, storing ``default`` the first time."""
+        with self.lock, self.db:
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (key, default))
+            return self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+
+    def csrf_secret(self) -> str:
+        return self.meta_or_store("csrf_secret", secrets.token_hex(32))
+
+    def decide(self, unit: str, verdict: str) -> None:
+        with self.lock, self.db:
+            self.db.execute("INSERT INTO decisions (unit, verdict, at) VALUES (?, ?, ?)",
+                            (unit, verdict,
+                             datetime.now(timezone.utc).isoformat(timespec="seconds")))
+
+    def current(self) -> dict[str, str]:
+        """The latest answer per unit."""
+        with self.lock:
+            rows = self.db.execute("SELECT unit, verdict FROM decisions ORDER BY seq").fetchall()
+        return {unit: verdict for unit, verdict in rows}
+
+    def history(self) -> list[tuple[int, str, str, str]]:
+        """Every answer: ``(seq, unit, verdict, at)`` in order."""
+        with self.lock:
+            return self.db.execute("SELECT seq, unit, verdict, at FROM decisions "
+                                   "ORDER BY seq").fetchall()
+
+    def close(self) -> None:
+        self.db.close()
