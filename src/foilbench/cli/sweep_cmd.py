@@ -24,8 +24,12 @@ from foilbench.scoring.prepared import summary_line
 @config_option()
 @click.option("--db", "db_path", default=None, type=click.Path(dir_okay=False),
               help=f"Results database (default OUT/{DB_FILE}); finished runs in it are reused.")
+@click.option("--matrix-only", is_flag=True,
+              help="Evaluate nothing, load no model: rebuild the matrix files of these models "
+                   "x benchmarks from the runs stored in the database (each cell must be "
+                   "there).")
 def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
-          db_path: str | None, **options) -> None:
+          db_path: str | None, matrix_only: bool, **options) -> None:
     """Models x benchmarks in one matrix, like CompoSET Table 8 (resumable).
 
     Each cell is the benchmark's primary metric (Group for 2x2 benchmarks, T2I R@1 for
@@ -49,7 +53,8 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     config = options.pop("config_file")
     models = tuple(split_labels(models)[0])  # the matrix names each model by its spec
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
-                        log=log_from(options, err), ray=ray, config=config)
+                        log=log_from(options, err), ray=ray, config=config,
+                        matrix_only=matrix_only)
     click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
     if outcome.comparisons is not None and not outcome.comparisons.empty:
         from foilbench.report.comparisons import markdown as comparisons_markdown
