@@ -64,6 +64,9 @@ def test_analyze_escapes_edit_types_and_tiers(tmp_path, capsys):
     said = clean(foilbench(capsys, "analyze", "hardness", run_id, "--db", db),
                  "analyze hardness")
     assert "=== tier: \\x1b[2J" in said
+    said = clean(foilbench(capsys, "sweep", "--model", "tiny-random", "--benchmark", str(root),
+                           "--out", str(out_dir), "--quiet"), "sweep")
+    assert "\\x1b]0;PWNED" in said  # the matrix's column, escaped
 
 
 def test_compass_tables_escape_skill_names(tmp_path, capsys):

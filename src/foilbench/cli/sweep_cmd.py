@@ -12,6 +12,7 @@ from rich.console import Console
 from foilbench.cli.config_option import config_option
 from foilbench.cli.log_level import log_from
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
+from foilbench.display import safe_message
 from foilbench.models.labels import split_labels
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
@@ -55,12 +56,13 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
                         log=log_from(options, err), ray=ray, config=config,
                         matrix_only=matrix_only)
-    click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
+    # the stored interval, as `run` and `show` print it; benchmark and model names escaped
+    click.echo(safe_message(outcome.markdown(), None))
     if outcome.comparisons is not None and not outcome.comparisons.empty:
         from foilbench.report.comparisons import markdown as comparisons_markdown
 
-        click.echo(f"\nModel vs model (paired, primary metric):\n\n"
-                   f"{comparisons_markdown(outcome.comparisons)}")
+        versus = safe_message(comparisons_markdown(outcome.comparisons), None)
+        click.echo(f"\nModel vs model (paired, primary metric):\n\n{versus}")
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "
               f"{', '.join(map(str, outcome.paths))}")
