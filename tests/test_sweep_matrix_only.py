@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from foilbench.cli.main import main
 from foilbench.runner import sweep
+from foilbench.runner.settings import RunnerError
 
 MODELS = ["tiny-random", "foilbench-plain"]
 FILES = ("matrix.csv", "matrix.md", "matrix.tex", "comparisons.csv")
@@ -74,3 +77,16 @@ def test_matrix_only_without_a_store_is_one_sentence(tmp_path, monkeypatch, caps
     assert code == 2, output
     assert "there is no results database at" in output
     assert not (tmp_path / "none" / "foilbench.duckdb").exists()
+
+
+def test_matrix_only_from_a_config_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    first = sweep(["tiny-random"], ["tiny-builtin"], tmp_path, n_boot=200, progress=False)
+    _no_model_builds(monkeypatch)
+    config = {"models": ["tiny-random"], "benchmarks": ["tiny-builtin"], "out": str(tmp_path),
+              "n_boot": 200, "progress": False, "matrix_only": True}
+    again = sweep(config=config)
+    assert again.computed == 0 and again.cells["run_id"].tolist() == \
+        first.cells["run_id"].tolist()
+    with pytest.raises(RunnerError, match="matrix_only must be true or false"):
+        sweep(config={**config, "matrix_only": "yes"})

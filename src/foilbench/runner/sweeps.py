@@ -217,6 +217,10 @@ def sweep(models: Any = None,
     hooks = Hooks(check_metadata(metadata), on_result)
     args = merged(config, "sweep", models=models, benchmarks=benchmarks, out=out,
                   settings=settings, ray=ray, db=db)
+    flag = args.loaded.values.get("matrix_only", False) if args.loaded is not None else False
+    if not isinstance(flag, bool):
+        raise RunnerError(f"config key matrix_only must be true or false, got {flag!r}")
+    matrix_only = matrix_only or flag
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
         return _start(args.models, args.benchmarks, args.out, args.db, args.settings, log,
