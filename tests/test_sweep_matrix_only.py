@@ -90,3 +90,15 @@ def test_matrix_only_from_a_config_file(tmp_path, monkeypatch):
         first.cells["run_id"].tolist()
     with pytest.raises(RunnerError, match="matrix_only must be true or false"):
         sweep(config={**config, "matrix_only": "yes"})
+
+
+def test_matrix_only_names_a_model_held_in_memory_by_its_spec(tmp_path, monkeypatch):
+    from foilbench.models.tiny import build_tiny_random
+
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    held = build_tiny_random()
+    first = sweep([held], ["tiny-builtin"], tmp_path, n_boot=200, progress=False)
+    again = sweep([held], ["tiny-builtin"], tmp_path, n_boot=200, progress=False,
+                  matrix_only=True)
+    assert again.computed == 0 and again.models == first.models
+    assert again.cells["run_id"].tolist() == first.cells["run_id"].tolist()

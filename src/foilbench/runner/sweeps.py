@@ -35,6 +35,7 @@ from foilbench.runner.ray.cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import (
+    adapter_name,
     check_folders_first,
     decoding_once,
     ensure_checksum,
@@ -243,8 +244,8 @@ def _start(models: Any, benchmarks: str | Iterable[str], out: str | Path,
     check_folders_first(bench_specs, settings)  # before any model loads
     ray_options = as_options(ray)
     if matrix_only:
-        return _rebuilt(specs_only(entries, hooks), bench_specs, out, db, settings, log,
-                        config_file)
+        names = [e if isinstance(e, str) else adapter_name(e) for e in entries]
+        return _rebuilt(names, bench_specs, out, db, settings, log, config_file)
     if ray_options is not None:
         from foilbench.runner.ray.runs import check_model_specs
 
