@@ -84,7 +84,8 @@ def _prefix(out: Path) -> str:
 def stale_parts(out: Path, now: float | None = None) -> list[Path]:
     """The staging parts beside ``out`` that no live exporter owns (module docstring)."""
     out, now = Path(out), time.time() if now is None else now
-    here, prefix, found = host_tag(), _prefix(out), []
+    here, prefix = host_tag(), _prefix(out)
+    found: list[Path] = []
     try:
         siblings = list(out.parent.iterdir())
     except OSError:  # no parent yet, or unreadable: nothing of ours to clear
@@ -106,7 +107,7 @@ def stale_parts(out: Path, now: float | None = None) -> list[Path]:
 
 def clear_stale_parts(out: Path) -> list[Path]:
     """Remove :func:`stale_parts` of ``out`` (a folder or a file); returns what went."""
-    gone = []
+    gone: list[Path] = []
     for path in stale_parts(out):
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)

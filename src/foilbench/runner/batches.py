@@ -24,7 +24,7 @@ BATCH_NAME = re.compile(r"^\d{8}-\d{6}\.\d{3}-[0-9a-f]{4}$")
 def clear_empty_batches(out_dir: Path, now: float | None = None) -> list[Path]:
     """Remove the empty batch folders in ``out_dir`` older than the grace; returns them."""
     now = time.time() if now is None else now
-    gone = []
+    gone: list[Path] = []
     try:
         entries = list(Path(out_dir).iterdir())
     except OSError:  # not there yet, or unreadable: nothing to clear
