@@ -181,7 +181,7 @@ def test_run_and_sweep_share_one_definition_of_their_options():
     sweep_opts = {p.name: p for p in sweep.params}
     assert shared <= set(run_opts) and shared <= set(sweep_opts)
     assert set(run_opts) - shared == {"no_report", "rerun"}
-    assert set(sweep_opts) - shared == {"db_path"}
+    assert set(sweep_opts) - shared == {"db_path", "matrix_only"}
     for name in (*SETTING_OPTIONS, *RAY_OPTIONS):
         assert run_opts[name].help == sweep_opts[name].help
         assert run_opts[name].default == sweep_opts[name].default

@@ -10,6 +10,7 @@ import pandas as pd
 from foilbench import jsonio
 from foilbench.cli._table import frame_table
 from foilbench.cli.options import JSON_OUT_OLD_NAME
+from foilbench.display import safe_message, safe_text
 
 RUNS = click.argument("runs", nargs=-1, required=True)
 DB = click.option("--db", "db_path", default=None, type=click.Path(dir_okay=False),
@@ -48,7 +49,8 @@ def default_metric(df: pd.DataFrame) -> str:
 
 
 def emit(title: str, frame: pd.DataFrame) -> None:
-    click.echo(f"\n{title}")
+    """A titled table; the title may hold a benchmark's tier name (escaped and capped)."""
+    click.echo(f"\n{safe_message(title)}")
     click.echo(frame_table(frame))
 
 
@@ -152,7 +154,7 @@ def hardness(runs, db_path, json_path, metric) -> None:
         raise click.UsageError("hardness needs pair runs (I2T margins)")
     tables: dict[str, Any] = {}
     for tier, part in h.split_tiers(df):
-        click.echo(f"\n=== tier: {tier} ===")
+        click.echo(f"\n=== tier: {safe_text(tier)} ===")
         variants = [("raw", part)]
         if "edit_type" in part.columns:
             variants.append(("edit_residual", h.residualise_edit_type(part)))
@@ -161,7 +163,7 @@ def hardness(runs, db_path, json_path, metric) -> None:
             stats = h.scene_margin_stats(frame)
             tables[f"{key}_overlap"] = h.overlap_table(stats)
             tables[f"{key}_agreement"] = agree = h.cross_model_agreement(stats)
-            emit(f"[{key}] scene-hard vs edit-hard", tables[f"{key}_overlap"])
+            emit(f"[{safe_text(key)}] scene-hard vs edit-hard", tables[f"{key}_overlap"])
             click.echo(f"mean pairwise Spearman {agree['mean_spearman']:.3f}, mean Jaccard of "
                        f"scene-hard sets {agree['mean_jaccard_scene_hard']:.3f} (independent "
                        f"quartile draws: {agree['jaccard_null_independent']:.3f} paper, "
@@ -176,7 +178,7 @@ def hardness(runs, db_path, json_path, metric) -> None:
                 f"{k[6:]} {x:.1%}" for k, x in per_foil.items() if k.startswith("share_")))
         if "edit_type" in part.columns:
             tables[f"{tier}/edit_type_shares"] = v.edit_type_shares(part)
-            emit(f"[{tier}] edit type and scene x edit type shares of margin variance",
+            emit(f"[{safe_text(tier)}] edit type and scene x edit type shares of margin variance",
                  tables[f"{tier}/edit_type_shares"])
         if metric in part.columns:
             tables[f"{tier}/foil_success"] = fs = v.foil_success_shares(part, metric)
@@ -184,7 +186,7 @@ def hardness(runs, db_path, json_path, metric) -> None:
                        f"scenes {fs['within_scene']:.1%}, between {fs['between_scene']:.1%} "
                        f"({fs['n_foils']} foils)")
             tables[f"{tier}/success_variance"] = v.success_variance_shares(part, metric)
-            emit(f"[{tier}] per-model {metric} outcome variance (foilbench): between vs within "
+            emit(f"[{safe_text(tier)}] per-model {metric} outcome variance (foilbench): between vs within "
                  "scenes", tables[f"{tier}/success_variance"])
     write_json(json_path, tables)
 
@@ -303,7 +305,7 @@ def robustness(runs, db_path, json_path, families, min_models, alternative) -> N
     fam = _families(families)
     tables: dict[str, Any] = {}
     for tier, part in h.split_tiers(df):
-        click.echo(f"\n=== tier: {tier} ===")
+        click.echo(f"\n=== tier: {safe_text(tier)} ===")
         stats = h.scene_margin_stats(part)
         tables[f"{tier}/scene_hard_counts"] = c = r.scene_hard_counts(stats,
                                                                       min_models=min_models)
@@ -317,15 +319,16 @@ def robustness(runs, db_path, json_path, families, min_models, alternative) -> N
                        f"family {f['cross_family_spearman']:.3f} ({f['n_cross_pairs']} pairs)")
         if "edit_type" in part.columns:
             tables[f"{tier}/edit_hard_stability"] = r.edit_hard_stability(part)
-            emit(f"[{tier}] edit-hard ranking before vs after removing edit-type means",
+            emit(f"[{safe_text(tier)}] edit-hard ranking before vs after removing edit-type means",
                  tables[f"{tier}/edit_hard_stability"])
             try:
                 tables[f"{tier}/least_local_mw"] = mw = r.least_local_mann_whitney(
                     part, alternative=alternative)
             except ValueError as e:
-                click.echo(f"Mann-Whitney skipped: {e}")
+                click.echo(f"Mann-Whitney skipped: {safe_message(e)}")
             else:
-                click.echo(f"Mann-Whitney ({', '.join(mw['edit_types'])}; {alternative}): "
+                types = ", ".join(safe_text(t) for t in mw["edit_types"])
+                click.echo(f"Mann-Whitney ({types}; {alternative}): "
                            f"{mw['n_with']} scenes with vs {mw['n_without']} without, median "
                            f"std {mw['median_std_with']:.4f} vs {mw['median_std_without']:.4f}, "
                            f"U = {mw['u']:.1f}, p = {mw['p_value']:.3f}")

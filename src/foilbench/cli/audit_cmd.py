@@ -9,6 +9,7 @@ import click
 
 from foilbench.cli._table import acc_ci, format_table
 from foilbench.cli.options import JSON_OUT_OLD_NAME
+from foilbench.display import safe_text
 from foilbench.errors import FoilbenchError
 from foilbench.jsonio import write_json
 
@@ -103,14 +104,14 @@ def blind(benchmark: str, json_path: str | None, scorers: tuple[str, ...], folds
     results = {}
     for bench in benches:
         if len(benches) > 1 and not is_blind_auditable(bench):
-            click.echo(f"[{bench.name}] skipped: kind {bench.kind!r} has no blind baseline",
-                       err=True)
+            click.echo(f"[{safe_text(bench.name)}] skipped: kind {bench.kind!r} has no blind "
+                       "baseline", err=True)
             continue
         results[bench.name] = blind_audit(bench, scorers or DEFAULT_SCORERS, folds, seed,
                                           max_options=max_options, mc_reading=mc_reading)
         limit = f", at most {max_options} options per item" if max_options else ""
-        click.echo(f"[{bench.name}] blind text-only accuracy ({folds} folds where a rule is "
-                   f"fitted{limit})")
+        click.echo(f"[{safe_text(bench.name)}] blind text-only accuracy ({folds} folds where "
+                   f"a rule is fitted{limit})")
         click.echo(blind_table(results[bench.name]))
     _write_json(next(iter(results.values())) if len(benches) == 1 else results, json_path)
 
@@ -146,7 +147,7 @@ def perplexity(benchmark: str, lm_path: str, device: str, json_path: str | None)
 
     for bench in _load(benchmark):
         out[bench.name] = res = perplexity_audit_benchmark(bench, lm_path, device)
-        click.echo(f"[{bench.name}] perplexity audit under {lm_path}")
+        click.echo(f"[{safe_text(bench.name)}] perplexity audit under {lm_path}")
         if "compass" in res:
             tab = res["compass"]
             click.echo("skill-targeted negatives (COMPASS Table 4), hardest negative per item")
@@ -212,7 +213,7 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, zero_bin: bool, fol
                          res.before["b"], res.after["b"]])
         a, b = scorers
         grid = f"{k} bins per axis" + (" + zero bin" if zero_bin else " (App. D.3)")
-        click.echo(f"[{bench.name}] refinement, {grid}, gaps of "
+        click.echo(f"[{safe_text(bench.name)}] refinement, {grid}, gaps of "
                    f"({a}, {b}), held out over {folds} folds")
         click.echo(format_table(["edit_type", "n", "kept", f"{a}_before", f"{a}_after",
                                  f"{b}_before", f"{b}_after"], rows))
@@ -222,8 +223,8 @@ def refine(benchmark: str, scorers: tuple[str, str], k: int, zero_bin: bool, fol
         if not kept_ids:
             coarser = f" or a coarser grid (--grid {max(2, k // 10)})" if k > 4 else ""
             raise click.ClickException(
-                f"[{bench.name}] the refinement kept 0 of {len(bench)} items: an item is kept "
-                f"only when the cell mirrored through the origin of the {k} x {k} grid (the "
+                f"[{safe_text(bench.name)}] the refinement kept 0 of {len(bench)} items: an "
+                f"item is kept only when the cell mirrored through the origin of the {k} x {k} grid (the "
                 f"scorers preferring the negative as much) holds items too, and no cell's "
                 f"mirror does. The blind scorers prefer the positives nearly everywhere (`foilbench "
                 f"audit blind` shows by how much), or the grid is too fine for this many items: "
@@ -268,7 +269,7 @@ def controls(benchmark: str, model: str | None, text_model: Path | None, no_mini
                                  lpips=lpips_weights, lpips_net=lpips_net,
                                  dinov2=dinov2_dir)["summary"]
         out[bench.name] = summary
-        click.echo(f"[{bench.name}] dataset controls, {summary['n_items']} items")
+        click.echo(f"[{safe_text(bench.name)}] dataset controls, {summary['n_items']} items")
         sm = summary.get("sentence_model")
         if sm:
             click.echo(f"caption cosine: {sm['name']} ({sm['column']}"

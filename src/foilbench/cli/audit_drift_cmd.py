@@ -8,8 +8,11 @@ from pathlib import Path
 import click
 
 from foilbench.cli.options import JSON_OUT_OLD_NAME
+from foilbench.display import NAME_LIMIT, safe_text
 from foilbench.errors import FoilbenchError
 from foilbench.jsonio import write_json
+
+CAPTION_LIMIT = 1000  # a caption the verifier reads whole (a name is cut at NAME_LIMIT)
 
 
 def _write_json(data: dict, path: str | None) -> None:
@@ -66,9 +69,13 @@ def drift(benchmark, out_dir, vqa, n_pairs, tier, seed, max_spend, device, verif
         ra.decide(state, item_id, label)
     if verify:
         for pair in ra.pending(state):
-            click.echo(f"\n{pair['item_id']} ({pair['edit_type']}): {pair['caption_base']!r} "
-                       f"-> {pair['caption_foil']!r}\n  base {bench.image_path(pair['image_base'])}"
-                       f"\n  foil {bench.image_path(pair['image_foil'])}")
+            shown = {k: safe_text(pair[k], CAPTION_LIMIT if k.startswith("caption") else NAME_LIMIT)
+                     for k in ("item_id", "edit_type", "caption_base", "caption_foil")}
+            base, foil = (safe_text(bench.image_path(pair[k]), CAPTION_LIMIT)
+                          for k in ("image_base", "image_foil"))
+            click.echo(f"\n{shown['item_id']} ({shown['edit_type']}): "
+                       f"'{shown['caption_base']}' -> '{shown['caption_foil']}'"
+                       f"\n  base {base}\n  foil {foil}")
             label = click.prompt("label", type=click.Choice(d.LABELS))
             ra.decide(state, pair["item_id"], label, click.prompt("note", default=""))
             ra.save_state(out_dir, state)

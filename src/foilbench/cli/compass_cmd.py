@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from foilbench.cli.options import SIMILARITY_DEFAULT, SIMILARITY_HELP
+from foilbench.display import safe_message, safe_text
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -99,8 +100,8 @@ def build(graphs_file: Path, images_dir: Path, out_dir: Path, seed: int, per_lev
                                           categories=categories,
                                           category_policy=category_policy,
                                           similarity=similarity or None)
-    for line in report["lines"]:
-        click.echo(line)
+    for line in report["lines"]:  # they quote the scene graphs' names
+        click.echo(safe_message(line))
     click.echo(f"scene graphs: {report['graphs']}, used: {report['used']}, "
                f"skipped (no image found): {report['missing_image']}")
     if report["hint"]:
@@ -112,11 +113,11 @@ def _summary(bench, out_dir: Path) -> None:
     items = bench.items
     counts = items.groupby(["level", "role"]).size().unstack(fill_value=0)
     click.echo(f"wrote {len(items)} items to {out_dir}")
-    click.echo(counts.to_string())
+    click.echo(safe_message(counts.to_string(), None))
     dropped = bench.manifest.extras.get("skill_items_dropped_fewer_than_k")
     if dropped is not None:
         click.echo("skill items dropped (fewer than K = 4 valid negatives): "
-                   + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+                   + ", ".join(f"{safe_text(k)} {v}" for k, v in dropped.items()))
 
 
 @compass.command("tables", context_settings=CONTEXT,
@@ -173,8 +174,8 @@ def tables(runs: tuple[str, ...], db_path: str | None, out_dir: Path | None,
     if as_json:
         click.echo(json.dumps({k: json.loads(result[k].to_json(orient="records"))
                                for k in ("gap", "table2", "skill_load", "table3")}, indent=2))
-    else:
-        click.echo(_markdown(result))
+    else:  # the tables name the benchmark's skills and levels: escaped on the terminal
+        click.echo(safe_message(_markdown(result), None))
 
 
 def _markdown(result: dict) -> str:

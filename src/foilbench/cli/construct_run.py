@@ -15,6 +15,7 @@ import click
 
 from foilbench.cli._table import format_table
 from foilbench.cli.config_option import CONFIG_PARAM, config_option, invocation
+from foilbench.display import MESSAGE_LIMIT, safe_message, safe_text
 from foilbench.models.device import DTYPES
 
 
@@ -151,14 +152,15 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     from foilbench.errors import SpendCapReached
 
     out = run["out"]
-    click.echo(f"{name}: " + ", ".join(f"{r}={b.fingerprint}" for r, b in backends.items()))
+    click.echo(f"{safe_text(name)}: " + ", ".join(f"{safe_text(r)}={safe_text(b.fingerprint)}"
+                                              for r, b in backends.items()))
     progress = sys.stderr.isatty() if run["progress"] is None else run["progress"]
     kwargs = {"ledger": run["ledger"], "retries": run["retries"], "progress": progress, "ray": ray_options}
     summary = run_pipeline(name, config, backends, out, dry_run=True, **kwargs)
     kwargs["invocation"] = invocation()  # the resolved options, for construction.json
     click.echo("spend bound per stage and backend (at most, before the cache; each "
                "request's worst case):")
-    click.echo("\n".join(summary.estimate.lines()))
+    click.echo("\n".join(safe_message(line) for line in summary.estimate.lines()))
     if run["dry_run"]:
         return
     echo_left_open(run["ledger"], out)
@@ -179,7 +181,8 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
     click.echo(format_table(SURVIVAL_HEADERS, cells(summary.survival)))
     echo_drop_causes(summary.drop_causes)
     for what in summary.cache_damaged[:5]:
-        click.echo(f"warning: damaged call-cache entry, treated as a miss: {what}", err=True)
+        click.echo(f"warning: damaged call-cache entry, treated as a miss: {safe_message(what)}",
+                   err=True)
     calls = {k: sum(v.get(k, 0) for v in summary.calls.values())
              for k in ("called", "cached", "retried", "failed")}
     click.echo(f"\ncalls: {calls['called']} made, {calls['cached']} from the cache, "
@@ -189,7 +192,7 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
                f"{run['ledger'].requests} paid request(s) by every run, cap "
                f"${run['ledger'].cap:.2f} by {run['ledger'].option})")
     if summary.usage:
-        per_role = ", ".join(f"{role} {use.get('http_requests', 0)}"
+        per_role = ", ".join(f"{safe_text(role)} {use.get('http_requests', 0)}"
                              for role, use in summary.usage.items())
         hits = sum(use.get("cache_hits", 0) for use in summary.usage.values())
         billed = sum(use.get("spend_usd", 0.0) for use in summary.usage.values())
@@ -197,12 +200,13 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
                    f"billed ${billed:.4f}")
     acct = account(read_log(out / "construction_log.jsonl"))
     for kind, c in acct["kinds"].items():
-        parts = ", ".join(f"{k} {v}" for k, v in c.items() if k != "created")
-        click.echo(f"{kind}: {c.get('created', 0)} created -> {parts}")
+        parts = ", ".join(f"{safe_text(k)} {v}" for k, v in c.items() if k != "created")
+        click.echo(f"{safe_text(kind)}: {c.get('created', 0)} created -> {parts}")
     if acct["problems"]:
-        click.echo(f"warning: construction log problems: {acct['problems'][:3]}", err=True)
+        click.echo(f"warning: construction log problems: {safe_message(acct['problems'][:3])}",
+                   err=True)
     bench = summary.benchmark
-    click.echo(f"\nwrote {bench.name} ({bench.kind}, {len(bench)} items) to {out}")
+    click.echo(f"\nwrote {safe_text(bench.name)} ({bench.kind}, {len(bench)} items) to {out}")
     review = f"foilbench review {out}; " if bench.item_kind.is_edit_pair else ""
     click.echo(f"next: foilbench inspect {out}; {review}foilbench run --benchmark {out}")
 
@@ -230,6 +234,7 @@ def echo_drop_causes(causes: list[dict]) -> None:
         return
     click.echo("\nwhy candidates were dropped:")
     for c in causes:
-        click.echo(f"  {c['stage']}: {c['reason']} x{c['n']}")
-        for example in c["examples"]:
-            click.echo(f"      {example}")
+        click.echo(f"  {safe_text(c['stage'])}: {safe_text(c['reason'], MESSAGE_LIMIT)} "
+                   f"x{c['n']}")
+        for example in c["examples"]:  # a provider's or a model's words, verbatim
+            click.echo(f"      {safe_text(example, MESSAGE_LIMIT)}")

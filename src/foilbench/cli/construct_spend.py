@@ -11,11 +11,13 @@ from pathlib import Path
 
 import click
 
+from foilbench.display import safe_text
+
 
 def _clean(text: object, limit: int = 80) -> str:
-    """Ledger text for a terminal: printable characters only, bounded."""
-    s = "".join(c if c.isprintable() else "?" for c in str(text))
-    return s[:limit]
+    """Ledger text for a terminal: through foilbench's one escaping function (controls and
+    bidi characters shown as escapes), bounded."""
+    return safe_text(text, limit)
 
 
 def _ledger(folder: Path, prices: tuple[str, ...]):
@@ -35,7 +37,7 @@ def _ledger(folder: Path, prices: tuple[str, ...]):
 def open_lines(rows: list[dict]) -> list[str]:
     """One line per open reservation: id, USD, what it was for, process, age."""
     now = time.time()
-    return [f"  {r['id']}  ${r['usd']:.4f}  {_clean(r.get('what', ''), 48)}  (PID "
+    return [f"  {_clean(r['id'])}  ${r['usd']:.4f}  {_clean(r.get('what', ''), 48)}  (PID "
             f"{r.get('pid', '?')}, {max(0.0, now - float(r.get('t', now))) / 60:.0f} min ago)"
             for r in rows]
 

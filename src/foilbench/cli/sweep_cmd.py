@@ -12,6 +12,7 @@ from rich.console import Console
 from foilbench.cli.config_option import config_option
 from foilbench.cli.log_level import log_from
 from foilbench.cli.options import evaluation_options, ray_from, ray_options, settings_from
+from foilbench.display import safe_message
 from foilbench.models.labels import split_labels
 from foilbench.runner import sweep as run_sweep
 from foilbench.runner.settings import DB_FILE
@@ -24,8 +25,12 @@ from foilbench.scoring.prepared import summary_line
 @config_option()
 @click.option("--db", "db_path", default=None, type=click.Path(dir_okay=False),
               help=f"Results database (default OUT/{DB_FILE}); finished runs in it are reused.")
+@click.option("--matrix-only", is_flag=True,
+              help="Evaluate nothing, load no model: rebuild the matrix files of these models "
+                   "x benchmarks from the runs stored in the database (each cell must be "
+                   "there).")
 def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
-          db_path: str | None, **options) -> None:
+          db_path: str | None, matrix_only: bool, **options) -> None:
     """Models x benchmarks in one matrix, like CompoSET Table 8 (resumable).
 
     Each cell is the benchmark's primary metric (Group for 2x2 benchmarks, T2I R@1 for
@@ -49,13 +54,15 @@ def sweep(models: tuple[str, ...], benchmarks: tuple[str, ...], out_dir: str,
     config = options.pop("config_file")
     models = tuple(split_labels(models)[0])  # the matrix names each model by its spec
     outcome = run_sweep(models, benchmarks, out_dir, db=db_path, settings=settings_from(options),
-                        log=log_from(options, err), ray=ray, config=config)
-    click.echo(outcome.markdown())  # the stored interval, as `run` and `show` print it
+                        log=log_from(options, err), ray=ray, config=config,
+                        matrix_only=matrix_only)
+    # the stored interval, as `run` and `show` print it; benchmark and model names escaped
+    click.echo(safe_message(outcome.markdown(), None))
     if outcome.comparisons is not None and not outcome.comparisons.empty:
         from foilbench.report.comparisons import markdown as comparisons_markdown
 
-        click.echo(f"\nModel vs model (paired, primary metric):\n\n"
-                   f"{comparisons_markdown(outcome.comparisons)}")
+        versus = safe_message(comparisons_markdown(outcome.comparisons), None)
+        click.echo(f"\nModel vs model (paired, primary metric):\n\n{versus}")
     err.print(f"sweep {outcome.sweep_id}: {outcome.computed} run(s) computed, "
               f"{outcome.reused} reused; database {outcome.db_path}; matrix: "
               f"{', '.join(map(str, outcome.paths))}")

@@ -30,7 +30,7 @@ SPEC_KEYS = {"model": "models", "models": "models", "benchmark": "benchmarks",
              "benchmarks": "benchmarks"}
 #: keys of one command only; log_level is the CLI's (the library configures no logging)
 COMMAND_KEYS = {"run": ("out", "no_report", "rerun", "log_level"),
-                "sweep": ("out", "db", "log_level")}
+                "sweep": ("out", "db", "log_level", "matrix_only")}
 
 
 def valid_keys(command: str) -> list[str]:

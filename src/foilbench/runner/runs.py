@@ -22,6 +22,7 @@ from typing import Any
 from foilbench.display import safe_text
 from foilbench.models.registry import EMBEDDED_DEFAULTS
 from foilbench.provenance import collect_provenance, git_revision
+from foilbench.runner.batches import clear_empty_batches
 from foilbench.runner.cell import (
     CellRecord,
     check_metadata,
@@ -217,12 +218,13 @@ def _store_cells(model_specs: list[str], loaded: list, benches: list, settings: 
                  progress: RunProgress, run_config: dict[str, Any], hooks: Hooks,
                  rerun: bool = False) -> RunOutcome:
     batch_id = new_batch_id()
-    batch_dir = out_dir / batch_id
+    batch_dir = out_dir / batch_id  # made when its first file is written (summary.json)
     db_path = out_dir / DB_FILE
     try:
         with sentences(str(out_dir), f"runs already stored are kept in {db_path}"), \
                 in_progress(db_path, "run"):
-            batch_dir.mkdir(parents=True, exist_ok=True)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            clear_empty_batches(out_dir)
             return _run_cells(model_specs, loaded, benches, settings, ray_options, out_dir,
                               batch_id, batch_dir, db_path, report, log, progress,
                               run_config, hooks, rerun)
@@ -291,6 +293,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     summary = build_summary(batch_id=batch_id, db_path=str(db_path), provenance=provenance,
                             records=records, reference=reference)
     summary_path = batch_dir / "summary.json"
+    batch_dir.mkdir(parents=True, exist_ok=True)  # only now: a killed run leaves no folder
     write_text(summary_path, to_json(summary) + "\n")
     outcome = RunOutcome(batch_id, db_path, summary_path, summary, records, reference)
     if report:

@@ -43,17 +43,21 @@ def check_folders_first(specs: Sequence[str], settings: RunSettings) -> None:
     invalid: a manifest or table that does not read, a problem of the table as a whole
     (:mod:`foilbench.data.table_checks`: a ``score_unit`` naming no column, a bad
     ``unit_chance``, an instance spanning two scenes, no rows) and, unless invalid items are
-    to be dropped (``--allow-partial``), any item's (an empty caption, an unknown tier). No
-    image is read here; images are checked when the benchmark loads, as before."""
+    to be dropped (``--allow-partial``), any item's (an empty caption, an unknown tier); and
+    a ``LOADER:PATH?options`` spec's options, their values and its paths
+    (:mod:`foilbench.data.loader_specs`). No image is read here; images are checked when the
+    benchmark loads, as before."""
     from pathlib import Path
 
     from foilbench.data.format import MANIFEST_FILE, read_benchmark_folder
+    from foilbench.data.loader_specs import check_loader_spec
     from foilbench.data.registry import benchmark_names, suites
     from foilbench.data.validate import validate
     from foilbench.errors import BenchmarkError
 
     for spec in specs:
         path = Path(spec)
+        check_loader_spec(spec)  # LOADER:PATH?options: options, values and paths
         if spec in suites() or spec in benchmark_names() or not (path / MANIFEST_FILE).exists():
             continue
         bench = read_benchmark_folder(path)

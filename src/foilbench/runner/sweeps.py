@@ -35,6 +35,7 @@ from foilbench.runner.ray.cluster import as_options
 from foilbench.runner.reference import try_blind_reference
 from foilbench.runner.settings import DB_FILE, RunnerError, RunSettings, make_settings
 from foilbench.runner.setup import (
+    adapter_name,
     check_folders_first,
     decoding_once,
     ensure_checksum,
@@ -179,7 +180,8 @@ def sweep(models: Any = None,
           settings: RunSettings | None = None, log: Log | None = None,
           ray: Any = None, config: str | Path | Mapping[str, Any] | None = None,
           metadata: dict[str, Any] | None = None,
-          on_result: Callable[[Any], Any] | None = None, **options: Any) -> SweepOutcome:
+          on_result: Callable[[Any], Any] | None = None, matrix_only: bool = False,
+          **options: Any) -> SweepOutcome:
     """Every model on every benchmark, reusing finished runs in ``db`` (default
     ``OUT/foilbench.duckdb``); the matrix goes to the store and ``OUT/sweep-<id>/``.
 
@@ -203,6 +205,9 @@ def sweep(models: Any = None,
             written to ``sweep-<id>/run_config.json``.
         metadata: JSON values stored with every computed run.
         on_result: Called with each stored cell record as soon as it is stored.
+        matrix_only: Evaluate nothing and load no model: rebuild the matrix files from the
+            runs already stored (:mod:`foilbench.runner.sweep_rebuild`); a cell with no
+            stored run is an error naming it.
         **options: Single :class:`RunSettings` fields overriding the rest.
 
     Returns:
@@ -213,10 +218,14 @@ def sweep(models: Any = None,
     hooks = Hooks(check_metadata(metadata), on_result)
     args = merged(config, "sweep", models=models, benchmarks=benchmarks, out=out,
                   settings=settings, ray=ray, db=db)
+    flag = args.loaded.values.get("matrix_only", False) if args.loaded is not None else False
+    if not isinstance(flag, bool):
+        raise RunnerError(f"config key matrix_only must be true or false, got {flag!r}")
+    matrix_only = matrix_only or flag
     resume_gc = pause_gc()  # start-up makes long-lived objects only (startup_gc.py)
     try:
         return _start(args.models, args.benchmarks, args.out, args.db, args.settings, log,
-                      args.ray, options, resume_gc, hooks, args.loaded)
+                      args.ray, options, resume_gc, hooks, args.loaded, matrix_only)
     finally:
         resume_gc()
 
@@ -224,7 +233,7 @@ def sweep(models: Any = None,
 def _start(models: Any, benchmarks: str | Iterable[str], out: str | Path,
            db: str | Path | None, settings: RunSettings | None, log: Log | None, ray: Any,
            options: dict[str, Any], resume_gc: Callable[[], None], hooks: Hooks,
-           config_file: Any = None) -> SweepOutcome:
+           config_file: Any = None, matrix_only: bool = False) -> SweepOutcome:
     settings = make_settings(settings, options)
     log = log or to_logging
     entries, bench_specs = model_list(models, "models"), spec_list(benchmarks, "benchmarks")
@@ -234,6 +243,9 @@ def _start(models: Any, benchmarks: str | Iterable[str], out: str | Path,
     usable_home(log)
     check_folders_first(bench_specs, settings)  # before any model loads
     ray_options = as_options(ray)
+    if matrix_only:
+        names = [e if isinstance(e, str) else adapter_name(e) for e in entries]
+        return _rebuilt(names, bench_specs, out, db, settings, log, config_file)
     if ray_options is not None:
         from foilbench.runner.ray.runs import check_model_specs
 
@@ -248,6 +260,26 @@ def _start(models: Any, benchmarks: str | Iterable[str], out: str | Path,
                            resume_gc, hooks, progress, config_file)
     finally:
         progress.close()
+
+
+def _rebuilt(model_specs: list[str], bench_specs: list[str], out: str | Path,
+             db: str | Path | None, settings: RunSettings, log: Log,
+             config_file: Any) -> SweepOutcome:
+    """``matrix_only``: the matrix of the stored runs, no model loaded, nothing evaluated."""
+    from foilbench.runner.sweep_rebuild import stored_cells
+
+    out_dir = Path(out)
+    db_path = Path(db) if db else out_dir / DB_FILE
+    benches = load_benchmarks(bench_specs, settings, log)
+    cells = stored_cells(db_path, model_specs, benches, settings)
+    sweep_id = new_batch_id()
+    store = SharedStore(db_path, notify=lambda msg: log("warning", msg))
+    with sentences(str(out_dir), "the stored runs are unchanged"):
+        outcome = _outputs(model_specs, benches, store, cells, out_dir, db_path, sweep_id,
+                           [], None, log)
+        _write_config(outcome, model_specs, bench_specs, out, settings, None, db_path,
+                      config_file)
+    return outcome
 
 
 def _loaded(entries: list, bench_specs: list[str], out: str | Path, db: str | Path | None,
@@ -270,13 +302,21 @@ def _loaded(entries: list, bench_specs: list[str], out: str | Path, db: str | Pa
         with sentences(str(out_dir), kept), in_progress(db_path, "sweep"):
             outcome = _sweep(model_specs, loaded, benches, store, settings, ray_options,
                              out_dir, db_path, sweep_id, log, progress, hooks)
-        outcome.run_config = resolved_config(
-            models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
-            ray=ray_options, extra={"db": str(db_path)}, loaded=config_file)
-        write_text(out_dir / f"sweep-{sweep_id}" / RUN_CONFIG_FILE,
-                   to_json(outcome.run_config) + "\n")
+        _write_config(outcome, model_specs, bench_specs, out, settings, ray_options, db_path,
+                      config_file)
         outcome.preparation = prepared.summary() if prepared is not None else None
         return outcome
+
+
+def _write_config(outcome: SweepOutcome, model_specs: list[str], bench_specs: list[str],
+                  out: str | Path, settings: RunSettings, ray_options: Any, db_path: Path,
+                  config_file: Any) -> None:
+    """``sweep-<id>/run_config.json``: what the sweep ran with, as config keys."""
+    outcome.run_config = resolved_config(
+        models=model_specs, benchmarks=bench_specs, out=out, settings=settings,
+        ray=ray_options, extra={"db": str(db_path)}, loaded=config_file)
+    write_text(Path(out) / f"sweep-{outcome.sweep_id}" / RUN_CONFIG_FILE,
+               to_json(outcome.run_config) + "\n")
 
 
 def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedStore,
@@ -290,14 +330,27 @@ def _sweep(model_specs: list[str], loaded: list, benches: list, store: SharedSto
         cells = sweep_cells(loaded, benches, store, cache=open_cache(settings, log),
                             settings=settings, batch_id=sweep_id, log=log, failures=failures,
                             progress=progress, hooks=hooks)
-    else:
-        from foilbench.runner.ray.runs import ray_sweep_cells
+        return _outputs(model_specs, benches, store, cells, out_dir, db_path, sweep_id,
+                        failures, ray_stats, log)
+    from foilbench.ray_session import session
+    from foilbench.runner.ray.runs import ray_sweep_cells
 
-        if progress is not None:  # Ray prints its own aggregated progress line
-            progress.close()
+    if progress is not None:  # Ray prints its own aggregated progress line
+        progress.close()
+    # Ray is shut down only after the matrix is written: a driver that dies while Ray shuts
+    # down (it has crashed there) leaves every stored cell and the matrix of them
+    with session(ray_options.address):
         cells, ray_stats = ray_sweep_cells(model_specs, benches, store, settings=settings,
                                            options=ray_options, batch_id=sweep_id, log=log,
                                            failures=failures, revision=git_revision())
+        return _outputs(model_specs, benches, store, cells, out_dir, db_path, sweep_id,
+                        failures, ray_stats, log)
+
+
+def _outputs(model_specs: list[str], benches: list, store: SharedStore, cells: pd.DataFrame,
+             out_dir: Path, db_path: Path, sweep_id: str, failures: list[str],
+             ray_stats: Any, log: Log) -> SweepOutcome:
+    """The cells stored as this sweep's, each benchmark's blind audit, the matrix files."""
     store.write_sweep(sweep_id, cells)
     with contained_warnings(log):
         for bench in benches:  # stored once per benchmark checksum, for the report

@@ -12,36 +12,15 @@ from another host is trusted until it goes stale.
 from __future__ import annotations
 
 import os
-import sys
 import time
+
+from foilbench.processes import pid_alive
+
+__all__ = ["STALE_CLAIM_S", "claim_dead", "pid_alive"]
 
 #: a claim older than this is taken over whatever its PID says (longer than any one request
 #: with its retries and backoff takes)
 STALE_CLAIM_S = 1800.0
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with this PID exists on this machine (POSIX and Windows)."""
-    if pid <= 0:
-        return False
-    if sys.platform == "win32":  # os.kill(pid, 0) would terminate it there
-        import ctypes
-
-        kernel = ctypes.windll.kernel32  # type: ignore[attr-defined]
-        handle = kernel.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return kernel.GetLastError() == 5  # access denied: it exists
-        code = ctypes.c_ulong()
-        ok = kernel.GetExitCodeProcess(handle, ctypes.byref(code))
-        kernel.CloseHandle(handle)
-        return bool(ok) and code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def claim_dead(row: dict, here: str, mine: set[str], stale_s: float = STALE_CLAIM_S,

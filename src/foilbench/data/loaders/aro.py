@@ -30,14 +30,16 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
     present_parts,
     read_json,
     require_dir,
     require_fields,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.sources import CropSource
 from foilbench.errors import BenchmarkError
@@ -97,14 +99,21 @@ def read_subset(folder: Path, subset: str, crops: Path, write: bool,
     return pd.DataFrame(rows)
 
 
-def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("subset", "crops"))
-    require_dir(folder, "aro", "the ARO folder with visual_genome_*.json and images/")
+def _subsets(options: dict[str, str]) -> list[str]:
     wanted = options.get("subset", ",".join(SUBSETS)).split(",")
     unknown = [s for s in wanted if s not in SUBSETS]
     if unknown:
-        raise ValueError(f"aro: unknown subset(s) {', '.join(unknown)}; known: "
-                         f"{', '.join(SUBSETS)} (COCO-Order / Flickr-Order: use aro_coco_order:PATH / aro_flickr_order:PATH)")
+        raise LoaderOptionError(
+            f"aro: unknown subset(s) {', '.join(unknown)}; known: {', '.join(SUBSETS)} "
+            "(COCO-Order / Flickr-Order: use aro_coco_order:PATH / aro_flickr_order:PATH)")
+    return wanted
+
+
+@takes_options("subset", "crops", check=_subsets)
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    folder, options = loader_options(path, load)
+    require_dir(folder, "aro", "the ARO folder with visual_genome_*.json and images/")
+    wanted = _subsets(options)
     findings = Findings("aro")
     crops = Path(options["crops"]).expanduser() if options.get("crops") else \
         folder / CROPS_DIRNAME

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,7 @@ from foilbench.data.loaders.aro_perturb import (
 )
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     check_counts,
     finish,
     image_root,
@@ -57,6 +59,7 @@ from foilbench.data.loaders.common import (
     require_dir,
     require_fields,
     split_spec,
+    takes_options,
 )
 from foilbench.errors import BenchmarkError
 
@@ -155,12 +158,21 @@ def write_perturbations(bench: Benchmark, path: str | Path) -> Path:
     return path
 
 
-def _int_option(options: dict[str, str], key: str, default: int) -> int:
+def _int_option(options: dict[str, str], key: str, default: int,
+                name: str = "aro order") -> int:
     try:
         return int(options.get(key, default))
     except ValueError:
-        raise ValueError(f"aro order: ?{key}= must be an integer, got "
-                         f"{options[key]!r}") from None
+        raise LoaderOptionError(f"{name}: ?{key}= must be an integer, got "
+                                f"{options[key]!r}") from None
+
+
+def _ints_of(name: str) -> Callable[[dict[str, str]], None]:
+    """The check of ``name``'s integer options (its loader declares it)."""
+    def check(options: dict[str, str]) -> None:
+        for key in ("seed", "max_words", "redraws"):
+            _int_option(options, key, 0, name)
+    return check
 
 
 def load_order(source: OrderSource, path: str | Path, on_invalid: str = "raise",
@@ -168,10 +180,11 @@ def load_order(source: OrderSource, path: str | Path, on_invalid: str = "raise",
     """COCO-Order or Flickr30k-Order from the release folder (see the module docstring)."""
     name = f"aro_{source.subset}"
     folder, options = split_spec(path, allowed=OPTIONS)
+    _ints_of(name)(options)
     require_dir(folder, name, f"the folder holding {source.annotation}")
-    seed = _int_option(options, "seed", 0)
-    max_words = _int_option(options, "max_words", DEFAULT_MAX_WORDS)
-    redraws = _int_option(options, "redraws", 0)
+    seed = _int_option(options, "seed", 0, name)
+    max_words = _int_option(options, "max_words", DEFAULT_MAX_WORDS, name)
+    redraws = _int_option(options, "redraws", 0, name)
     recipe: dict[str, int | None] = {"seed": seed, "max_words": max_words, "redraws": redraws}
     findings = Findings(name)
     if options.get("perturbations"):
@@ -211,12 +224,14 @@ def load_order(source: OrderSource, path: str | Path, on_invalid: str = "raise",
                              f"{source.image_note}")
 
 
+@takes_options(*OPTIONS, check=_ints_of("aro_coco_order"))
 def load_coco(path: str | Path, on_invalid: str = "raise", check_images: bool = True,
               tagger: Tagger | None = None) -> Benchmark:
     """``aro_coco_order:DIR`` -- DIR holds ``coco_karpathy_test.json``."""
     return load_order(SOURCES["coco_order"], path, on_invalid, check_images, tagger)
 
 
+@takes_options(*OPTIONS, check=_ints_of("aro_flickr_order"))
 def load_flickr(path: str | Path, on_invalid: str = "raise", check_images: bool = True,
                 tagger: Tagger | None = None) -> Benchmark:
     """``aro_flickr_order:DIR`` -- DIR holds ``flickr30k_test.json``."""

@@ -28,8 +28,9 @@ from foilbench.data.loaders.common import (
     Findings,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 
@@ -39,8 +40,9 @@ COLUMNS = ("image", "caption", "negative_caption", "negative_image", "type", "su
 DOWNLOAD_NOTE = "huggingface-cli download imirandam/BiVLC --repo-type dataset --local-dir DIR"
 
 
+@takes_options("images")
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images",))
+    folder, options = loader_options(path, load)
     files, table = read_split(folder, "test", NAME, COLUMNS)
     findings = Findings(NAME)
     check_counts(findings, "release", {"instances": len(table)}, {"instances": EXPECTED_TOTAL})

@@ -43,9 +43,11 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     finish,
+    loader_options,
     manifest_for,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 from foilbench.errors import BenchmarkError
@@ -123,12 +125,18 @@ def t2i_items(rows: list[dict], text: str, findings: Findings) -> pd.DataFrame:
     return pd.DataFrame(items)
 
 
-def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images", "tasks", "form", "text"))
+def _form_text(options: dict[str, str]) -> tuple[str, str]:
     form, text = options.get("form", "t2i"), options.get("text", "answer")
     if form not in FORMS or text not in TEXTS:
-        raise ValueError(f"{NAME}: form must be one of {', '.join(FORMS)} and text one of "
-                         f"{', '.join(TEXTS)} (got form={form!r}, text={text!r})")
+        raise LoaderOptionError(f"{NAME}: form must be one of {', '.join(FORMS)} and text one "
+                                f"of {', '.join(TEXTS)} (got form={form!r}, text={text!r})")
+    return form, text
+
+
+@takes_options("images", "tasks", "form", "text", check=_form_text)
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    folder, options = loader_options(path, load)
+    form, text = _form_text(options)
     files, table = read_split(folder, "test", NAME, COLUMNS)
     question_col = next((c for c in ("question", "prompt") if c in table.columns), None)
     if question_col is None:

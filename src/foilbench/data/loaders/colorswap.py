@@ -34,12 +34,14 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
     read_json,
     require_fields,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 from foilbench.errors import BenchmarkError
@@ -79,11 +81,17 @@ def _items(table: pd.DataFrame, name: str, image_1: list[str], image_2: list[str
     })
 
 
-def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images", "split"))
+def _split(options: dict[str, str]) -> str:
     split = options.get("split", "test")
     if split not in (*EXPECTED, "all"):
-        raise ValueError(f"{NAME}: unknown split {split!r}; known: train, test, all")
+        raise LoaderOptionError(f"{NAME}: unknown split {split!r}; known: train, test, all")
+    return split
+
+
+@takes_options("images", "split", check=_split)
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    folder, options = loader_options(path, load)
+    split = _split(options)
     findings = Findings(NAME)
     splits = list(EXPECTED) if split == "all" else [split]
     root = json_root(folder, splits)

@@ -8,14 +8,17 @@ partial dataset (``on_invalid="drop"``, the CLI's ``--allow-partial``), and then
 ``partial`` flag is set so every output shows it.
 
 Spec options: a loader path may carry ``?key=value&key2=value2`` after the folder, e.g.
-``sugarcrepe:/data/sugarcrepe?images=/data/coco/val2017``.
+``sugarcrepe:/data/sugarcrepe?images=/data/coco/val2017``. Each loader declares the options
+it takes, and a check of their values, with :func:`takes_options`, so that ``run`` and
+``sweep`` refuse a bad spec before any model loads (:mod:`foilbench.data.loader_specs`), with
+the same sentence the loader itself would give.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,34 @@ TABLE8_PROTOCOLS: dict[str, tuple[str, str]] = {
     "t2i": (ImageChoiceKind.name, "r1"),
     "i2t": (ChoiceKind.name, "r1"),
 }
+
+
+class LoaderOptionError(BenchmarkError, ValueError):
+    """A ``LOADER:PATH?options`` spec the loader cannot take: an unknown option or a bad value.
+    (A ``ValueError`` too: what the loaders raised for it before.)"""
+
+
+OptionCheck = Callable[[dict[str, str]], object]  # what it returns is ignored
+
+
+def takes_options(*names: str, check: OptionCheck | None = None) -> Callable:
+    """Declare on a loader function the ``?options`` it takes and ``check`` (raising
+    :class:`LoaderOptionError`) of their values; read by :mod:`foilbench.data.loader_specs`
+    before any model loads, and by the loader (:func:`loader_options`)."""
+    def mark(load: Callable) -> Callable:
+        load.spec_options = tuple(names)  # type: ignore[attr-defined]
+        load.check_options = check  # type: ignore[attr-defined]
+        return load
+    return mark
+
+
+def loader_options(path: str | Path, load: Callable) -> tuple[Path, dict[str, str]]:
+    """:func:`split_spec` with the options ``load`` declares, and their values checked."""
+    folder, options = split_spec(path, allowed=load.spec_options)  # type: ignore[attr-defined]
+    check = getattr(load, "check_options", None)
+    if check is not None:
+        check(options)
+    return folder, options
 
 
 class LoaderWarning(UserWarning):
@@ -89,10 +120,10 @@ def split_spec(path: str | Path, allowed: Iterable[str] = ()) -> tuple[Path, dic
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         hint = ", ".join(allowed) if allowed else "(this loader takes no options)"
-        raise ValueError(f"{text}: unknown loader option(s) {', '.join(unknown)}; "
-                         f"known: {hint}")
+        raise LoaderOptionError(f"{text}: unknown loader option(s) {', '.join(unknown)}; "
+                                f"known: {hint}")
     if not base:
-        raise ValueError(f"{text!r}: expected LOADER:PATH with a path to the release")
+        raise LoaderOptionError(f"{text!r}: expected LOADER:PATH with a path to the release")
     return Path(base).expanduser(), options
 
 

@@ -31,13 +31,15 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
     read_table,
     require_columns,
     require_dir,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.composet_taxonomy import (
     category_by_word,
@@ -117,14 +119,21 @@ def release_license(folder: Path) -> str:
     return lines[0] if lines else "see release"
 
 
-def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    """Read a CompoSET release folder (see the module docstring)."""
-    folder, options = split_spec(path, allowed=("tiers",))
-    require_dir(folder, NAME, "the CompoSET release with variations.parquet")
+def _tiers(options: dict[str, str]) -> tuple[str, ...]:
     tiers = tuple(t for t in options.get("tiers", ",".join(TIERS)).split(",") if t)
     bad = [t for t in tiers if t not in TIERS]
     if bad:
-        raise ValueError(f"{NAME}: unknown tier(s) {', '.join(bad)}; known: {', '.join(TIERS)}")
+        raise LoaderOptionError(f"{NAME}: unknown tier(s) {', '.join(bad)}; known: "
+                                f"{', '.join(TIERS)}")
+    return tiers
+
+
+@takes_options("tiers", check=_tiers)
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    """Read a CompoSET release folder (see the module docstring)."""
+    folder, options = loader_options(path, load)
+    require_dir(folder, NAME, "the CompoSET release with variations.parquet")
+    tiers = _tiers(options)
     findings = Findings(NAME)
     vpath = folder / "variations.parquet"
     variations = read_table(vpath)

@@ -35,10 +35,11 @@ from foilbench.data.loaders.common import (
     Findings,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
     read_table,
     require_dir,
-    split_spec,
+    takes_options,
 )
 from foilbench.errors import BenchmarkError
 
@@ -55,8 +56,9 @@ METRIC_LABELS = {
 }
 
 
+@takes_options("prompt")
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("prompt",))
+    folder, options = loader_options(path, load)
     require_dir(folder, NAME, "the MMVP_VLM folder with Questions.csv")
     prompt = options.get("prompt", DEFAULT_PROMPT)
     file = folder / "Questions.csv"

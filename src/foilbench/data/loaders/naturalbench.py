@@ -32,8 +32,9 @@ from foilbench.data.loaders.common import (
     Findings,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.hf_parquet import embedded_paths, images_root, read_split
 from foilbench.errors import BenchmarkError
@@ -52,8 +53,9 @@ def _yes(answer: object) -> bool | None:
     return True if text == "yes" else False if text == "no" else None
 
 
+@takes_options("images")
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images",))
+    folder, options = loader_options(path, load)
     files, table = read_split(folder, "train", NAME, COLUMNS)
     type_col = next((c for c in TYPE_COLUMNS if c in table.columns), None)
     if type_col is None:

@@ -45,13 +45,15 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     check_counts,
     finish,
     image_root,
+    loader_options,
     manifest_for,
     read_json,
     require_fields,
-    split_spec,
+    takes_options,
 )
 from foilbench.errors import BenchmarkError
 
@@ -121,23 +123,24 @@ def read_type_file(file: Path) -> pd.DataFrame:
 def wanted_types(options: dict[str, str]) -> tuple[str, ...] | None:
     """The types ``?types=`` or ``?subset=`` names (None: every file in the folder)."""
     if "types" in options and "subset" in options:
-        raise ValueError(f"{NAME}: give ?types= or ?subset=, not both")
+        raise LoaderOptionError(f"{NAME}: give ?types= or ?subset=, not both")
     if "subset" in options:
         if options["subset"] not in SUBSETS:
-            raise ValueError(f"{NAME}: unknown subset {options['subset']!r}; known: "
-                             f"{', '.join(SUBSETS)}")
+            raise LoaderOptionError(f"{NAME}: unknown subset {options['subset']!r}; known: "
+                                    f"{', '.join(SUBSETS)}")
         return SUBSETS[options["subset"]]
     if "types" in options:
         types = tuple(t.strip() for t in options["types"].split(",") if t.strip())
         if not types:
-            raise ValueError(f"{NAME}: ?types= names no type")
+            raise LoaderOptionError(f"{NAME}: ?types= names no type")
         return types
     return None
 
 
+@takes_options("images", "types", "subset", check=wanted_types)
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
     """Read a SugarCrepe release folder (see the module docstring for the spec)."""
-    folder, options = split_spec(path, allowed=("images", "types", "subset"))
+    folder, options = loader_options(path, load)
     findings = Findings(NAME)
     files = type_files(folder)
     json_dir = folder if folder.is_dir() else folder.parent

@@ -37,14 +37,16 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     check_counts,
     finish,
     image_root,
+    loader_options,
     manifest_for,
     read_json,
     require_dir,
     require_fields,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.sugarcrepe import CATEGORIES, IMAGES_ENV
 from foilbench.errors import BenchmarkError
@@ -78,11 +80,17 @@ def read_type(file: Path) -> list[dict]:
     return rows
 
 
-def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images", "unit"))
+def _unit(options: dict[str, str]) -> str:
     unit = options.get("unit", "instance")
     if unit not in UNITS:
-        raise ValueError(f"{NAME}: unknown unit={unit!r}; known: {', '.join(UNITS)}")
+        raise LoaderOptionError(f"{NAME}: unknown unit={unit!r}; known: {', '.join(UNITS)}")
+    return unit
+
+
+@takes_options("images", "unit", check=_unit)
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    folder, options = loader_options(path, load)
+    unit = _unit(options)
     require_dir(folder, NAME, "the SugarCrepe++ data folder of <type>.json files")
     findings = Findings(NAME)
     files = sorted(folder.glob("*.json"))

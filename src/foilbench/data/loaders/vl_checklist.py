@@ -51,10 +51,11 @@ from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
     finish,
+    loader_options,
     manifest_for,
     read_json,
     require_dir,
-    split_spec,
+    takes_options,
 )
 from foilbench.errors import BenchmarkError
 
@@ -150,8 +151,9 @@ def read_file(file: Path, root: Path, entry: CorpusEntry, counts: Counter) -> li
     return rows
 
 
+@takes_options("images")
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images",))
+    folder, options = loader_options(path, load)
     root = data_root(require_dir(folder, NAME, "the VL-CheckList repository or its data/"))
     findings = Findings(NAME)
     files = sorted(root.glob("*/**/*.json"))

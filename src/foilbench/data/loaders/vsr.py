@@ -41,13 +41,15 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     finish,
     image_root,
+    loader_options,
     manifest_for,
     read_jsonl,
     require_dir,
     require_fields,
-    split_spec,
+    takes_options,
 )
 from foilbench.errors import BenchmarkError
 
@@ -106,12 +108,16 @@ def choice_items(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return pd.DataFrame(items), unpaired
 
 
-def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images", "split", "variant"))
-    require_dir(folder, NAME, "a folder of VSR *.jsonl split files")
+def _check_variant(options: dict[str, str]) -> None:
     if options.get("variant") not in (None, *VARIANTS):
-        raise ValueError(f"{NAME}: unknown variant {options['variant']!r}; known: "
-                         f"{', '.join(VARIANTS)}")
+        raise LoaderOptionError(f"{NAME}: unknown variant {options['variant']!r}; known: "
+                                f"{', '.join(VARIANTS)}")
+
+
+@takes_options("images", "split", "variant", check=_check_variant)
+def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
+    folder, options = loader_options(path, load)
+    require_dir(folder, NAME, "a folder of VSR *.jsonl split files")
     files, variant = split_files(folder, options.get("split", "test"), options.get("variant"))
     findings = Findings(NAME)
     rows = []

@@ -38,6 +38,7 @@ Option ``?subset=A`` or ``?subset=B`` keeps one subset (default both).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path, PurePosixPath
 
@@ -46,14 +47,16 @@ import pandas as pd
 from foilbench.data.format import Benchmark
 from foilbench.data.loaders.common import (
     Findings,
+    LoaderOptionError,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
     present_parts,
     read_json,
     require_dir,
     require_fields,
-    split_spec,
+    takes_options,
 )
 from foilbench.errors import BenchmarkError
 
@@ -113,14 +116,28 @@ def read_subset(folder: Path, subset: str, findings: Findings) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def read_release(path: str | Path, on_invalid: str, allowed: tuple[str, ...] = ("subset",)
-                 ) -> tuple[Path, pd.DataFrame, Findings, dict[str, str]]:
-    folder, options = split_spec(path, allowed=allowed)
-    require_dir(folder, "whatsup", "the folder with controlled_*_dataset.json")
+def _subsets(options: dict[str, str]) -> list[str]:
     wanted = options.get("subset", "A,B").upper().split(",")
     unknown = [s for s in wanted if s not in SUBSETS]
     if unknown:
-        raise ValueError(f"whatsup: unknown subset(s) {', '.join(unknown)}; known: A, B")
+        raise LoaderOptionError(f"whatsup: unknown subset(s) {', '.join(unknown)}; known: A, B")
+    return wanted
+
+
+def _pairs(options: dict[str, str]) -> str:
+    _subsets(options)
+    mode = options.get("pairs", "all")
+    if mode not in PAIR_MODES:
+        raise LoaderOptionError(f"whatsup_pairs: unknown pairs={mode!r}; known: "
+                                f"{', '.join(PAIR_MODES)}")
+    return mode
+
+
+def read_release(path: str | Path, on_invalid: str, load: Callable
+                 ) -> tuple[Path, pd.DataFrame, Findings, dict[str, str]]:
+    folder, options = loader_options(path, load)
+    require_dir(folder, "whatsup", "the folder with controlled_*_dataset.json")
+    wanted = _subsets(options)
     findings = Findings("whatsup")
     present = present_parts(folder, wanted, {s: f for s, (f, _) in SUBSETS.items()}, findings,
                             on_invalid, DOWNLOAD_NOTE, hint=" (or pass ?subset=)")
@@ -180,9 +197,10 @@ def _manifest(name: str, metric: str, items: pd.DataFrame, description: str):
                 "subsets": sorted(Counter(items["split"]).items()) if len(items) else []})
 
 
+@takes_options("subset", check=_subsets)
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
     """Controlled A/B as 1-of-4 caption choice (I2T R@1, the What's Up paper's protocol)."""
-    folder, items, findings, _ = read_release(path, on_invalid)
+    folder, items, findings, _ = read_release(path, on_invalid, load)
     manifest = _manifest("whatsup", "i2t", items, "What's Up Controlled A/B, 4 captions")
     manifest.extras["table8_metric"] = None  # Table 8 scores What's Up as pairs: see below
     manifest.extras["table8_form"] = "whatsup_pairs:DIR (Group over the 6 image pairs per set)"
@@ -190,14 +208,13 @@ def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True)
                   check_images=check_images, image_hint=DOWNLOAD_NOTE)
 
 
+@takes_options("subset", "pairs", check=_pairs)
 def load_pairs(path: str | Path, on_invalid: str = "raise",
                check_images: bool = True) -> Benchmark:
     """Controlled A/B as image pairs scored by Group: all six pairs per set (``?pairs=all``,
     CompoSET Table 8, the default) or the two opposite pairs (``?pairs=axis``, App. E)."""
-    folder, items, findings, options = read_release(path, on_invalid, ("subset", "pairs"))
-    mode = options.get("pairs", "all")
-    if mode not in PAIR_MODES:
-        raise ValueError(f"whatsup_pairs: unknown pairs={mode!r}; known: {', '.join(PAIR_MODES)}")
+    folder, items, findings, options = read_release(path, on_invalid, load_pairs)
+    mode = _pairs(options)
     if mode == "all":
         pairs = set_pairs(items, findings)
         what = "What's Up image pairs, all six per 4-image set (CompoSET Table 8)"

@@ -40,11 +40,12 @@ from foilbench.data.loaders.common import (
     Findings,
     check_counts,
     finish,
+    loader_options,
     manifest_for,
     read_jsonl,
     require_dir,
     require_fields,
-    split_spec,
+    takes_options,
 )
 from foilbench.data.loaders.hf_parquet import (
     IMAGES_DIRNAME,
@@ -110,8 +111,9 @@ def read_parquet_layout(folder: Path, root: Path, check_images: bool,
     return pd.DataFrame(rows)
 
 
+@takes_options("images")
 def load(path: str | Path, on_invalid: str = "raise", check_images: bool = True) -> Benchmark:
-    folder, options = split_spec(path, allowed=("images",))
+    folder, options = loader_options(path, load)
     root = find_release_root(require_dir(folder, NAME, "the Winoground data folder"))
     findings = Findings(NAME)
     sources: dict = {}
