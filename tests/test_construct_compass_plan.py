@@ -76,16 +76,19 @@ def test_each_compass_request_fits_its_stages_plan(monkeypatch, tmp_path):
     assert len(made["propose"]) == int(stage["propose"])
     assert 0 < len(made["realise"]) <= int(stage["realise"])
     for k, calls in stage.items():
-        assert all(b <= calls.prompt_bytes and t == calls.max_tokens for _, b, t in made[k])
+        assert all(b <= calls.prompt_bytes and t <= calls.max_tokens for _, b, t in made[k])
+    # each realisation's budget is its own facts' (issue 40), the plan's the largest
+    assert len({t for _, _, t in made["realise"]}) > 1
 
 
 def test_sugarcrepes_compose_bound_holds_a_concept_said_twice(tmp_path):
-    """compose_add says ``$old`` twice: with each earlier concept at its step's whole output
-    budget (512 tokens at 4 bytes), the rendered request still fits the plan's bound (the
-    plan counted each concept once: 3 x 2048 bytes against 2 x 2048 of room)."""
+    """compose_add says ``$old`` twice: with each earlier concept at its most (the located one
+    as long as the caption, the new one :data:`CONCEPT_BYTES`; the stages drop longer ones),
+    the rendered request still fits the plan's bound."""
     from _construct_helpers import caption_set
     from foilbench.construct.engine.prompts import load_prompt
     from foilbench.construct.sugarcrepe.pipeline import (
+        CONCEPT_BYTES,
         TYPES,
         SugarcrepeConfig,
         plan,
@@ -97,6 +100,6 @@ def test_sugarcrepes_compose_bound_holds_a_concept_said_twice(tmp_path):
     caption = max((c["caption"] for c in read_captions(config)), key=len)
     prompt = load_prompt("sugarcrepe.compose_add")
     for concept in {v[2] for v in TYPES.values()}:
-        text = prompt.system + prompt.render(caption=caption, old="o" * 2048, new="n" * 2048,
-                                             concept=concept)
+        text = prompt.system + prompt.render(caption=caption, old="o" * len(caption.encode()),
+                                             new="n" * CONCEPT_BYTES, concept=concept)
         assert len(text.encode("utf-8")) <= bound

@@ -36,8 +36,8 @@ import numpy as np
 
 from foilbench.construct.compass.plan import (
     PROPOSE_TOKENS,
-    REALISE_TOKENS,
     compass_plan,
+    realise_tokens,
     words_of,
     world_scenes,
 )
@@ -223,7 +223,8 @@ def stage_realise(ctx: Context, caps: list[Candidate]) -> list[Candidate]:
         jobs = [(c.id, (ctx.text_request(
             "compass.realise", {"kind": "compass.realise",
                                 "spec": spec_to_dict(c.data["cap"].spec)},
-            max_tokens=REALISE_TOKENS, facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
+            max_tokens=realise_tokens(len(describe_spec(c.data["cap"].spec).encode("utf-8"))),
+            facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
         results = ctx.call_many(st, "text", jobs)
         for c in caps:
             res = results[c.id]

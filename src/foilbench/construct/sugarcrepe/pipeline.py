@@ -116,40 +116,75 @@ def read_captions(config: SugarcrepeConfig) -> list[dict]:
     return out[: config.limit] if config.limit else out
 
 
+#: most UTF-8 bytes of a new concept (step 2's answer): a longer one is dropped, so the
+#: compose prompt that carries it has a size the plan can bound
+CONCEPT_BYTES = 64
+#: what each step's template puts in its fields, at most: the caption, the concept kind,
+#: the located concept (copied from the caption, so no longer than it) and the new concept
+FIELDS = ("caption", "concept", "old", "new")
+
+
+def nbytes(text: object) -> int:
+    return len(str(text).encode("utf-8"))
+
+
+def answer_tokens(step: str, caption_bytes: int, new_bytes: int = 0) -> int:
+    """The output budget of one request of ``step`` (issue 40: from what it asks for, at one
+    token a byte, :func:`~foilbench.construct.engine.replies.json_reply_tokens`): locate lists
+    concepts copied from the caption (at most twice its bytes with quotes and commas); a new
+    concept is at most :data:`CONCEPT_BYTES`; compose rewrites the caption with the new
+    concept in (plus 32 bytes of joining words); swap names two concepts of the caption and
+    rewrites it (twice its bytes, plus the ``possible`` flag).
+
+    >>> answer_tokens("compose", 40, 5)
+    109
+    """
+    from foilbench.construct.engine.replies import json_reply_tokens
+
+    content = {"locate": 2 * caption_bytes, "new_concept": CONCEPT_BYTES,
+               "compose": caption_bytes + new_bytes + 32, "swap": 2 * caption_bytes + 16}
+    return json_reply_tokens(content[step])
+
+
 def plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
     """Per (caption, replace/add type) one call in each of locate, new concept and compose;
     per (caption, swap type) one swap call; none on a validated set (a folder). Each call is
     bounded by its own request (:class:`~foilbench.construct.engine.budget.Calls`): the
-    longest template of the step, the longest caption read, each place the template puts a
-    concept an earlier step answered (``$old``, ``$new``: at most that step's output budget,
-    at 4 bytes a token; compose_add says ``$old`` twice), the default 512-token answer."""
-    from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
+    longest template of the step with each field at its most (:data:`FIELDS`: the longest
+    caption read; the located concept no longer than it; the new concept at most
+    :data:`CONCEPT_BYTES`, the stages drop longer ones), and the step's own output budget for
+    the longest caption (:func:`answer_tokens`)."""
+    from foilbench.construct.engine.budget import Calls
     from foilbench.construct.engine.prompts import load_prompt, template_bytes
 
     if Path(config.captions).is_dir():
         return {}
     captions = read_captions(config)
     n = len(captions)
-    longest = max((len(str(c["caption"]).encode("utf-8")) for c in captions), default=0)
-    answer = 512
+    longest = max((nbytes(c["caption"]) for c in captions), default=0)
+    most = {"caption": longest, "concept": max(len(TYPES[t][k]) for t in TYPES for k in (1, 2)),
+            "old": longest, "new": CONCEPT_BYTES}
     three = [t for t in config.types if TYPES[t][0] != "swap"]
     swaps = [t for t in config.types if TYPES[t][0] == "swap"]
 
     def size(name: str) -> int:
         p = load_prompt(name)
-        earlier = sum((p.system + p.user).count(f) for f in ("$old", "$new"))
-        return template_bytes(name) + longest + 64 + earlier * answer * BYTES_PER_TOKEN
+        return template_bytes(name) + sum((p.system + p.user).count(f"${f}") * most[f]
+                                          for f in FIELDS)
 
-    def calls(k: int, prompts: list[str]) -> Calls:
-        return Calls(k, max_tokens=answer, prompt_bytes=max([size(p) for p in prompts] + [0]))
+    def calls(k: int, step: str, prompts: list[str]) -> Calls:
+        return Calls(k, max_tokens=answer_tokens(step, longest, CONCEPT_BYTES),
+                     prompt_bytes=max([size(p) for p in prompts] + [0]))
 
-    return {"locate concept (T=0)": {"text": calls(n * len(three), ["sugarcrepe.locate"])},
+    return {"locate concept (T=0)": {"text": calls(n * len(three), "locate",
+                                                   ["sugarcrepe.locate"])},
             "new concept (T=1.5)": {"text": calls(
-                n * len(three), [prompt_name("new_concept", t) for t in three])},
+                n * len(three), "new_concept", [prompt_name("new_concept", t) for t in three])},
             "compose (T=0)": {"text": calls(
-                n * len(three), ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"])},
+                n * len(three), "compose",
+                ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"])},
             "swap, one step (T=0)": {"text": calls(
-                n * len(swaps), [prompt_name("swap", t) for t in swaps])}}
+                n * len(swaps), "swap", [prompt_name("swap", t) for t in swaps])}}
 
 
 def _dropped_call(st, c: Candidate, res) -> bool:
@@ -191,7 +226,9 @@ def _ask_caption_concept(ctx: Context, st, cands: list[Candidate], step: str) ->
     inputs: the caption and the kind of concept its type edits."""
     jobs = [(c.id, (ctx.text_request(prompt_name(step, c.data["type"]), _task(c, step),
                                      caption=c.data["caption"],
-                                     concept=TYPES[c.data["type"]][1]),)) for c in cands]
+                                     concept=TYPES[c.data["type"]][1],
+                                     max_tokens=answer_tokens(step, nbytes(c.data["caption"]))),))
+            for c in cands]
     return ctx.call_many(st, "text", jobs)
 
 
@@ -202,7 +239,10 @@ def stage_locate(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
             got = _reply(st, c, results[c.id], {"concepts": list})
             if got is None:
                 continue
-            found = [str(x).strip() for x in got["concepts"] if str(x).strip()]
+            # a concept is copied from the caption: one longer than it is not (and would
+            # make the next prompts longer than the plan bounds)
+            found = [str(x).strip() for x in got["concepts"]
+                     if str(x).strip() and nbytes(str(x).strip()) <= nbytes(c.data["caption"])]
             if not found:
                 st.drop(c, f"no {TYPES[c.data['type']][1]} in the caption")
                 continue
@@ -218,7 +258,9 @@ def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
         jobs = [(c.id, (ctx.text_request(
             prompt_name("new_concept", c.data["type"]),
             _task(c, "new_concept", old=c.data["old"]), seed=c.data["seed"],
-            caption=c.data["caption"], old=c.data["old"]),)) for c in cands]
+            caption=c.data["caption"], old=c.data["old"],
+            max_tokens=answer_tokens("new_concept", nbytes(c.data["caption"]))),))
+            for c in cands]
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
             got = _reply(st, c, results[c.id], {"new": str})
@@ -227,6 +269,10 @@ def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
             new = clean_sentence(got["new"]).lower()
             if not new or new == c.data["old"].lower() or new in c.data["caption"].lower():
                 st.drop(c, "new concept empty or already in the caption", outputs={"new": new})
+                continue
+            if nbytes(new) > CONCEPT_BYTES:
+                st.drop(c, f"new concept longer than {CONCEPT_BYTES} bytes",
+                        outputs={"new": new[:CONCEPT_BYTES]})
                 continue
             c.data["new"] = new
             st.passed(c, **results[c.id].describe(), outputs={"new": new})
@@ -241,7 +287,9 @@ def stage_compose(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
             jobs.append((c.id, (ctx.text_request(
                 f"sugarcrepe.{step}", _task(c, step, old=c.data["old"], new=c.data["new"]),
                 caption=c.data["caption"], old=c.data["old"], new=c.data["new"],
-                concept=TYPES[c.data["type"]][2]),)))
+                concept=TYPES[c.data["type"]][2],
+                max_tokens=answer_tokens("compose", nbytes(c.data["caption"]),
+                                         nbytes(c.data["new"]))),)))
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
             got = _reply(st, c, results[c.id], {"caption": str})
