@@ -66,6 +66,11 @@ class CompassConfig:
     category_policy: str = "strict"  # a word of no known category: "strict" or "any"
     similarity: float | None = MAX_SIMILARITY  # Sentence-Transformer threshold; None: off
 
+    def __post_init__(self) -> None:
+        from foilbench.construct.compass.similarity import check_threshold
+
+        check_threshold(self.similarity)  # before any call is paid for (issue 40)
+
     def options(self) -> dict:
         out = asdict(self)
         out["scene_graphs"] = str(self.scene_graphs) if self.scene_graphs else None
