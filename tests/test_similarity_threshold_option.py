@@ -61,3 +61,4 @@ def test_autocomp_text_threshold_is_a_score_in_0_1(tmp_path):
     res = CliRunner().invoke(cli, ["construct", "autocomp", "--text-threshold", "2",
                                    "--dry-run", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--text-threshold" in res.output, res.output
+
