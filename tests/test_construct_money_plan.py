@@ -12,7 +12,14 @@ import pytest
 from click.testing import CliRunner
 
 from _strict_providers import StrictProviders
-from _strict_scripts import composet_answer, composet_image
+from _strict_scripts import (
+    compass_answer,
+    composet_answer,
+    composet_image,
+    dry_bound,
+    dry_estimate,
+    sugarcrepe_answer,
+)
 from foilbench.cli.main import cli
 
 SPECS = ["--text", "api:openai:gpt-5-mini", "--image", "api:gemini-image:gemini-2.5-flash-image",
@@ -26,17 +33,6 @@ def strict(monkeypatch, tmp_path):
     monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
     yield server
     server.close()
-
-
-def dry_bound(output: str) -> tuple[int, float]:
-    line = next(x for x in output.splitlines() if x.strip().startswith("total"))
-    parts = line.split()
-    return int(parts[3]), float(parts[7].lstrip("$"))
-
-
-def dry_estimate(output: str) -> float:
-    return float(re.search(r"^  estimate  about \$([\d.]+): a guide, not a bound", output,
-                           re.M).group(1))
 
 
 def test_foils_per_scene_is_enforced_and_the_plan_holds(strict, tmp_path):
@@ -61,24 +57,6 @@ def test_foils_per_scene_is_enforced_and_the_plan_holds(strict, tmp_path):
                                   for r in cuts)
     assert all(r["inputs"]["foils_asked"] == 1 for r in cuts)
     assert len(edits) <= 2 * 2  # two scenes, one foil each: one base render and one edit
-
-
-def sugarcrepe_answer(provider, model, system, prompt, images) -> str:
-    """SugarCrepe's four steps, told apart by the prompt's last lines."""
-    caption = re.findall(r"^Caption: (.*)$", prompt, re.M)[-1].strip()
-    tail = prompt[prompt.rfind("Caption:"):]
-    if "Old:" in tail:
-        old, new = re.search(r"Old: (.*), new: (.*)$", tail, re.M).groups()
-        return json.dumps({"caption": caption.replace(old.strip(), new.strip())})
-    if "Given:" in tail:
-        return json.dumps({"new": "zebra"})
-    if "Concept:" in tail:
-        return json.dumps({"concepts": [caption.rstrip(".").split()[-1]]})
-    return json.dumps({"possible": False})
-
-
-def compass_answer(provider, model, system, prompt, images) -> str:
-    return json.dumps({"caption": "A plain picture of some things."})
 
 
 def method_runs(tmp_path: Path, strict) -> dict[str, list[str]]:
