@@ -88,8 +88,8 @@ def method_runs(tmp_path: Path, strict) -> dict[str, list[str]]:
 #: one retry at twice the room; the fake thinks 300). Their dry run prints an estimate too,
 #: held within 3x of the bill both ways below. These ceilings are the measured ratios with
 #: small headroom, so a plan cannot drift back to the flat 512-token budgets and the retry of
-#: every cut reply (45.5x, 22.2x and 20.5x before).
-MOST_BOUND_OVER_BILL = {"composet": 3, "sugarcrepe": 7, "autocomp": 24, "compass": 11.5}
+#: every cut reply (before: CompoSET 2.7x, SugarCrepe 45.5x, Auto-Comp 22.2x, COMPASS 20.5x).
+MOST_BOUND_OVER_BILL = {"composet": 2.75, "sugarcrepe": 7, "autocomp": 24, "compass": 11.5}
 
 
 @pytest.mark.parametrize("method", ["composet", "sugarcrepe", "autocomp", "compass"])
@@ -232,3 +232,37 @@ def test_a_new_concept_past_its_bytes_is_dropped_before_compose(strict, tmp_path
              and r.get("reason") == f"new concept longer than {CONCEPT_BYTES} bytes"]
     assert drops
     assert not any(b"Rewrite the caption" in r["raw"] for r in strict.requests)
+
+
+def test_composet_steps_4_and_5_ask_for_what_they_need(strict, tmp_path):
+    """Issue 40: step 4's budget is the foils asked x one proposal's bytes, step 5's the
+    proposals listed x one verdict's (reasoning room on top); a proposal whose listing line
+    is longer than FOIL_BYTES is dropped before the self-check, whose prompt the plan bounds
+    with it."""
+    from _construct_fake_api import STEPS
+    from foilbench.construct.composet.plan import FOIL_BYTES, check_tokens, foil_tokens
+
+    def one_long(provider, model, system, prompt, images):
+        reply = json.loads(composet_answer(provider, model, system, prompt, images))
+        if "foils" in reply:
+            reply["foils"][0]["foil_caption"] = "a mug " * 80
+        return json.dumps(reply)
+
+    strict.answer = one_long
+    out = tmp_path / "o"
+    CliRunner().invoke(cli, ["construct", "composet", *SPECS, "--n-scenes", "1",
+                             "--foils-per-scene", "2", "--min-foils", "0", "--size", "64",
+                             "--no-progress", "--out", str(out), "--max-spend", "50"])
+    sent: dict[str, list[int]] = {}
+    for r in strict.requests:
+        body = json.loads(r["raw"])
+        if "messages" not in body:
+            continue
+        system = body["messages"][0]["content"]
+        step = next(v for k, v in STEPS.items() if k in system)
+        sent.setdefault(step, []).append(body["max_completion_tokens"])
+    log = [json.loads(x) for x in (out / "construction_log.jsonl").read_text().splitlines()]
+    long = [r for r in log if r.get("reason") == f"proposal longer than {FOIL_BYTES} bytes"]
+    assert len(long) == 1
+    assert sent["foils"] == [foil_tokens(2) + 1024] and foil_tokens(2) == 32 + 2 * FOIL_BYTES
+    assert sent["self_check"] == [check_tokens(1) + 1024]  # one proposal left to list

@@ -4,7 +4,8 @@ prompt's size, its images), so the dry run bounds each stage by its own requests
 
 Prompt sizes: the packaged prompt (system and user text) plus its fields, each field bounded
 by the output budget of the step that wrote it at ``BYTES_PER_TOKEN`` bytes a token (a spec is
-step 1's answer, the foils listing step 4's). That is a planning assumption, not a guarantee:
+step 1's answer), except the foils listing of step 5, which is a bound (at most
+:data:`FOIL_BYTES` a proposal, longer ones dropped). The rest is a planning assumption:
 the ledger still reserves every request at its real prompt size before it is sent, so the cap
 holds whatever a reply's length.
 """
@@ -15,10 +16,36 @@ from foilbench.construct.backends.vqa import API_MAX_TOKENS
 from foilbench.construct.composet.taxonomy import taxonomy_text
 from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
 from foilbench.construct.engine.prompts import template_bytes
+from foilbench.construct.engine.replies import json_reply_tokens
 
-#: output budgets of the steps (as the stages send them)
+#: output budgets of the steps (as the stages send them); steps 4 and 5 at most these
 SPEC_TOKENS, QC_TOKENS, INSTANCE_TOKENS, FOIL_TOKENS, CHECK_TOKENS = 1500, 2000, 1500, 6000, 6000
 VERBOSITY_TOKENS = 800
+#: one foil proposal (step 4's JSON object, and its line in step 5's listing) and one
+#: verdict (step 5's, corrected captions included), at most, in UTF-8 bytes; the prompts'
+#: examples are about 190 and 160. Step 5 drops a proposal whose line is longer.
+FOIL_BYTES, VERDICT_BYTES = 400, 500
+
+
+def foil_tokens(n_foils: int) -> int:
+    """Step 4's output budget for ``n_foils`` asked (issue 40: k items need k x per-item, at
+    one token a byte, :func:`~foilbench.construct.engine.replies.json_reply_tokens`), never
+    above the former flat :data:`FOIL_TOKENS` (a typical 22-foil reply is ~1,100 tokens).
+
+    >>> foil_tokens(1), foil_tokens(22)
+    (432, 6000)
+    """
+    return min(FOIL_TOKENS, json_reply_tokens(FOIL_BYTES * n_foils))
+
+
+def check_tokens(n_listed: int) -> int:
+    """Step 5's output budget for ``n_listed`` proposals: one verdict each, at most
+    :data:`CHECK_TOKENS`.
+
+    >>> check_tokens(3)
+    1532
+    """
+    return min(CHECK_TOKENS, json_reply_tokens(VERDICT_BYTES * n_listed))
 #: scene parameters, the recent scenes' captions and one foil's captions, at most
 PARAMS_BYTES, RECENT_BYTES, CAPTIONS_BYTES = 600, 2000, 1200
 
@@ -43,7 +70,7 @@ def composet_plan(config) -> dict[str, dict[str, int]]:
     qc = ({"text": text(n, ["composet.caption_qc"], spec, QC_TOKENS, images=1),
            "vqa": Calls(n * config.subjects[1], max_tokens=API_MAX_TOKENS, prompt_bytes=600,
                         images=1, image_side=side)} if config.caption_qc else {})
-    listing = FOIL_TOKENS * BYTES_PER_TOKEN * v
+    listing = f * (FOIL_BYTES + 1)  # step 5 drops a longer line; one newline each
     return {
         "base spec (step 1)": {"text": text(n, ["composet.base_spec"],
                                             PARAMS_BYTES + RECENT_BYTES, SPEC_TOKENS)},
@@ -57,9 +84,9 @@ def composet_plan(config) -> dict[str, dict[str, int]]:
         "foil enumeration (step 4)": {"text": text(
             n * v, [f"composet.foils{b}" for b in bias],
             spec + INSTANCE_TOKENS * BYTES_PER_TOKEN + len(taxonomy_text().encode()),
-            FOIL_TOKENS, images=1)},
+            foil_tokens(config.foils_per_scene), images=1)},
         "self-check (step 5)": {"text": text(n, ["composet.self_check"], spec + listing,
-                                             CHECK_TOKENS)},
+                                             check_tokens(f))},
         "foil render: edit region": {"detector": n * f},
         "foil render (step 6)": {"edit": Calls(n * f, prompt_bytes=template_bytes(
             "composet.foil_edit") + CAPTIONS_BYTES, image_side=side, edit=True)},
