@@ -70,8 +70,8 @@ DRY_MAX_TOKENS_DEFAULT = 512
 #: the dry run's estimate (a guide, never the cap's reservation): prompt bytes a token, the
 #: share of its output budget a reply uses, the share of its room a thinking model thinks
 GUESS_BYTES_PER_TOKEN, GUESS_REPLY_SHARE, GUESS_THINKING_SHARE = 4, 0.25, 0.5
-ESTIMATE_RULE = ("prompts at 4 bytes a token, replies at a quarter of their output budget, "
-                 "thinking at half its room, no cut reply asked again")
+ESTIMATE_RULE = ("each stage's largest prompt at 4 bytes a token, replies at a quarter of "
+                 "their output budget, thinking at half its room, no cut reply asked again")
 
 
 def usage_reported(provider: str, data: dict) -> tuple[bool, bool]:
