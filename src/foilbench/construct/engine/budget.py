@@ -87,7 +87,7 @@ class Estimate:
     #: what the folder's ledger already holds (billed + open reservations)
     committed_usd: float = 0.0
     #: the rule of each backend's estimate, by backend spec
-    _rules: dict[str, str] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=dict)
 
     @property
     def calls(self) -> dict[str, int]:
@@ -128,7 +128,7 @@ class Estimate:
 
     @property
     def estimate_rules(self) -> list[str]:
-        return sorted({r for r in self._rules.values() if r})
+        return sorted({r for r in self.rules.values() if r})
 
     @property
     def total_calls(self) -> int:
@@ -187,6 +187,6 @@ def estimate(plan: dict, backends: dict[str, Backend]) -> Estimate:
             typical = per
             if isinstance(n, Calls) and callable(guess):
                 typical = float(guess(n))
-                est._rules[spec] = str(getattr(b, "estimate_rule", ""))
+                est.rules[spec] = str(getattr(b, "estimate_rule", ""))
             est.rows.append(Row(stage, role, int(n), int(n) * per, spec, int(n) * typical))
     return est
