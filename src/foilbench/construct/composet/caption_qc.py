@@ -26,6 +26,7 @@ says so in the log.
 
 from __future__ import annotations
 
+from foilbench.construct.composet.plan import too_long
 from foilbench.construct.composet.spec import spec_text
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, parse_json, require
@@ -73,6 +74,9 @@ def stage_caption_qc(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
                 after = corrected_spec(before, reply)
             except ReplyError as e:
                 st.drop(s, "unreadable reply", error=str(e))
+                continue
+            if (why := too_long(spec=after)) is not None:
+                st.drop(s, f"caption QC: rewritten {why}")
                 continue
             changed = any(after.get(k) != before.get(k) for k in REPLACED)
             verdict = "rewritten" if changed else "unchanged"

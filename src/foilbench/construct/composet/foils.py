@@ -24,7 +24,12 @@ from dataclasses import replace
 import numpy as np
 
 from foilbench.construct.backends.base import EditRequest
-from foilbench.construct.composet.plan import FOIL_BYTES, check_tokens, foil_tokens
+from foilbench.construct.composet.plan import (
+    FOIL_BYTES,
+    check_tokens,
+    foil_tokens,
+    instances_text,
+)
 from foilbench.construct.composet.spec import (
     base_image_input,
     spec_labels,
@@ -56,7 +61,7 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int,
                     prompt, {"kind": "composet.foils", "spec": s.data["spec"],
                              "n_foils": n_foils, "seed": seed},
                     seed=seed, max_tokens=foil_tokens(n_foils), spec=spec_text(s.data["spec"]),
-                    instances="\n".join(f"- {k}: {v}" for k, v in s.data["instances"].items()),
+                    instances=instances_text(s.data["instances"]),
                     taxonomy=taxonomy_text(), n_foils=n_foils, **base_image_input(ctx, s)),)))
             results[tag] = ctx.call_many(st, "text", jobs)
         shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
@@ -175,6 +180,9 @@ def _apply_verdict(st, c: Candidate, verdict: dict | None, res) -> None:
     fixes = {k: str(verdict[k]) for k in ("target_object", "base_attribute", "foil_attribute",
                                           "base_caption", "foil_caption") if verdict.get(k)}
     foil = replace(c.data["foil"], **fixes)
+    if len(listing_line(c.data["index"], foil.to_dict()).encode("utf-8")) > FOIL_BYTES:
+        st.drop(c, f"self-check: corrected proposal longer than {FOIL_BYTES} bytes")
+        return
     if foil.base_caption.lower() == foil.foil_caption.lower():
         st.drop(c, "self-check: ambiguous", detail="corrected captions are equal")
         return

@@ -2,17 +2,20 @@
 that stage (:class:`~foilbench.construct.engine.budget.Calls`: its own output budget, its
 prompt's size, its images), so the dry run bounds each stage by its own requests (issue 40).
 
-Prompt sizes: the packaged prompt (system and user text) plus its fields, each field bounded
-by the output budget of the step that wrote it at ``BYTES_PER_TOKEN`` bytes a token (a spec is
-step 1's answer), except the foils listing of step 5, which is a bound (at most
-:data:`FOIL_BYTES` a proposal, longer ones dropped). The rest is a planning assumption:
-the ledger still reserves every request at its real prompt size before it is sent, so the cap
-holds whatever a reply's length.
+Prompt sizes: the packaged prompt (system and user text) plus its fields, each at its most:
+the spec, its base caption and the instance captions (:func:`too_long` drops a scene whose
+are longer), a proposal's listing line (:data:`FOIL_BYTES`; step 5 drops a longer one, and a
+correction that makes one longer). Two remain assumptions: the scene parameters
+(:data:`PARAMS_BYTES`; a scenes CSV may hold longer ones) and the VQA caption QC's question
+(600 bytes, one per object up to the most subjects; a spec may name more objects). The
+ledger reserves every request at its real prompt size before it is sent in any case, so the
+cap holds whatever a reply's length.
 """
 
 from __future__ import annotations
 
 from foilbench.construct.backends.vqa import API_MAX_TOKENS
+from foilbench.construct.composet.spec import IMAGE_NOTE, spec_text
 from foilbench.construct.composet.taxonomy import taxonomy_text
 from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
 from foilbench.construct.engine.prompts import template_bytes
@@ -47,7 +50,38 @@ def check_tokens(n_listed: int) -> int:
     """
     return min(CHECK_TOKENS, json_reply_tokens(VERDICT_BYTES * n_listed))
 #: scene parameters, the recent scenes' captions and one foil's captions, at most
-PARAMS_BYTES, RECENT_BYTES, CAPTIONS_BYTES = 600, 2000, 1200
+PARAMS_BYTES, RECENT_BYTES, CAPTIONS_BYTES = 600, 2400, 1200
+#: step 1's spec as the later prompts show it, its base caption, and step 3's instance
+#: captions as step 4 lists them, at most: a longer one drops its scene (:func:`too_long`),
+#: so the prompts that carry them are no longer than the plan says
+SPEC_BYTES = SPEC_TOKENS * BYTES_PER_TOKEN
+BASE_CAPTION_BYTES = 400
+INSTANCES_BYTES = INSTANCE_TOKENS * BYTES_PER_TOKEN
+
+
+def too_long(spec: dict | None = None, instances: dict | None = None) -> str | None:
+    """Why a scene's spec or instance captions are longer than the plan counts them (the
+    drop reason), or None.
+
+    >>> too_long({"base_caption": "a mug", "objects": []})
+    >>> too_long(instances={"mug": "m" * 6000})
+    'instance captions longer than 6000 bytes'
+    """
+    def size(text: str) -> int:
+        return len(text.encode("utf-8"))
+
+    if spec is not None and size(spec_text(spec)) > SPEC_BYTES:
+        return f"spec longer than {SPEC_BYTES} bytes"
+    if spec is not None and size(str(spec.get("base_caption", ""))) > BASE_CAPTION_BYTES:
+        return f"base caption longer than {BASE_CAPTION_BYTES} bytes"
+    if instances is not None and size(instances_text(instances)) > INSTANCES_BYTES:
+        return f"instance captions longer than {INSTANCES_BYTES} bytes"
+    return None
+
+
+def instances_text(instances: dict) -> str:
+    """Step 3's captions as step 4's prompt lists them."""
+    return "\n".join(f"- {k}: {v}" for k, v in instances.items())
 
 
 def composet_plan(config) -> dict[str, dict[str, int]]:
@@ -58,7 +92,8 @@ def composet_plan(config) -> dict[str, dict[str, int]]:
     variants, and their proposals double the foils (step 4 keeps at most what it asked)."""
     n, v = config.n_scenes, 2 if config.bias_variants else 1
     f = config.foils_per_scene * v
-    spec = SPEC_TOKENS * BYTES_PER_TOKEN
+    spec = SPEC_BYTES
+    note = len(IMAGE_NOTE.encode("utf-8"))  # steps 3 and 4 say the base image is attached
     side = config.size
 
     def text(calls, prompt, fields, max_tokens, images=0):
@@ -79,11 +114,11 @@ def composet_plan(config) -> dict[str, dict[str, int]]:
         "caption QC vs base image": qc,
         "base check (detector)": {"detector": n},
         "instance captions (step 3)": {"text": text(
-            n * v, [f"composet.instance_captions{b}" for b in bias], spec, INSTANCE_TOKENS,
-            images=1)},
+            n * v, [f"composet.instance_captions{b}" for b in bias], spec + note,
+            INSTANCE_TOKENS, images=1)},
         "foil enumeration (step 4)": {"text": text(
             n * v, [f"composet.foils{b}" for b in bias],
-            spec + INSTANCE_TOKENS * BYTES_PER_TOKEN + len(taxonomy_text().encode()),
+            spec + note + INSTANCES_BYTES + len(taxonomy_text().encode()),
             foil_tokens(config.foils_per_scene), images=1)},
         "self-check (step 5)": {"text": text(n, ["composet.self_check"], spec + listing,
                                              check_tokens(f))},
