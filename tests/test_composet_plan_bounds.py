@@ -76,3 +76,20 @@ def test_steps_3_and_5_at_their_most_fit_the_plan():
     step5 = plan["self-check (step 5)"]["text"]
     assert rendered("composet.self_check", spec=spec_text(spec), foils=listing) \
         <= step5.prompt_bytes
+
+
+def test_the_vqa_caption_qc_counts_at_most_the_planned_names_in_the_specs_order():
+    """Issue 40 (a stage asks no more than its plan): names past qc_names are kept as the
+    spec states them, not counted, and listed."""
+    from foilbench.construct.composet.caption_qc import count_rewrite, counted_names
+    from foilbench.construct.composet.plan import qc_names
+
+    config = ComposetConfig(subjects=(1, 2))
+    assert qc_names(config) == 2 + 4
+    spec = {"objects": [{"name": f"o{k}", "id": str(k)} for k in range(8)] + [{"name": "O0"}]}
+    asked, rest = counted_names(spec, qc_names(config))
+    assert asked == [f"o{k}" for k in range(6)] and rest == ["o6", "o7"]
+    kept, edits = count_rewrite(spec, {**{n: 1 for n in asked}, "o6": 1, "o7": 1})
+    assert [o["name"] for o in kept["objects"]] == [f"o{k}" for k in range(8)]  # o0 once
+    assert edits == [{"where": "objects", "field": "cardinality", "target": "o0",
+                      "from": "2", "to": "1", "applied": True}]

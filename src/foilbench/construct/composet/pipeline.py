@@ -48,7 +48,7 @@ import json
 import numpy as np
 
 from foilbench.construct.backends.base import ImageRequest
-from foilbench.construct.composet.plan import too_long
+from foilbench.construct.composet.plan import qc_names, too_long
 from foilbench.construct.composet.spec import (
     DEFAULT_SETTINGS,
     ComposetConfig,
@@ -289,7 +289,7 @@ def build(ctx: Context, config: ComposetConfig):
     scenes = stage_spec(ctx, scenes, config.recent_scenes)
     scenes = stage_base_render(ctx, scenes, config.size)
     if config.caption_qc:
-        scenes = stage_caption_qc(ctx, scenes)
+        scenes = stage_caption_qc(ctx, scenes, most_names=qc_names(config))
     scenes = stage_base_check(ctx, scenes, config.detector_threshold)
     scenes = stage_instance_captions(ctx, scenes, config.bias_variants)
     instances = stage_enumerate(ctx, scenes, config.foils_per_scene, config.bias_variants)

@@ -7,7 +7,7 @@ the spec, its base caption and the instance captions (:func:`too_long` drops a s
 are longer), a proposal's listing line (:data:`FOIL_BYTES`; step 5 drops a longer one, and a
 correction that makes one longer). Two remain assumptions: the scene parameters
 (:data:`PARAMS_BYTES`; a scenes CSV may hold longer ones) and the VQA caption QC's question
-(600 bytes, one per object up to the most subjects; a spec may name more objects). The
+(600 bytes each; at most :func:`qc_names` of them a scene). The
 ledger reserves every request at its real prompt size before it is sent in any case, so the
 cap holds whatever a reply's length.
 """
@@ -49,6 +49,9 @@ def check_tokens(n_listed: int) -> int:
     1532
     """
     return min(CHECK_TOKENS, json_reply_tokens(VERDICT_BYTES * n_listed))
+#: distinct object names the VQA caption QC counts a scene beyond its most subjects (a spec
+#: may name scenery besides its subjects); the rest are kept as stated, listed as not counted
+QC_EXTRA_NAMES = 4
 #: scene parameters, the recent scenes' captions and one foil's captions, at most
 PARAMS_BYTES, RECENT_BYTES, CAPTIONS_BYTES = 600, 2400, 1200
 #: step 1's spec as the later prompts show it, its base caption, and step 3's instance
@@ -57,6 +60,11 @@ PARAMS_BYTES, RECENT_BYTES, CAPTIONS_BYTES = 600, 2400, 1200
 SPEC_BYTES = SPEC_TOKENS * BYTES_PER_TOKEN
 BASE_CAPTION_BYTES = 400
 INSTANCES_BYTES = INSTANCE_TOKENS * BYTES_PER_TOKEN
+
+
+def qc_names(config) -> int:
+    """Most distinct object names the VQA caption QC counts in one scene."""
+    return config.subjects[1] + QC_EXTRA_NAMES
 
 
 def too_long(spec: dict | None = None, instances: dict | None = None) -> str | None:
@@ -103,7 +111,7 @@ def composet_plan(config) -> dict[str, dict[str, int]]:
 
     bias = ("",) if not config.bias_variants else ("", ".bias")
     qc = ({"text": text(n, ["composet.caption_qc"], spec, QC_TOKENS, images=1),
-           "vqa": Calls(n * config.subjects[1], max_tokens=API_MAX_TOKENS, prompt_bytes=600,
+           "vqa": Calls(n * qc_names(config), max_tokens=API_MAX_TOKENS, prompt_bytes=600,
                         images=1, image_side=side)} if config.caption_qc else {})
     listing = f * (FOIL_BYTES + 1)  # step 5 drops a longer line; one newline each
     return {
