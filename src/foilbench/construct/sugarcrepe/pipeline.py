@@ -32,8 +32,6 @@ candidate. Prompts are ours (``prompts/sugarcrepe.*.txt``), with our own demonst
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,149 +40,26 @@ from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, clean_sentence, parse_json, require
 from foilbench.construct.engine.stages import ConstructError, Context, Failure
+from foilbench.construct.sugarcrepe.plan import (
+    CONCEPT_BYTES,
+    answer_tokens,
+    nbytes,
+    sugarcrepe_plan,
+)
+from foilbench.construct.sugarcrepe.spec import (
+    TYPES,
+    SugarcrepeConfig,
+    prompt_name,
+    read_captions,
+)
 from foilbench.world.token_budget import PAST_CONTEXT, same_in_context
 
 ROLES = {"text": True}
-TYPES: dict[str, tuple[str, str, str]] = {
-    # type: (form, concept located in step 1, concept generated in step 2)
-    "replace_obj": ("replace", "object", "object"),
-    "replace_att": ("replace", "attribute", "attribute"),
-    "replace_rel": ("replace", "relation", "relation"),
-    "swap_obj": ("swap", "object", "object"),
-    "swap_att": ("swap", "attribute", "attribute"),
-    "add_obj": ("add", "object", "object"),
-    "add_att": ("add", "object", "attribute"),
-}
-
-
-@dataclass(frozen=True)
-class SugarcrepeConfig:
-    captions: Path = Path("captions.json")
-    images: Path | None = None
-    types: tuple[str, ...] = tuple(TYPES)
-    captions_per_image: int = 1
-    limit: int | None = None
-    refine: bool = True
-    scorers: tuple[str, str] = ("length", "ngram")
-    grid: int | None = None  # None: auto (the paper's 100 x 100 when it fills; refine.py)
-    zero_bin: bool = False  # True: foilbench's extra bin for exact-zero gaps
-    folds: int = 5
-    seed: int = 0
-
-    def options(self) -> dict:
-        out = asdict(self)
-        out["captions"], out["images"] = str(self.captions), str(self.images or "")
-        return out
-
-
-def read_captions(config: SugarcrepeConfig) -> list[dict]:
-    """``[{"image": file name, "caption": text, "key": id}]`` from a COCO annotation file
-    (``images`` + ``annotations``) or a list of ``{"image"|"file_name"|"filename", "caption"
-    | "captions"}`` records."""
-    path = Path(config.captions)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise ConstructError(f"{path}: cannot read a caption JSON ({e})") from None
-    records: list[tuple[str, list[str]]] = []
-    if isinstance(data, dict) and "annotations" in data and "images" in data:
-        files = {im["id"]: im["file_name"] for im in data["images"]}
-        by_image: dict = {}
-        for a in data["annotations"]:
-            if a.get("image_id") not in files:
-                raise ConstructError(f"{path}: annotation {a.get('id')} names image_id "
-                                     f"{a.get('image_id')} missing from 'images'")
-            by_image.setdefault(a["image_id"], []).append(str(a["caption"]))
-        records = [(files[i], caps) for i, caps in by_image.items()]
-    elif isinstance(data, list):
-        for k, r in enumerate(data):
-            image = r.get("image") or r.get("file_name") or r.get("filename")
-            caps = r.get("captions") or ([r["caption"]] if "caption" in r else [])
-            if not image or not caps:
-                raise ConstructError(f"{path}: record {k} needs an image file name and a caption")
-            records.append((str(image), [str(c) for c in caps]))
-    else:
-        raise ConstructError(f"{path}: expected COCO annotations ({{'images', 'annotations'}}) "
-                             "or a list of {'image', 'caption'} records")
-    out = []
-    taken: dict[str, int] = {}  # captions numbered per image stem, so two records on one
-    for image, caps in records:  # image (or two images with one stem) never share a key
-        for cap in caps[: config.captions_per_image]:
-            stem = Path(image).stem
-            j = taken[stem] = taken.get(stem, -1) + 1
-            out.append({"image": image, "caption": clean_sentence(cap), "key": f"{stem}/{j}"})
-    return out[: config.limit] if config.limit else out
-
-
-#: most UTF-8 bytes of a new concept (step 2's answer): a longer one is dropped, so the
-#: compose prompt that carries it has a size the plan can bound
-CONCEPT_BYTES = 64
-#: what each step's template puts in its fields, at most: the caption, the concept kind,
-#: the located concept (copied from the caption, so no longer than it) and the new concept
-FIELDS = ("caption", "concept", "old", "new")
-
-
-def nbytes(text: object) -> int:
-    return len(str(text).encode("utf-8"))
-
-
-def answer_tokens(step: str, caption_bytes: int, new_bytes: int = 0) -> int:
-    """The output budget of one request of ``step`` (issue 40: from what it asks for, at one
-    token a byte, :func:`~foilbench.construct.engine.replies.json_reply_tokens`): locate lists
-    concepts copied from the caption (at most twice its bytes with quotes and commas); a new
-    concept is at most :data:`CONCEPT_BYTES`; compose rewrites the caption with the new
-    concept in (plus 32 bytes of joining words); swap names two concepts of the caption and
-    rewrites it (twice its bytes, plus the ``possible`` flag).
-
-    >>> answer_tokens("compose", 40, 5)
-    109
-    """
-    from foilbench.construct.engine.replies import json_reply_tokens
-
-    content = {"locate": 2 * caption_bytes, "new_concept": CONCEPT_BYTES,
-               "compose": caption_bytes + new_bytes + 32, "swap": 2 * caption_bytes + 16}
-    return json_reply_tokens(content[step])
 
 
 def plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
-    """Per (caption, replace/add type) one call in each of locate, new concept and compose;
-    per (caption, swap type) one swap call; none on a validated set (a folder). Each call is
-    bounded by its own request (:class:`~foilbench.construct.engine.budget.Calls`): the
-    longest template of the step with each field at its most (:data:`FIELDS`: the longest
-    caption read; the located concept no longer than it; the new concept at most
-    :data:`CONCEPT_BYTES`, the stages drop longer ones), and the step's own output budget for
-    the longest caption (:func:`answer_tokens`)."""
-    from foilbench.construct.engine.budget import Calls
-    from foilbench.construct.engine.prompts import load_prompt, template_bytes
-
-    if Path(config.captions).is_dir():
-        return {}
-    captions = read_captions(config)
-    n = len(captions)
-    longest = max((nbytes(c["caption"]) for c in captions), default=0)
-    most = {"caption": longest, "concept": max(len(TYPES[t][k]) for t in TYPES for k in (1, 2)),
-            "old": longest, "new": CONCEPT_BYTES}
-    three = [t for t in config.types if TYPES[t][0] != "swap"]
-    swaps = [t for t in config.types if TYPES[t][0] == "swap"]
-
-    def size(name: str) -> int:
-        p = load_prompt(name)
-        return template_bytes(name) + sum((p.system + p.user).count(f"${f}") * most[f]
-                                          for f in FIELDS)
-
-    def calls(k: int, step: str, prompts: list[str]) -> Calls:
-        return Calls(k, max_tokens=answer_tokens(step, longest, CONCEPT_BYTES),
-                     prompt_bytes=max([size(p) for p in prompts] + [0]))
-
-    return {"locate concept (T=0)": {"text": calls(n * len(three), "locate",
-                                                   ["sugarcrepe.locate"])},
-            "new concept (T=1.5)": {"text": calls(
-                n * len(three), "new_concept", [prompt_name("new_concept", t) for t in three])},
-            "compose (T=0)": {"text": calls(
-                n * len(three), "compose",
-                ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"])},
-            "swap, one step (T=0)": {"text": calls(
-                n * len(swaps), "swap", [prompt_name("swap", t) for t in swaps])}}
+    """The most calls per stage, each bounded by its own request (:mod:`.plan`)."""
+    return sugarcrepe_plan(config)
 
 
 def _dropped_call(st, c: Candidate, res) -> bool:
@@ -209,16 +84,6 @@ def _task(c: Candidate, step: str, **extra) -> dict:
     return {"kind": f"sugarcrepe.{step}", "caption": c.data["caption"],
             "concept": generated if step in ("new_concept", "compose_replace", "compose_add")
             else located, "mode": form, **extra}
-
-
-def prompt_name(step: str, edit_type: str) -> str:
-    """The packaged prompt of ``step`` for ``edit_type``: one template per fine-grained type
-    for the steps where the types differ (App. D.2: "Each template consists of task instruction
-    for generating the corresponding type of hard negatives and several (7 or more) few-shot
-    demonstrations"): step (2), the new concept, of Replace and Add, and the one Swap step;
-    locating (1) and composing (3) share a template parameterised by the concept kind."""
-    return f"sugarcrepe.{step}.{edit_type}" if step in ("new_concept", "swap") \
-        else f"sugarcrepe.{step}"
 
 
 def _ask_caption_concept(ctx: Context, st, cands: list[Candidate], step: str) -> dict:
