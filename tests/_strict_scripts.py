@@ -1,6 +1,7 @@
 """Scripted answers for whole pipelines on the strict provider fake: CompoSET (the step is read
-from the system prompt, as tests/_construct_fake_api.py does) and Auto-Comp (a contextual
-caption that keeps the concept word for word; VQA answered from the rendered world scene)."""
+from the system prompt, as tests/_construct_fake_api.py does), Auto-Comp (a contextual
+caption that keeps the concept word for word; VQA answered from the rendered world scene),
+SugarCrepe and COMPASS; and the readers of the dry run's bound and estimate lines."""
 
 from __future__ import annotations
 
@@ -68,3 +69,32 @@ class AutocompAnswers:
         # App. A.2's prompt as printed: the last "Objects and ...:" line, a plain-text reply
         concept = re.findall(r"^Objects and [a-z]+: (.+)$", prompt, re.M)[-1].strip()
         return f"In a bright room, {concept}."
+
+
+def dry_bound(output: str) -> tuple[int, float]:
+    line = next(x for x in output.splitlines() if x.strip().startswith("total"))
+    parts = line.split()
+    return int(parts[3]), float(parts[7].lstrip("$"))
+
+
+def dry_estimate(output: str) -> float:
+    return float(re.search(r"^  estimate  about \$([\d.]+): a guide, not a bound", output,
+                           re.M).group(1))
+
+
+def sugarcrepe_answer(provider, model, system, prompt, images) -> str:
+    """SugarCrepe's four steps, told apart by the prompt's last lines."""
+    caption = re.findall(r"^Caption: (.*)$", prompt, re.M)[-1].strip()
+    tail = prompt[prompt.rfind("Caption:"):]
+    if "Old:" in tail:
+        old, new = re.search(r"Old: (.*), new: (.*)$", tail, re.M).groups()
+        return json.dumps({"caption": caption.replace(old.strip(), new.strip())})
+    if "Given:" in tail:
+        return json.dumps({"new": "zebra"})
+    if "Concept:" in tail:
+        return json.dumps({"concepts": [caption.rstrip(".").split()[-1]]})
+    return json.dumps({"possible": False})
+
+
+def compass_answer(provider, model, system, prompt, images) -> str:
+    return json.dumps({"caption": "A plain picture of some things."})

@@ -156,6 +156,56 @@ def test_cost_per_call_and_concurrency(fake, monkeypatch):
     assert resolve_backend("text", "api:openai:m?concurrency=16").max_concurrency == 16
 
 
+def test_a_planned_calls_bound_and_estimate_by_hand(fake):
+    """Issue 40: the bound is one token a prompt byte (+ the message allowance) at the full
+    output budget, with the retry of a cut reply only for a model that thinks; the estimate
+    is 4 bytes a token, a quarter of the budget, half the thinking room, no retry."""
+    from foilbench.construct.engine.budget import Calls
+    from foilbench.models.api.prices import PriceBook
+
+    calls = Calls(1, max_tokens=100, prompt_bytes=4000)
+    usd_in, usd_out = (x / 1e6 for x in PriceBook().token_price("openai", "gpt-4o-mini", 4016))
+    plain, _ = backend("text", "api:openai:gpt-4o-mini")
+    assert not plain.retries_cut()
+    assert plain.call_bound(calls) == pytest.approx((4000 + 16) * usd_in + 100 * usd_out)
+    assert plain.call_estimate(calls) == pytest.approx(1000 * usd_in + 25 * usd_out)
+
+    usd_in, usd_out = (x / 1e6 for x in PriceBook().token_price("openai", "gpt-5-mini", 4016))
+    thinks, _ = backend("text", "api:openai:gpt-5-mini")
+    assert thinks.retries_cut()
+    first, again = 100 + 1024, 200 + 2048  # answer + thinking room, then twice both
+    assert thinks.call_bound(calls) == pytest.approx(
+        2 * (4000 + 16) * usd_in + (first + again) * usd_out)
+    assert thinks.call_estimate(calls) == pytest.approx(1000 * usd_in + (25 + 512) * usd_out)
+
+
+def test_the_dry_run_prints_the_bound_then_the_estimate_within_80_columns():
+    from foilbench.construct.engine.budget import Calls, estimate
+
+    class Priced:
+        spec, cost_per_call_usd, estimate_rule = "api:x:y", 9.0, "a rule"
+
+        def call_bound(self, calls):
+            return 0.5
+
+        def call_estimate(self, calls):
+            return 0.125
+
+    class Flat:
+        spec, cost_per_call_usd = "api:img:z", 0.25
+
+    est = estimate({"a": {"text": Calls(4, max_tokens=10)}, "b": {"image": 2}},
+                   {"text": Priced(), "image": Flat()})
+    assert est.total_usd == pytest.approx(4 * 0.5 + 2 * 0.25)
+    assert est.total_estimate_usd == pytest.approx(4 * 0.125 + 2 * 0.25)  # images at bound
+    lines = est.lines()
+    total = next(k for k, x in enumerate(lines) if x.startswith("  total"))
+    assert lines[total].endswith("at most $2.5000 (cached calls are free)")
+    assert lines[total + 1].startswith("  estimate  about $1.0000: a guide, not a bound")
+    assert "a rule; other calls at their bound" in " ".join(x.strip() for x in lines[total:])
+    assert max(len(x) for x in lines) <= 80
+
+
 def test_bad_specs_and_options(fake):
     with pytest.raises(ModelError, match="Did you mean: anthropic"):
         resolve_backend("text", "api:antropic:m")

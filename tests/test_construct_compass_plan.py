@@ -76,16 +76,19 @@ def test_each_compass_request_fits_its_stages_plan(monkeypatch, tmp_path):
     assert len(made["propose"]) == int(stage["propose"])
     assert 0 < len(made["realise"]) <= int(stage["realise"])
     for k, calls in stage.items():
-        assert all(b <= calls.prompt_bytes and t == calls.max_tokens for _, b, t in made[k])
+        assert all(b <= calls.prompt_bytes and t <= calls.max_tokens for _, b, t in made[k])
+    # each realisation's budget is its own facts' (issue 40), the plan's the largest
+    assert len({t for _, _, t in made["realise"]}) > 1
 
 
 def test_sugarcrepes_compose_bound_holds_a_concept_said_twice(tmp_path):
-    """compose_add says ``$old`` twice: with each earlier concept at its step's whole output
-    budget (512 tokens at 4 bytes), the rendered request still fits the plan's bound (the
-    plan counted each concept once: 3 x 2048 bytes against 2 x 2048 of room)."""
+    """compose_add says ``$old`` twice: with each earlier concept at its most (the located one
+    as long as the caption, the new one :data:`CONCEPT_BYTES`; the stages drop longer ones),
+    the rendered request still fits the plan's bound."""
     from _construct_helpers import caption_set
     from foilbench.construct.engine.prompts import load_prompt
     from foilbench.construct.sugarcrepe.pipeline import (
+        CONCEPT_BYTES,
         TYPES,
         SugarcrepeConfig,
         plan,
@@ -97,6 +100,48 @@ def test_sugarcrepes_compose_bound_holds_a_concept_said_twice(tmp_path):
     caption = max((c["caption"] for c in read_captions(config)), key=len)
     prompt = load_prompt("sugarcrepe.compose_add")
     for concept in {v[2] for v in TYPES.values()}:
-        text = prompt.system + prompt.render(caption=caption, old="o" * 2048, new="n" * 2048,
-                                             concept=concept)
+        text = prompt.system + prompt.render(caption=caption, old="o" * len(caption.encode()),
+                                             new="n" * CONCEPT_BYTES, concept=concept)
         assert len(text.encode("utf-8")) <= bound
+
+
+def test_each_autocomp_request_fits_its_stages_plan(monkeypatch, tmp_path):
+    """The plan's concepts are the run's own (seeded), so the contextual prompts and the VQA
+    questions it bounds are the ones sent (issue 40: no generic 16k or 600-byte guess)."""
+    import foilbench.construct.backends.world as world
+    from _strict_providers import StrictProviders
+    from _strict_scripts import AutocompAnswers
+    from foilbench.cli.main import cli
+    from foilbench.construct.autocomp.pipeline import AutocompConfig, plan
+
+    answer = AutocompAnswers()
+    monkeypatch.setattr(world, "tag", answer.record(world.tag))
+    server = StrictProviders(answer=answer)
+    server.environ(monkeypatch)
+    monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
+    try:
+        res = CliRunner().invoke(cli, [
+            "construct", "autocomp", "--text", "api:openai:gpt-5-mini", "--image", "world",
+            "--detector", "world", "--vqa", "api:gemini:gemini-2.5-flash", "--tasks",
+            "color,position", "--n", "2,3", "--concepts", "2", "--no-progress",
+            "--max-spend", "5", "--out", str(tmp_path / "o")])
+        bodies = [(r["path"], json.loads(r["raw"])) for r in server.requests]
+    finally:
+        server.close()
+    assert bodies, res.output
+    text = [len("".join(m["content"] if isinstance(m["content"], str) else
+                        "".join(p.get("text", "") for p in m["content"])
+                        for m in b["messages"]).encode()) for path, b in bodies
+            if path.endswith("/chat/completions")]
+    vqa = [len("".join(p.get("text", "") for c in b["contents"] for p in c["parts"]).encode())
+           for path, b in bodies if "generateContent" in path]
+    planned = plan(AutocompConfig(tasks=("color", "position"), ns=(2, 3), n_concepts=2))
+    captions = planned["captions + semantic preservation"]["text"]
+    checks = [planned[f"attribute/relation check [{t}]"]["vqa"]
+              for t in ("minimal", "contextual")]
+    print(f"text {len(text)} <= {int(captions)}, most {max(text)} <= {captions.prompt_bytes}; "
+          f"vqa {len(vqa)} <= {sum(map(int, checks))}, most {max(vqa)} <= "
+          f"{checks[0].prompt_bytes}")
+    assert text and len(text) <= int(captions) and max(text) <= captions.prompt_bytes
+    assert vqa and len(vqa) <= sum(map(int, checks))
+    assert max(vqa) <= checks[0].prompt_bytes == checks[1].prompt_bytes

@@ -195,7 +195,8 @@ def test_composet_plan_per_stage_by_hand():
     # 2 scenes x 3 foils: text 2 spec + 2 QC + 2 instances + 2 foils + 2 self-check + 6
     # verbosity = 16; detector 2 base + 6 edit regions + 12 verify = 20
     p = plan(ComposetConfig(n_scenes=2, foils_per_scene=3, caption_qc=True, subjects=(1, 4)))
-    assert per_role(p) == {"text": 16, "image": 2, "vqa": 8, "detector": 20, "edit": 6}
+    # vqa: 2 scenes x (4 subjects + 4 more names a spec may hold) count questions at most
+    assert per_role(p) == {"text": 16, "image": 2, "vqa": 16, "detector": 20, "edit": 6}
     assert p["verbosity (step 7)"] == {"text": 6}
     bias = per_role(plan(ComposetConfig(n_scenes=2, foils_per_scene=3, caption_qc=False,
                                         bias_variants=True)))

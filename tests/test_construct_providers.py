@@ -1,7 +1,8 @@
 """Contract tests of the API construction backends against the STRICT provider fake
 (tests/_strict_providers.py): current request shapes (reasoning models, thinking budgets,
-multipart edits), finish reasons (cut, empty, refusal, safety are never cached), the one retry
-layer (429 storm, 400), keys masked before truncation, base URL in the cache key."""
+multipart edits), finish reasons (cut, empty, refusal, safety are never cached; a cut reply is
+asked again only when the model thinks), the one retry layer (429 storm, 400), keys masked
+before truncation, base URL in the cache key."""
 
 from __future__ import annotations
 
@@ -112,12 +113,33 @@ def test_claude_5_gets_no_sampling_parameters_and_room_to_think(strict, tmp_path
     assert body["max_tokens"] == 32 + 1024
 
 
-def test_a_cut_reply_is_retried_once_with_twice_the_budget_then_cached(strict, tmp_path):
-    strict.answer = lambda *a: "word " * 40  # 50 tokens: cut at 32, fits in 64
+def test_a_cut_reply_of_a_model_that_does_not_think_is_dropped_not_asked_again(strict,
+                                                                             tmp_path):
+    """Issue 40: the budget is sized from what was asked, so a reply past it is off task;
+    asking again at twice the budget would pay three times for it."""
+    strict.answer = lambda *a: "word " * 40  # 50 tokens: cut at 32
     text, ledger = make("text", "api:anthropic:claude-haiku-4-5", tmp_path)
+    with pytest.raises(UnusableReplyError, match="cut at its output limit"):
+        ask(text)
+    assert [json.loads(r["raw"])["max_tokens"] for r in strict.requests] == [32]
+    with pytest.raises(UnusableReplyError):
+        ask(text)  # not cached: asked again, once
+    assert len(strict.requests) == 2
+    assert ledger.settled == pytest.approx(strict.billed_usd) and ledger.reserved == 0
+    assert text.usage()["unusable_replies"] == {"length": 2}
+    assert not text.retries_cut()
+
+
+def test_a_cut_reply_of_a_thinking_model_is_retried_once_with_twice_the_room(strict,
+                                                                             tmp_path):
+    """How long a model thinks is not sized from the ask: its cut reply is asked once more
+    with twice the answer budget and twice the thinking room, then cached."""
+    strict.answer = lambda *a: "word " * 800  # 1,000 tokens: 756 fit after 300 thinking
+    text, ledger = make("text", "api:openai:gpt-5-mini", tmp_path)
+    assert text.retries_cut()
     assert ask(text).startswith("word")
-    sent = [json.loads(r["raw"])["max_tokens"] for r in strict.requests]
-    assert sent == [32, 64]
+    sent = [json.loads(r["raw"])["max_completion_tokens"] for r in strict.requests]
+    assert sent == [32 + 1024, 64 + 2048]
     ask(text)  # cached now: no third request
     assert len(strict.requests) == 2
     assert ledger.settled == pytest.approx(strict.billed_usd) and ledger.reserved == 0

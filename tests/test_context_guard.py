@@ -100,3 +100,12 @@ def test_inspect_warns_on_items_identical_after_the_cut_naming_the_tokenizer(tmp
     assert "identical_in_context" in res.output or "77-token" in res.output, res.output
     assert "i0" in res.output and "'i1'" not in res.output
     assert "clip-bpe" in res.output
+
+
+def test_the_bound_counters_name_says_what_it_counts():
+    """Issue 40 (smaller): the fallback counter counts a UTF-8 byte a token outside the
+    world's table; the name that goes into provenance said "per character"."""
+    from foilbench.world import token_budget as tb
+
+    assert "per UTF-8 byte" in tb.COUNTER_BOUND and "character" not in tb.COUNTER_BOUND
+    assert tb.token_count("红色") == 2 + len("红色".encode())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from foilbench.cli.options import SIMILARITY_DEFAULT, SIMILARITY_HELP
+from foilbench.cli.options import SIMILARITY_DEFAULT, SIMILARITY_HELP, SIMILARITY_TYPE
 from foilbench.display import safe_message, safe_text
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -79,7 +79,8 @@ def build_synth(out_dir: Path, seed: int, n_scenes: int, size: int, per_level: i
 @click.option("--category-policy", type=click.Choice(["strict", "any"]), default="strict",
               show_default=True, help="A word of no known category: no negative (COMPASS "
                                       "§3.2), or any absent word of its kind.")
-@click.option("--similarity", type=float, default=SIMILARITY_DEFAULT, show_default=True,
+@click.option("--similarity", type=SIMILARITY_TYPE, default=SIMILARITY_DEFAULT,
+              show_default=True,
               help=SIMILARITY_HELP)
 def build(graphs_file: Path, images_dir: Path, out_dir: Path, seed: int, per_level: int,
           limit: int | None, categories: Path | None, category_policy: str,

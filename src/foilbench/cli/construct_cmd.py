@@ -17,7 +17,7 @@ from foilbench.cli.construct_run import (
     common_options,
 )
 from foilbench.cli.construct_spend import spend
-from foilbench.cli.options import SIMILARITY_DEFAULT, SIMILARITY_HELP
+from foilbench.cli.options import SIMILARITY_DEFAULT, SIMILARITY_HELP, SIMILARITY_TYPE
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TEXT_HELP = "Text backend: template (offline), api:anthropic|openai|gemini:MODEL, hf-lm:DIR."
@@ -235,7 +235,7 @@ def _ints(text: str) -> tuple[int, ...]:
               type=click.FloatRange(0, 1), callback=_finite,
               help="Smallest detector score that counts (Auto-Comp App. A.6: 0.4).")
 @click.option("--text-threshold", default=0.3, show_default=True,
-              help="The detector's text threshold the run expects (App. A.6: 0.3).")
+              type=click.FloatRange(0, 1), callback=_finite, help="The detector's text threshold the run expects (App. A.6: 0.3).")
 @click.option("--contextual-prompt", type=click.Choice(["paper", "json"]), default="paper",
               show_default=True, help="App. A.2's plain-text prompt, or foilbench's JSON one.")
 @common_options
@@ -299,7 +299,8 @@ def autocomp(text, image, detector, vqa, tasks, ns, n_concepts, vocab, size, det
 @click.option("--category-policy", type=click.Choice(["strict", "any"]), default="strict",
               show_default=True, help="A word of no known category: no negative (COMPASS "
                                       "§3.2, same category only), or any absent word.")
-@click.option("--similarity", type=float, default=SIMILARITY_DEFAULT, show_default=True,
+@click.option("--similarity", type=SIMILARITY_TYPE, default=SIMILARITY_DEFAULT,
+              show_default=True,
               help=SIMILARITY_HELP)
 @common_options
 def compass(text, scene_graphs, images, n_scenes, limit, per_level, on_violation,

@@ -30,6 +30,26 @@ SIMILARITY_HELP = ("Near-synonym filter (COMPASS §3.2, Sentence Transformers): 
                    "replacement when the MiniLM cosine of the replaced word and its replacement "
                    "is below this; 0 turns it off. Needs foilbench[audit].")
 
+
+class SimilarityThreshold(click.ParamType):
+    """``--similarity``: a cosine in (0, 1], or 0 for off (issue 40: 2 was a traceback, -1
+    and nan passed); anything else is one sentence and exit 2."""
+
+    name = "cosine"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = float("nan")
+        if number != 0 and not 0 < number <= 1:  # NaN fails both
+            self.fail(f"{value!r} is not a similarity threshold: give a cosine in (0, 1], "
+                      "such as 0.8, or 0 to turn the filter off", param, ctx)
+        return number
+
+
+SIMILARITY_TYPE = SimilarityThreshold()
+
 SETTING_OPTIONS = ("device", "dtype", "batch_size", "n_boot", "seed", "ci_method",
                    "allow_partial", "cache_dir", "no_cache", "quiet", "progress", "threads",
                    "precision", "unit")

@@ -17,7 +17,7 @@ tier is constrained to 77 BPE tokens").
   and ``inspect`` apply to a negative and its positive.
 - :func:`long_tier_counter` is what a caption written by a language model is counted with:
   open_clip's tokenizer and its packaged BPE vocabulary (offline) when open_clip_torch is
-  installed (``COUNTER_BPE``), else the table-plus-characters bound above (``COUNTER_BOUND``),
+  installed (``COUNTER_BPE``), else the table-plus-bytes bound above (``COUNTER_BOUND``),
   which never undercounts, so a caption it accepts fits, but it rejects long captions with
   words outside the world's table that really fit. The counter's name goes into provenance.
 """
@@ -38,7 +38,7 @@ PIECES = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d|[a-z]+|[0-9]|[^\sa-z0-9]+")
 START_END = 2
 CONTEXT = 77
 COUNTER_BPE = "clip-bpe (open_clip ViT-B-32 tokenizer, packaged vocabulary; exact)"
-COUNTER_BOUND = ("upper bound (world BPE table, 1 token per character for other words; "
+COUNTER_BOUND = ("upper bound (world BPE table, 1 token per UTF-8 byte for other words; "
                  "open_clip_torch not installed)")
 COUNTERS = ("auto", "bpe", "bound")
 

@@ -138,27 +138,38 @@ def sample_concepts(config: AutocompConfig, vocab: dict) -> list[Concept]:
 def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     """Per concept ``contextual_tries`` caption calls; per concept and track one image, one
     detector call and the questions :func:`.checks.questions` asks: one per object of an
-    attribute task, one per relation (N - 1) of a relation task. Each call is bounded by
-    its own request (:class:`~foilbench.construct.engine.budget.Calls`): the caption prompt
-    and its ``MAX_NEW_TOKENS`` answer, a caption-sized image prompt at ``--size``, the VQA
-    prompt with one image of that size."""
-    from foilbench.construct.backends.vqa import API_MAX_TOKENS
+    attribute task, one per relation (N - 1) of a relation task. The concepts are the run's
+    own (:func:`sample_concepts`, seeded), so each call is bounded by its own request
+    (:class:`~foilbench.construct.engine.budget.Calls`, issue 40): the largest contextual
+    prompt with its concept's caption and its ``MAX_NEW_TOKENS`` answer; the largest VQA
+    prompt (question and choices, as :class:`~foilbench.construct.backends.vqa.APIVQA`
+    words it) with one image at ``--size``; an image prompt of the contextual caption at 4
+    bytes a token (a planning assumption: images are priced per image)."""
+    from foilbench.construct.autocomp.checks import questions
+    from foilbench.construct.backends.vqa import API_MAX_TOKENS, API_PROMPT
     from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
-    from foilbench.construct.engine.prompts import prompt_names, template_bytes
+    from foilbench.construct.engine.prompts import template_bytes
 
-    n = len(config.tasks) * len(config.ns) * config.n_concepts
-    asked = config.n_concepts * sum(
-        k if TASKS[t].binds == "attribute" else k - 1 for t in config.tasks for k in config.ns)
-    prompt = max(template_bytes(p) for p in prompt_names() if p.startswith("autocomp."))
-    caption = MAX_NEW_TOKENS * BYTES_PER_TOKEN
+    def nbytes(text: str) -> int:
+        return len(text.encode("utf-8"))
+
+    vocab = config.words()
+    concepts = sample_concepts(config, vocab)
+    n = len(concepts)
+    asked = [q for c in concepts for q in questions(c, task_words(vocab, c.task)[1])]
+    prompt = max((template_bytes(contextual_prompt_name(config, c)) + nbytes(caption(c))
+                  for c in concepts), default=0)
+    vqa = max((nbytes(API_PROMPT.format(question=q, choices="\n".join(f"- {x}" for x in ch)))
+               for q, ch, _ in asked), default=0)
+    written = MAX_NEW_TOKENS * BYTES_PER_TOKEN
     out = {"captions + semantic preservation": {"text": Calls(
-        n * config.contextual_tries, max_tokens=MAX_NEW_TOKENS, prompt_bytes=prompt + 400)}}
+        n * config.contextual_tries, max_tokens=MAX_NEW_TOKENS, prompt_bytes=prompt)}}
     for track in TRACKS:
-        out[f"text-to-image [{track}]"] = {"image": Calls(n, prompt_bytes=caption + 200,
+        out[f"text-to-image [{track}]"] = {"image": Calls(n, prompt_bytes=written + 200,
                                                           image_side=config.size)}
         out[f"object presence and count [{track}]"] = {"detector": n}
         out[f"attribute/relation check [{track}]"] = {"vqa": Calls(
-            asked, max_tokens=API_MAX_TOKENS, prompt_bytes=600, images=1,
+            len(asked), max_tokens=API_MAX_TOKENS, prompt_bytes=vqa, images=1,
             image_side=config.size)}
     return out
 

@@ -14,12 +14,22 @@ Flash thinking off).
 
 Worst case of one call (what the ledger reserves): text bytes + per-message allowance + each
 image's provider bound as input, at the output budget (thinking included), at the listed
-price (:mod:`foilbench.models.api.prices`). A reply cut at its limit is asked once more with
-twice the budget, reserved anew; the dry run's per-call bound includes that second request.
+price (:mod:`foilbench.models.api.prices`).
+
+A reply cut at its limit (issue 40's decision): the pipelines size each answer's budget from
+what the request asks for, generously (one token per byte of what a compliant answer holds,
+plus room for the JSON around it), so a model that runs past it is off task and asking again
+at twice the budget would pay three times for the same wandering. Such a reply is dropped
+(billed, never cached). The one exception is a request that thinks: how long a reasoning or
+thinking model thinks is not sized from the ask, and a reply cut because thinking used the
+room is asked once more with twice the budget and twice the thinking room, reserved anew.
+The dry run's bound includes that second request exactly where the code can send it
+(:meth:`TokenPricedAPI.retries_cut`).
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +61,17 @@ from foilbench.models.api.wire import (
 
 EFFORTS = ("none", "minimal", "low", "medium", "high")
 TOKEN_OPTIONS = {"effort": EFFORTS, "thinking": None}
-WHY = {"length": "cut at its output limit twice (the second time with twice the budget)",
+WHY = {"length": "cut at its output limit",
        "empty": "empty", "refusal": "a refusal", "safety": "blocked for safety or policy"}
 #: the dry run's largest request: input text tokens and images (of this side), answer tokens
 DRY_INPUT_TOKENS, DRY_IMAGE_SIDE = 16000, 1024
 #: a planned call that names no output budget gets the text request's default
 DRY_MAX_TOKENS_DEFAULT = 512
+#: the dry run's estimate (a guide, never the cap's reservation): prompt bytes a token, the
+#: share of its output budget a reply uses, the share of its room a thinking model thinks
+GUESS_BYTES_PER_TOKEN, GUESS_REPLY_SHARE, GUESS_THINKING_SHARE = 4, 0.25, 0.5
+ESTIMATE_RULE = ("each stage's largest prompt at 4 bytes a token, replies at a quarter of "
+                 "their output budget, thinking at half its room, no cut reply asked again")
 
 
 def usage_reported(provider: str, data: dict) -> tuple[bool, bool]:
@@ -124,32 +139,57 @@ class TokenPricedAPI:
         tin, out = self.bounds(texts, image_sizes, max_tokens, thinking)
         return token_cost(self._price(tin), tin, out)
 
+    estimate_rule = ESTIMATE_RULE
+
+    def retries_cut(self) -> bool:
+        """Whether a reply cut at its limit is asked once more (module docstring): only when
+        the request thinks (thinking not turned off with ``thinking=0``)."""
+        return self.thinking != 0 and thinks(self.provider, self.model, self.thinking)
+
+    def _twice(self, texts: list[str], sizes: list[tuple[int, int]], max_tokens: int) -> float:
+        """Most one request can cost, with its retry where :meth:`retries_cut` sends one."""
+        first = self.worst_case(texts, sizes, max_tokens, self.thinking)
+        if not self.retries_cut():
+            return first
+        return first + self.worst_case(texts, sizes, 2 * max_tokens, self._more(self.thinking))
+
     def dry_run_bound(self, max_tokens: int, input_tokens: int = DRY_INPUT_TOKENS) -> float:
         """Most one call can cost: a request of ``input_tokens`` text tokens and one image,
-        answered at ``max_tokens``, then asked again at twice the budget; unpriced: NaN."""
+        answered at ``max_tokens`` (and its retry, :meth:`retries_cut`); unpriced: NaN."""
         try:
-            texts = ["x" * input_tokens]
-            side = (DRY_IMAGE_SIDE, DRY_IMAGE_SIDE)
-            first = self.worst_case(texts, [side], max_tokens, self.thinking)
-            again = self.worst_case(texts, [side], 2 * max_tokens, self._more(self.thinking))
-            return first + again
+            return self._twice(["x" * input_tokens], [(DRY_IMAGE_SIDE, DRY_IMAGE_SIDE)],
+                               max_tokens)
         except PriceError:
             return float("nan")
 
     def call_bound(self, calls: Any) -> float:
         """Most one call of a planned stage can cost (:class:`~foilbench.construct.engine.
         budget.Calls`): its own prompt size, images and output budget, then the one retry of
-        a cut reply at twice the budget; unpriced: NaN."""
+        a cut reply where :meth:`retries_cut` sends one; unpriced: NaN."""
         max_tokens = calls.max_tokens or DRY_MAX_TOKENS_DEFAULT
         texts = ["x" * (calls.prompt_bytes or DRY_INPUT_TOKENS)]
         side = calls.image_side or DRY_IMAGE_SIDE
-        sizes = [(side, side)] * calls.images
         try:
-            first = self.worst_case(texts, sizes, max_tokens, self.thinking)
-            again = self.worst_case(texts, sizes, 2 * max_tokens, self._more(self.thinking))
+            return self._twice(texts, [(side, side)] * calls.images, max_tokens)
         except PriceError:
             return float("nan")
-        return first + again
+
+    def call_estimate(self, calls: Any) -> float:
+        """What one call of a planned stage typically costs (:data:`ESTIMATE_RULE`): a guide
+        for planning, not a bound (a provider's tokenizer may need up to one token a byte,
+        and a model may use all its room); unpriced: NaN."""
+        max_tokens = calls.max_tokens or DRY_MAX_TOKENS_DEFAULT
+        side = calls.image_side or DRY_IMAGE_SIDE
+        tin = math.ceil((calls.prompt_bytes or DRY_INPUT_TOKENS) / GUESS_BYTES_PER_TOKEN)
+        tin += sum(image_tokens_bound(self.provider, self.model, side, side)
+                   for _ in range(calls.images))
+        allowed, _ = output_budget(self.provider, self.model, max_tokens, self.thinking)
+        tout = math.ceil(GUESS_REPLY_SHARE * max_tokens
+                         + GUESS_THINKING_SHARE * (allowed - max_tokens))
+        try:
+            return token_cost(self._price(tin), tin, tout)
+        except PriceError:
+            return float("nan")
 
     def _more(self, thinking: int | None) -> int | None:
         if thinking == 0 or not thinks(self.provider, self.model, thinking):
@@ -172,7 +212,8 @@ class TokenPricedAPI:
     # -- the call ---------------------------------------------------------------------------
     def _reply(self, key: str, role: str, parts: list, image_sizes: list[tuple[int, int]],
                max_tokens: int, system: str = "", **wire: Any) -> Reply:
-        """The cached reply for ``key``, else one paid request (two when the first is cut)."""
+        """The cached reply for ``key``, else one paid request (two when the first is cut
+        and the request thinks: :meth:`retries_cut`)."""
         return self.caller.obtain(key, self.cache.get, lambda: self._pay(
             key, role, parts, image_sizes, max_tokens, system, **wire))
 
@@ -200,7 +241,7 @@ class TokenPricedAPI:
             if reply.usable:
                 self.cache.put(key, reply)
                 return reply
-            if reply.finish != "length" or attempt:
+            if reply.finish != "length" or attempt or not self.retries_cut():
                 break
             budget, thinking = 2 * budget, self._more(thinking)
         self.caller.dropped(reply.finish)

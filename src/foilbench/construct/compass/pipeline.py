@@ -36,8 +36,8 @@ import numpy as np
 
 from foilbench.construct.compass.plan import (
     PROPOSE_TOKENS,
-    REALISE_TOKENS,
     compass_plan,
+    realise_tokens,
     words_of,
     world_scenes,
 )
@@ -65,6 +65,11 @@ class CompassConfig:
     categories: Path | None = None  # a category table for words no proposal covers
     category_policy: str = "strict"  # a word of no known category: "strict" or "any"
     similarity: float | None = MAX_SIMILARITY  # Sentence-Transformer threshold; None: off
+
+    def __post_init__(self) -> None:
+        from foilbench.construct.compass.similarity import check_threshold
+
+        check_threshold(self.similarity)  # before any call is paid for (issue 40)
 
     def options(self) -> dict:
         out = asdict(self)
@@ -223,7 +228,8 @@ def stage_realise(ctx: Context, caps: list[Candidate]) -> list[Candidate]:
         jobs = [(c.id, (ctx.text_request(
             "compass.realise", {"kind": "compass.realise",
                                 "spec": spec_to_dict(c.data["cap"].spec)},
-            max_tokens=REALISE_TOKENS, facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
+            max_tokens=realise_tokens(len(describe_spec(c.data["cap"].spec).encode("utf-8"))),
+            facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
         results = ctx.call_many(st, "text", jobs)
         for c in caps:
             res = results[c.id]

@@ -22,9 +22,24 @@ from __future__ import annotations
 from foilbench.construct.compass.sampling import LEVELS
 from foilbench.construct.engine.budget import Calls
 from foilbench.construct.engine.prompts import template_bytes
+from foilbench.construct.engine.replies import json_reply_tokens
 
-#: output budgets the stages send (``max_tokens`` of ``compass.propose`` and ``.realise``)
-PROPOSE_TOKENS = REALISE_TOKENS = 200
+#: the proposal prompt asks for "up to 12" candidates; a word or short phrase with its quotes
+#: and comma takes at most this many bytes
+MAX_CANDIDATES, CANDIDATE_BYTES = 12, 16
+#: output budget of ``compass.propose`` (issue 40: a list of k items is k x per-item, at one
+#: token a byte, :func:`~foilbench.construct.engine.replies.json_reply_tokens`)
+PROPOSE_TOKENS = json_reply_tokens(MAX_CANDIDATES * CANDIDATE_BYTES)
+
+
+def realise_tokens(facts_bytes: int) -> int:
+    """Output budget of one ``compass.realise`` request: a caption that states the listed
+    facts, no longer than the facts themselves (one token a byte), in its JSON.
+
+    >>> realise_tokens(100)
+    132
+    """
+    return json_reply_tokens(facts_bytes)
 
 
 def world_scenes(config) -> list:
@@ -94,5 +109,5 @@ def compass_plan(config) -> dict[str, dict[str, int]]:
                 len(words), max_tokens=PROPOSE_TOKENS,
                 prompt_bytes=template_bytes("compass.propose") + kind + word)},
             "realise positive (text backend)": {"text": Calls(
-                len(graphs) * len(LEVELS) * config.per_level, max_tokens=REALISE_TOKENS,
+                len(graphs) * len(LEVELS) * config.per_level, max_tokens=realise_tokens(facts),
                 prompt_bytes=template_bytes("compass.realise") + facts)}}

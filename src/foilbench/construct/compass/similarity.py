@@ -26,6 +26,7 @@ possible reading) is not implemented; the threshold is a parameter.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -51,6 +52,30 @@ class SimilarityError(FoilbenchError):
     """The similarity model is not available; the message says what to install."""
 
 
+class SimilarityThresholdError(FoilbenchError, ValueError):
+    """A similarity threshold outside (0, 1] (a cosine filter at 2 keeps everything; at -1
+    nothing): the message names the value."""
+
+
+def check_threshold(threshold: float | None) -> float | None:
+    """``threshold`` if it is a cosine cut in (0, 1], or ``None`` (the filter off).
+
+    >>> check_threshold(0.8), check_threshold(None)
+    (0.8, None)
+    """
+    if threshold is None:
+        return None
+    try:
+        value = float(threshold)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not 0.0 < value <= 1.0:  # NaN fails too
+        raise SimilarityThresholdError(
+            f"similarity threshold {threshold!r} is not in (0, 1]; give a cosine such as 0.8, "
+            "or turn the filter off (None; 0 on the command line)")
+    return value
+
+
 class SimilarityFilter:
     """Keeps a candidate when cos(old, new) < ``threshold``; embeddings cached per text.
 
@@ -58,8 +83,7 @@ class SimilarityFilter:
 
     def __init__(self, encode: Callable[[list[str]], np.ndarray], name: str,
                  threshold: float = MAX_SIMILARITY) -> None:
-        if not 0.0 < threshold <= 1.0:
-            raise ValueError(f"similarity threshold must be in (0, 1], got {threshold}")
+        check_threshold(threshold)
         self.encode, self.name, self.threshold = encode, name, threshold
         self._cache: dict[str, np.ndarray] = {}
         self.filtered = 0  # candidates removed, for the manifest

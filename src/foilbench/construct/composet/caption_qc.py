@@ -26,6 +26,7 @@ says so in the log.
 
 from __future__ import annotations
 
+from foilbench.construct.composet.plan import too_long
 from foilbench.construct.composet.spec import spec_text
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, parse_json, require
@@ -48,13 +49,17 @@ def corrected_spec(spec: dict, reply: dict) -> dict:
             "objects": objects}
 
 
-def stage_caption_qc(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
-    """The QC step (module docstring); counts go to ``ctx.notes["caption_qc"]``."""
+def stage_caption_qc(ctx: Context, scenes: list[Candidate],
+                     most_names: int | None = None) -> list[Candidate]:
+    """The QC step (module docstring); counts go to ``ctx.notes["caption_qc"]``. With a VQA
+    backend at most ``most_names`` distinct object names a scene are counted, in the spec's
+    order (the plan's count, :func:`.plan.qc_names`; the others are kept as stated and
+    listed as not counted)."""
     counts = {"rewritten": 0, "unchanged": 0, "not_checked": 0}
     ctx.notes["caption_qc"] = counts
     with ctx.log.stage(STAGE, scenes) as st:
         if not getattr(ctx.backend("text"), "accepts_images", False) and ctx.has("vqa"):
-            return _vqa_qc(ctx, st, scenes, counts)
+            return _vqa_qc(ctx, st, scenes, counts, most_names)
         if not getattr(ctx.backend("text"), "accepts_images", False):
             for s in scenes:
                 counts["not_checked"] += 1
@@ -73,6 +78,9 @@ def stage_caption_qc(ctx: Context, scenes: list[Candidate]) -> list[Candidate]:
                 after = corrected_spec(before, reply)
             except ReplyError as e:
                 st.drop(s, "unreadable reply", error=str(e))
+                continue
+            if (why := too_long(spec=after)) is not None:
+                st.drop(s, f"caption QC: rewritten {why}")
                 continue
             changed = any(after.get(k) != before.get(k) for k in REPLACED)
             verdict = "rewritten" if changed else "unchanged"
@@ -115,25 +123,40 @@ def count_rewrite(spec: dict, found: dict[str, int]) -> tuple[dict, list[dict]]:
     return {**spec, "objects": kept, "details": details}, edits
 
 
-def _vqa_qc(ctx: Context, st, scenes: list[Candidate], counts: dict) -> list[Candidate]:
+def counted_names(spec: dict, most: int | None) -> tuple[list[str], list[str]]:
+    """(the distinct object names the VQA QC counts, in the spec's order; the rest, not
+    counted): at most ``most`` (issue 40: a stage asks no more than the plan counts).
+
+    >>> counted_names({"objects": [{"name": "Mug"}, {"name": "cup"}, {"name": "mug"}]}, 1)
+    (['mug'], ['cup'])
+    """
+    names = list(dict.fromkeys(str(o["name"]).lower() for o in spec["objects"]))
+    cut = len(names) if most is None else max(int(most), 0)
+    return names[:cut], names[cut:]
+
+
+def _vqa_qc(ctx: Context, st, scenes: list[Candidate], counts: dict,
+            most_names: int | None = None) -> list[Candidate]:
     from foilbench.construct.backends.world_questions import count_question
 
     jobs = []
     for s in scenes:
-        for name in sorted({str(o["name"]).lower() for o in s.data["spec"]["objects"]}):
+        for name in counted_names(s.data["spec"], most_names)[0]:
             jobs.append((f"{s.id}/{name}", (s.data["base_image"], count_question(name),
                                             COUNT_CHOICES)))
     results = ctx.call_many(st, "vqa", jobs)
     for s in scenes:
         before = s.data["spec"]
-        names = sorted({str(o["name"]).lower() for o in before["objects"]})
+        names, unchecked = counted_names(before, most_names)
         failed = next((results[f"{s.id}/{n}"] for n in names
                        if not hasattr(results[f"{s.id}/{n}"], "value")), None)
         if failed is not None:
             st.drop(s, "call failed", error=failed.error, attempts=failed.attempts)
             continue
         found = {n: int(results[f"{s.id}/{n}"].value) for n in names}
-        after, edits = count_rewrite(before, found)
+        stated = {n: sum(1 for o in before["objects"] if str(o["name"]).lower() == n)
+                  for n in unchecked}  # not counted: kept as the spec states them
+        after, edits = count_rewrite(before, {**found, **stated})
         if not after["objects"]:
             st.drop(s, "caption QC: no object of the spec is in the image",
                     verdicts={"counts_found": found})
@@ -141,7 +164,8 @@ def _vqa_qc(ctx: Context, st, scenes: list[Candidate], counts: dict) -> list[Can
         verdict = "rewritten" if after != before else "unchanged"
         counts[verdict] += 1
         s.data["spec"] = after
-        outputs = {"edits": edits, "counts_found": found}
+        outputs = {"edits": edits, "counts_found": found,
+                   **({"not_counted": unchecked} if unchecked else {})}
         if after != before:
             outputs.update(before={k: before.get(k) for k in REPLACED},
                            after={k: after[k] for k in REPLACED})

@@ -24,6 +24,12 @@ from dataclasses import replace
 import numpy as np
 
 from foilbench.construct.backends.base import EditRequest
+from foilbench.construct.composet.plan import (
+    FOIL_BYTES,
+    check_tokens,
+    foil_tokens,
+    instances_text,
+)
 from foilbench.construct.composet.spec import (
     base_image_input,
     spec_labels,
@@ -54,8 +60,8 @@ def stage_enumerate(ctx: Context, scenes: list[Candidate], n_foils: int,
                 jobs.append((s.id, (ctx.text_request(
                     prompt, {"kind": "composet.foils", "spec": s.data["spec"],
                              "n_foils": n_foils, "seed": seed},
-                    seed=seed, max_tokens=6000, spec=spec_text(s.data["spec"]),
-                    instances="\n".join(f"- {k}: {v}" for k, v in s.data["instances"].items()),
+                    seed=seed, max_tokens=foil_tokens(n_foils), spec=spec_text(s.data["spec"]),
+                    instances=instances_text(s.data["instances"]),
                     taxonomy=taxonomy_text(), n_foils=n_foils, **base_image_input(ctx, s)),)))
             results[tag] = ctx.call_many(st, "text", jobs)
         shown = bool(base_image_input(ctx, scenes[0])["images"]) if scenes else False
@@ -116,19 +122,20 @@ def stage_self_check(ctx: Context, instances: list[Candidate]) -> list[Candidate
             except ReplyError as e:
                 st.drop(c, "malformed proposal", error=str(e))
                 continue
+            line = listing_line(c.data["index"], c.data["foil"].to_dict())
+            if len(line.encode("utf-8")) > FOIL_BYTES:  # the plan bounds the listing by it
+                st.drop(c, f"proposal longer than {FOIL_BYTES} bytes", proposal=line[:200])
+                continue
             by_scene.setdefault(c.data["scene"].id, []).append(c)
         jobs = []
         for sid, cands in by_scene.items():
             spec = cands[0].data["scene"].data["spec"]
             foils = [c.data["foil"].to_dict() for c in cands]
-            listing = "\n".join(
-                f"{k}. {f['edit_type']}: {f['target_object']} {f['base_attribute']} -> "
-                f"{f['foil_attribute']} | base: {f['base_caption']} | foil: {f['foil_caption']}"
-                for k, f in enumerate(foils))
+            listing = "\n".join(listing_line(k, f) for k, f in enumerate(foils))
             jobs.append((sid, (ctx.text_request(
                 "composet.self_check", {"kind": "composet.self_check", "spec": spec,
                                         "foils": foils},
-                max_tokens=6000, spec=spec_text(spec), foils=listing),)))
+                max_tokens=check_tokens(len(foils)), spec=spec_text(spec), foils=listing),)))
         results = ctx.call_many(st, "text", jobs)
         for sid, cands in by_scene.items():
             res = results[sid]
@@ -146,6 +153,12 @@ def stage_self_check(ctx: Context, instances: list[Candidate]) -> list[Candidate
             for k, c in enumerate(cands):
                 _apply_verdict(st, c, verdicts.get(k), res)
     return st.survivors
+
+
+def listing_line(k: int, f: dict) -> str:
+    """Proposal ``f``'s line in the self-check's listing, numbered ``k``."""
+    return (f"{k}. {f['edit_type']}: {f['target_object']} {f['base_attribute']} -> "
+            f"{f['foil_attribute']} | base: {f['base_caption']} | foil: {f['foil_caption']}")
 
 
 def _failed(res) -> bool:
@@ -167,6 +180,9 @@ def _apply_verdict(st, c: Candidate, verdict: dict | None, res) -> None:
     fixes = {k: str(verdict[k]) for k in ("target_object", "base_attribute", "foil_attribute",
                                           "base_caption", "foil_caption") if verdict.get(k)}
     foil = replace(c.data["foil"], **fixes)
+    if len(listing_line(c.data["index"], foil.to_dict()).encode("utf-8")) > FOIL_BYTES:
+        st.drop(c, f"self-check: corrected proposal longer than {FOIL_BYTES} bytes")
+        return
     if foil.base_caption.lower() == foil.foil_caption.lower():
         st.drop(c, "self-check: ambiguous", detail="corrected captions are equal")
         return

@@ -48,6 +48,7 @@ import json
 import numpy as np
 
 from foilbench.construct.backends.base import ImageRequest
+from foilbench.construct.composet.plan import qc_names, too_long
 from foilbench.construct.composet.spec import (
     DEFAULT_SETTINGS,
     ComposetConfig,
@@ -157,6 +158,9 @@ def _read_spec(ctx: Context, st, s: Candidate, res) -> dict | None:
     if getattr(ctx.backend("image"), "reads_structure", False) and "world_scene" not in spec:
         st.drop(s, "spec has no world scene for the world renderer")
         return None
+    if (why := too_long(spec=spec)) is not None:  # the plan bounds later prompts by it
+        st.drop(s, why)
+        return None
     return spec
 
 
@@ -245,6 +249,9 @@ def stage_instance_captions(ctx: Context, scenes: list[Candidate],
                     other = None  # a failed or unreadable bias reply leaves the main captions
                 caps, tally = reconcile_instances(s.data["spec"], caps, other)
                 extra = {"verdicts": {"variants": tally, "bias_reply": other is not None}}
+            if (why := too_long(instances=caps)) is not None:
+                st.drop(s, why)
+                continue
             s.data["instances"] = caps
             st.passed(s, backend=ctx.backend("text").fingerprint, **res.describe(),
                       inputs={"base_image_shown": shown, "image": s.data["base_path"]},
@@ -282,7 +289,7 @@ def build(ctx: Context, config: ComposetConfig):
     scenes = stage_spec(ctx, scenes, config.recent_scenes)
     scenes = stage_base_render(ctx, scenes, config.size)
     if config.caption_qc:
-        scenes = stage_caption_qc(ctx, scenes)
+        scenes = stage_caption_qc(ctx, scenes, most_names=qc_names(config))
     scenes = stage_base_check(ctx, scenes, config.detector_threshold)
     scenes = stage_instance_captions(ctx, scenes, config.bias_variants)
     instances = stage_enumerate(ctx, scenes, config.foils_per_scene, config.bias_variants)

@@ -14,12 +14,21 @@ stage, its own output budget (``max_tokens``), its prompt's size and its images;
 ``cost_per_call_usd`` sized for the largest request any pipeline sends (16k input tokens and
 6,000 output tokens, which made the bound 4x to 517x the bill).
 
+Two lines close the table: the bound (the guaranteed worst case; what the ledger's
+reservations add up to at most) and an estimate. The bound must hold for every provider
+without its tokenizer, so it counts one input token per prompt byte and every reply at its
+full output budget; a typical English prompt is nearer 4 bytes a token and a typical reply
+far shorter, so for a method whose cost is mostly prompt text the bound is 4x or more above
+the bill however tight the plan. The estimate (backends with ``call_estimate(calls)``; the
+rule is printed with it) is a guide to plan with, never what the cap reserves.
+
 The cap itself is held by the output folder's ledger (:mod:`.ledger`), per paid request.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 
 from foilbench.construct.backends.base import Backend
@@ -59,13 +68,15 @@ class Calls(int):
 
 @dataclass(frozen=True)
 class Row:
-    """One (stage, role) line of the bound: most calls, their price bound, the backend."""
+    """One (stage, role) line of the bound: most calls, their price bound, the backend, and
+    the estimate of the same calls (:func:`estimate`)."""
 
     stage: str
     role: str
     calls: int
     usd: float
     backend: str
+    estimate_usd: float = math.nan
 
 
 @dataclass
@@ -75,6 +86,8 @@ class Estimate:
     rows: list[Row] = field(default_factory=list)
     #: what the folder's ledger already holds (billed + open reservations)
     committed_usd: float = 0.0
+    #: the rule of each backend's estimate, by backend spec
+    rules: dict[str, str] = field(default_factory=dict)
 
     @property
     def calls(self) -> dict[str, int]:
@@ -109,6 +122,15 @@ class Estimate:
         return sum(r.usd for r in self.rows)
 
     @property
+    def total_estimate_usd(self) -> float:
+        """The estimate: rows without one count at their bound."""
+        return sum(r.usd if math.isnan(r.estimate_usd) else r.estimate_usd for r in self.rows)
+
+    @property
+    def estimate_rules(self) -> list[str]:
+        return sorted({r for r in self.rules.values() if r})
+
+    @property
     def total_calls(self) -> int:
         return sum(r.calls for r in self.rows)
 
@@ -126,6 +148,14 @@ class Estimate:
                 f"({self.backend.get(role, '')})" for role, n in self.calls.items()]
         out.append(f"  total     at most {self.total_calls:>6} calls  at most "
                    f"{usd(self.total_usd)} (cached calls are free)")
+        if self.estimate_rules:
+            text = (f"about {usd(self.total_estimate_usd)}: a guide, not a bound (the cap "
+                    "reserves each request's worst case: one token a prompt byte, every reply "
+                    "at its full budget); token-priced calls: " + "; ".join(self.estimate_rules)
+                    + "; other calls at their bound")
+            wrapped = textwrap.wrap(text, 66)
+            out.append(f"  estimate  {wrapped[0]}")
+            out += [f"            {line}" for line in wrapped[1:]]
         if self.committed_usd:
             out.append(f"  already committed into this folder: ${self.committed_usd:.4f}")
         return out
@@ -149,9 +179,14 @@ def estimate(plan: dict, backends: dict[str, Backend]) -> Estimate:
             if role not in backends or n <= 0:
                 continue
             b = backends[role]
+            spec = str(getattr(b, "spec", "") or getattr(b, "fingerprint", ""))
             bound = getattr(b, "call_bound", None)
             per = (float(bound(n)) if isinstance(n, Calls) and callable(bound)
                    else float(b.cost_per_call_usd))
-            est.rows.append(Row(stage, role, int(n), int(n) * per,
-                                str(getattr(b, "spec", "") or getattr(b, "fingerprint", ""))))
+            guess = getattr(b, "call_estimate", None)
+            typical = per
+            if isinstance(n, Calls) and callable(guess):
+                typical = float(guess(n))
+                est.rules[spec] = str(getattr(b, "estimate_rule", ""))
+            est.rows.append(Row(stage, role, int(n), int(n) * per, spec, int(n) * typical))
     return est

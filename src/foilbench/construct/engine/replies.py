@@ -75,3 +75,23 @@ def clean_sentence(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1].strip()
     return text
+
+
+#: output tokens for what surrounds a JSON answer: its keys, quotes and braces, a code fence
+JSON_FRAME_TOKENS = 32
+
+
+def json_reply_tokens(content_bytes: int) -> int:
+    """The output budget of a JSON answer whose values hold at most ``content_bytes`` UTF-8
+    bytes (issue 40: size each request's budget from what it asks for, not a flat 512).
+
+    One token a byte: no tokenizer makes more tokens than bytes (byte-level BPE and byte
+    fallback), so a compliant answer always fits, in any language; a typical English answer
+    uses about a quarter of it. Plus :data:`JSON_FRAME_TOKENS` for the JSON around it. A
+    reply past this budget is off task: it is dropped, not asked again (a model that thinks
+    gets its thinking room on top, :mod:`foilbench.construct.backends.api_tokens`).
+
+    >>> json_reply_tokens(64)
+    96
+    """
+    return JSON_FRAME_TOKENS + max(int(content_bytes), 0)

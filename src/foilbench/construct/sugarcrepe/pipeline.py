@@ -32,8 +32,6 @@ candidate. Prompts are ours (``prompts/sugarcrepe.*.txt``), with our own demonst
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,114 +40,26 @@ from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
 from foilbench.construct.engine.replies import ReplyError, clean_sentence, parse_json, require
 from foilbench.construct.engine.stages import ConstructError, Context, Failure
+from foilbench.construct.sugarcrepe.plan import (
+    CONCEPT_BYTES,
+    answer_tokens,
+    nbytes,
+    sugarcrepe_plan,
+)
+from foilbench.construct.sugarcrepe.spec import (
+    TYPES,
+    SugarcrepeConfig,
+    prompt_name,
+    read_captions,
+)
 from foilbench.world.token_budget import PAST_CONTEXT, same_in_context
 
 ROLES = {"text": True}
-TYPES: dict[str, tuple[str, str, str]] = {
-    # type: (form, concept located in step 1, concept generated in step 2)
-    "replace_obj": ("replace", "object", "object"),
-    "replace_att": ("replace", "attribute", "attribute"),
-    "replace_rel": ("replace", "relation", "relation"),
-    "swap_obj": ("swap", "object", "object"),
-    "swap_att": ("swap", "attribute", "attribute"),
-    "add_obj": ("add", "object", "object"),
-    "add_att": ("add", "object", "attribute"),
-}
-
-
-@dataclass(frozen=True)
-class SugarcrepeConfig:
-    captions: Path = Path("captions.json")
-    images: Path | None = None
-    types: tuple[str, ...] = tuple(TYPES)
-    captions_per_image: int = 1
-    limit: int | None = None
-    refine: bool = True
-    scorers: tuple[str, str] = ("length", "ngram")
-    grid: int | None = None  # None: auto (the paper's 100 x 100 when it fills; refine.py)
-    zero_bin: bool = False  # True: foilbench's extra bin for exact-zero gaps
-    folds: int = 5
-    seed: int = 0
-
-    def options(self) -> dict:
-        out = asdict(self)
-        out["captions"], out["images"] = str(self.captions), str(self.images or "")
-        return out
-
-
-def read_captions(config: SugarcrepeConfig) -> list[dict]:
-    """``[{"image": file name, "caption": text, "key": id}]`` from a COCO annotation file
-    (``images`` + ``annotations``) or a list of ``{"image"|"file_name"|"filename", "caption"
-    | "captions"}`` records."""
-    path = Path(config.captions)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise ConstructError(f"{path}: cannot read a caption JSON ({e})") from None
-    records: list[tuple[str, list[str]]] = []
-    if isinstance(data, dict) and "annotations" in data and "images" in data:
-        files = {im["id"]: im["file_name"] for im in data["images"]}
-        by_image: dict = {}
-        for a in data["annotations"]:
-            if a.get("image_id") not in files:
-                raise ConstructError(f"{path}: annotation {a.get('id')} names image_id "
-                                     f"{a.get('image_id')} missing from 'images'")
-            by_image.setdefault(a["image_id"], []).append(str(a["caption"]))
-        records = [(files[i], caps) for i, caps in by_image.items()]
-    elif isinstance(data, list):
-        for k, r in enumerate(data):
-            image = r.get("image") or r.get("file_name") or r.get("filename")
-            caps = r.get("captions") or ([r["caption"]] if "caption" in r else [])
-            if not image or not caps:
-                raise ConstructError(f"{path}: record {k} needs an image file name and a caption")
-            records.append((str(image), [str(c) for c in caps]))
-    else:
-        raise ConstructError(f"{path}: expected COCO annotations ({{'images', 'annotations'}}) "
-                             "or a list of {'image', 'caption'} records")
-    out = []
-    taken: dict[str, int] = {}  # captions numbered per image stem, so two records on one
-    for image, caps in records:  # image (or two images with one stem) never share a key
-        for cap in caps[: config.captions_per_image]:
-            stem = Path(image).stem
-            j = taken[stem] = taken.get(stem, -1) + 1
-            out.append({"image": image, "caption": clean_sentence(cap), "key": f"{stem}/{j}"})
-    return out[: config.limit] if config.limit else out
 
 
 def plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
-    """Per (caption, replace/add type) one call in each of locate, new concept and compose;
-    per (caption, swap type) one swap call; none on a validated set (a folder). Each call is
-    bounded by its own request (:class:`~foilbench.construct.engine.budget.Calls`): the
-    longest template of the step, the longest caption read, each place the template puts a
-    concept an earlier step answered (``$old``, ``$new``: at most that step's output budget,
-    at 4 bytes a token; compose_add says ``$old`` twice), the default 512-token answer."""
-    from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
-    from foilbench.construct.engine.prompts import load_prompt, template_bytes
-
-    if Path(config.captions).is_dir():
-        return {}
-    captions = read_captions(config)
-    n = len(captions)
-    longest = max((len(str(c["caption"]).encode("utf-8")) for c in captions), default=0)
-    answer = 512
-    three = [t for t in config.types if TYPES[t][0] != "swap"]
-    swaps = [t for t in config.types if TYPES[t][0] == "swap"]
-
-    def size(name: str) -> int:
-        p = load_prompt(name)
-        earlier = sum((p.system + p.user).count(f) for f in ("$old", "$new"))
-        return template_bytes(name) + longest + 64 + earlier * answer * BYTES_PER_TOKEN
-
-    def calls(k: int, prompts: list[str]) -> Calls:
-        return Calls(k, max_tokens=answer, prompt_bytes=max([size(p) for p in prompts] + [0]))
-
-    return {"locate concept (T=0)": {"text": calls(n * len(three), ["sugarcrepe.locate"])},
-            "new concept (T=1.5)": {"text": calls(
-                n * len(three), [prompt_name("new_concept", t) for t in three])},
-            "compose (T=0)": {"text": calls(
-                n * len(three), ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"])},
-            "swap, one step (T=0)": {"text": calls(
-                n * len(swaps), [prompt_name("swap", t) for t in swaps])}}
+    """The most calls per stage, each bounded by its own request (:mod:`.plan`)."""
+    return sugarcrepe_plan(config)
 
 
 def _dropped_call(st, c: Candidate, res) -> bool:
@@ -176,22 +86,14 @@ def _task(c: Candidate, step: str, **extra) -> dict:
             else located, "mode": form, **extra}
 
 
-def prompt_name(step: str, edit_type: str) -> str:
-    """The packaged prompt of ``step`` for ``edit_type``: one template per fine-grained type
-    for the steps where the types differ (App. D.2: "Each template consists of task instruction
-    for generating the corresponding type of hard negatives and several (7 or more) few-shot
-    demonstrations"): step (2), the new concept, of Replace and Add, and the one Swap step;
-    locating (1) and composing (3) share a template parameterised by the concept kind."""
-    return f"sugarcrepe.{step}.{edit_type}" if step in ("new_concept", "swap") \
-        else f"sugarcrepe.{step}"
-
-
 def _ask_caption_concept(ctx: Context, st, cands: list[Candidate], step: str) -> dict:
     """The locate and swap steps (both T=0) send one prompt per candidate with the same
     inputs: the caption and the kind of concept its type edits."""
     jobs = [(c.id, (ctx.text_request(prompt_name(step, c.data["type"]), _task(c, step),
                                      caption=c.data["caption"],
-                                     concept=TYPES[c.data["type"]][1]),)) for c in cands]
+                                     concept=TYPES[c.data["type"]][1],
+                                     max_tokens=answer_tokens(step, nbytes(c.data["caption"]))),))
+            for c in cands]
     return ctx.call_many(st, "text", jobs)
 
 
@@ -202,7 +104,10 @@ def stage_locate(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
             got = _reply(st, c, results[c.id], {"concepts": list})
             if got is None:
                 continue
-            found = [str(x).strip() for x in got["concepts"] if str(x).strip()]
+            # a concept is copied from the caption: one longer than it is not (and would
+            # make the next prompts longer than the plan bounds)
+            found = [str(x).strip() for x in got["concepts"]
+                     if str(x).strip() and nbytes(str(x).strip()) <= nbytes(c.data["caption"])]
             if not found:
                 st.drop(c, f"no {TYPES[c.data['type']][1]} in the caption")
                 continue
@@ -218,7 +123,9 @@ def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
         jobs = [(c.id, (ctx.text_request(
             prompt_name("new_concept", c.data["type"]),
             _task(c, "new_concept", old=c.data["old"]), seed=c.data["seed"],
-            caption=c.data["caption"], old=c.data["old"]),)) for c in cands]
+            caption=c.data["caption"], old=c.data["old"],
+            max_tokens=answer_tokens("new_concept", nbytes(c.data["caption"]))),))
+            for c in cands]
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
             got = _reply(st, c, results[c.id], {"new": str})
@@ -227,6 +134,10 @@ def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
             new = clean_sentence(got["new"]).lower()
             if not new or new == c.data["old"].lower() or new in c.data["caption"].lower():
                 st.drop(c, "new concept empty or already in the caption", outputs={"new": new})
+                continue
+            if nbytes(new) > CONCEPT_BYTES:
+                st.drop(c, f"new concept longer than {CONCEPT_BYTES} bytes",
+                        outputs={"new": new[:CONCEPT_BYTES]})
                 continue
             c.data["new"] = new
             st.passed(c, **results[c.id].describe(), outputs={"new": new})
@@ -241,7 +152,9 @@ def stage_compose(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
             jobs.append((c.id, (ctx.text_request(
                 f"sugarcrepe.{step}", _task(c, step, old=c.data["old"], new=c.data["new"]),
                 caption=c.data["caption"], old=c.data["old"], new=c.data["new"],
-                concept=TYPES[c.data["type"]][2]),)))
+                concept=TYPES[c.data["type"]][2],
+                max_tokens=answer_tokens("compose", nbytes(c.data["caption"]),
+                                         nbytes(c.data["new"]))),)))
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
             got = _reply(st, c, results[c.id], {"caption": str})
