@@ -48,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_peers  # noqa: E402
+import fixed_cost  # noqa: E402
 import peer_composet  # noqa: E402
 import peer_data  # noqa: E402
 
@@ -150,7 +151,7 @@ def run_bench(name: str, bench: str, repo: str, config: Path, weights: list[Path
             "outcomes": compare(name, last / "out" / "foilbench.duckdb", specs, peer_tag)}
 
 
-def report(name: str, res: dict, n_models: int) -> None:
+def report(name: str, res: dict, n_models: int, floor=None) -> None:
     fb_w, fb_c = bench_peers._medians(res["times"]["foilbench"])
     peer_w, peer_c = bench_peers._medians(res["times"]["peer"])
     fwd = sum(s.get("forward_seconds", 0.0) for _, _, s in res["cells"])
@@ -165,6 +166,9 @@ def report(name: str, res: dict, n_models: int) -> None:
     print(f"forward passes (last sweep's cells): wall {fwd:.2f} s = {100 * fwd / fb_w:.1f}% of "
           f"the median sweep wall; CPU {fwd_cpu:.2f} s = {100 * fwd_cpu / fb_c:.1f}% of its CPU")
     print(f"per model: foilbench {fb_w / n_models:.2f} s wall, peer {peer_w / n_models:.2f} s")
+    if floor is not None:  # (file, distinct images, distinct texts) of one model
+        print(fixed_cost.floor_line(f"{n_models}-model sweep", fb_w, floor[0], 1,
+                                    n_models * floor[1], n_models * floor[2]))
     print(f"{res['decoded']}")
     settled = sum(s.get("near_ties_settled", 0) for _, _, s in res["cells"])
     changed = sum(sum((s.get("near_ties_changed") or {}).values()) for _, _, s in res["cells"])
@@ -191,6 +195,9 @@ def main() -> None:
                     help="data and model files, shared with bench_peers.py")
     ap.add_argument("--cores", default="0", help="taskset core list of every timed process")
     ap.add_argument("--only", choices=("composet", "sugarcrepe"), default=None)
+    ap.add_argument("--floor", default=None,
+                    help="rates from bench_forward_floor.py --json: the sweep's wall over "
+                         "the floor (one pass per distinct input per model)")
     ap.add_argument("--composet-repo", default=None)
     ap.add_argument("--sugarcrepe-repo", default=None)
     args = ap.parse_args()
@@ -222,8 +229,12 @@ def main() -> None:
     runs.mkdir(parents=True, exist_ok=True)
     results = {name: run_bench(name, bench, repo, config, weights, data, args, runs)
                for name, bench, repo, data in todo}
+    data_of = {name: data for name, _, _, data in todo}
     for name, res in results.items():
-        report(name, res, args.models)
+        floor = None
+        if args.floor:
+            floor = (Path(args.floor), *peer_data.unique_inputs(name, data_of[name]))
+        report(name, res, args.models, floor)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     if args.repeats != args.peer_repeats:
         print(f"(peer loops timed {args.peer_repeats} time(s), foilbench {args.repeats})")

@@ -27,6 +27,40 @@ EARLY_DECODE = "image decode + prepare during validation (the engine's, done ear
 PHASES: dict[str, list[float]] = {}
 STATS: list[dict] = []
 LOCK = threading.Lock()
+# (module, attribute, phase) wrapped in a stopwatch; tests/test_bench_speed.py checks that
+# each still exists, so a renamed runner step fails a test, not a measuring session
+TIMED = (
+    # as foilbench imports it (without transformers when the model needs none)
+    ("foilbench.models.openclip.adapter", "import_open_clip", IMPORT),
+    ("foilbench.runner.runs", "load_benchmarks", "benchmark load + validate"),
+    # validation's pixel check inside a run is the engine's decode done early (decode-once):
+    # timed on its own, so the table can count it as engine work, not as validation
+    ("foilbench.scoring.prepared", "SharedPreparation.check_pixels", EARLY_DECODE),
+    ("foilbench.evaluation", "metric_table", "metrics (breakdowns, bootstrap)"),
+    ("foilbench.runner.cell", "compass_summary", "COMPASS tables"),
+    ("foilbench.runner.cell", "cell_notes", "reliability notes (text report, data notes)"),
+    ("foilbench.runner.runs", "write_cell", "store writes"),
+    ("foilbench.runner.runs", "benchmark_reference", "reference rows (chance, blind)"),
+    ("foilbench.runner.runs", "build_summary", "summary.json"),
+    ("foilbench.report", "write_report", "HTML report"),
+    ("foilbench.cli.run_output", "print_tables", "printed tables"),
+)
+# context-manager factories: entering the block is timed (the thread setup imports torch)
+TIMED_ENTER = (("foilbench.runner.runs", "run_threads", "thread setup (imports torch)"),)
+# wrapped by hand in main(): the engine keeps its stats, the model build leaves out the import
+WRAPPED = (("foilbench.runner.runs", "load_models"), ("foilbench.evaluation", "evaluate"))
+
+
+def _owner(path: str, attr: str) -> tuple[object, str]:
+    """(object holding the last name of ``attr``, that name): ``attr`` may be
+    ``Class.method`` inside module ``path``."""
+    import importlib
+
+    owner: object = importlib.import_module(path)
+    *parents, name = attr.split(".")
+    for part in parents:
+        owner = getattr(owner, part)
+    return owner, name
 
 
 def _add(phase: str, t0: float, c0: float) -> None:
@@ -49,12 +83,33 @@ def _timed(module, name: str, phase: str) -> None:
     setattr(module, name, wrapper)
 
 
-def main() -> None:
-    from foilbench import evaluation, report
-    from foilbench.cli import main as cli_main
-    from foilbench.models.openclip import adapter as openclip_adapter
-    from foilbench.runner import cell, runs
+def _timed_enter(module, name: str, phase: str) -> None:
+    """Like :func:`_timed` for a context-manager factory: times entering the block (the
+    thread setup and its torch import), not the block itself."""
+    import contextlib
 
+    real = getattr(module, name)
+
+    @functools.wraps(real)
+    @contextlib.contextmanager
+    def wrapper(*args, **kwargs):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        with real(*args, **kwargs) as value:
+            _add(phase, t0, c0)
+            yield value
+
+    setattr(module, name, wrapper)
+
+
+def main() -> None:
+    import importlib
+
+    from foilbench import evaluation
+    from foilbench.cli import main as cli_main
+    from foilbench.runner import runs
+
+    for path, _, _ in (*TIMED, *TIMED_ENTER):  # imported here, as the CLI would
+        importlib.import_module(path)
     _add("foilbench imports (cli, runner)", T_START, C_START)
     real_load_models = runs.load_models
 
@@ -70,9 +125,6 @@ def main() -> None:
         return out
 
     runs.load_models = load_models
-    # as foilbench imports it (without transformers when the model needs none)
-    _timed(openclip_adapter, "import_open_clip", IMPORT)
-    _timed(runs, "load_benchmarks", "benchmark load + validate")
     real_evaluate = evaluation.evaluate
 
     def evaluate(*args, **kwargs):
@@ -83,22 +135,10 @@ def main() -> None:
         return result
 
     evaluation.evaluate = evaluate
-    # validation's pixel check inside a run is the engine's decode done early (decode-once):
-    # timed on its own, so the table can count it as engine work, not as validation
-    from foilbench.scoring import prepared
-
-    _timed(prepared.SharedPreparation, "check_pixels", EARLY_DECODE)
-    _timed(evaluation, "metric_table", "metrics (breakdowns, bootstrap)")
-    _timed(cell, "compass_summary", "COMPASS tables")
-    _timed(runs, "configure_threads", "thread setup (imports torch)")
-    _timed(cell, "cell_notes", "reliability notes (text report, data notes)")
-    _timed(runs, "write_cell", "store writes")
-    _timed(runs, "benchmark_reference", "reference rows (chance, blind)")
-    _timed(runs, "build_summary", "summary.json")
-    _timed(report, "write_report", "HTML report")
-    import foilbench.cli.run_output as run_output
-
-    _timed(run_output, "print_tables", "printed tables")
+    for path, attr, phase in TIMED:
+        _timed(*_owner(path, attr), phase)
+    for path, attr, phase in TIMED_ENTER:
+        _timed_enter(*_owner(path, attr), phase)
     from foilbench.runner.startup_gc import own_process
 
     own_process()  # as cli.main.main(fast_exit=True), which `python -m foilbench` calls

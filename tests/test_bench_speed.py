@@ -80,3 +80,21 @@ def test_composet_subset_release_counts_one_scene(tmp_path):
     assert n_images == 23  # the base image and 22 foils
     # 3 tiers x (the edited objects' base captions, at most 3, + 22 foil captions)
     assert 22 < n_texts <= 3 * (3 + 22)
+
+
+def test_every_runner_step_fb_phases_times_still_exists():
+    """fb_phases wraps runner functions by name: a renamed step (as configure_threads became
+    run_threads) must fail here, not in a measuring session's instrumented run."""
+    import fb_phases
+
+    named = [(p, a) for p, a, _ in (*fb_phases.TIMED, *fb_phases.TIMED_ENTER)]
+    for path, attr in (*named, *fb_phases.WRAPPED):
+        owner, name = fb_phases._owner(path, attr)
+        assert callable(getattr(owner, name, None)), f"{path}.{attr} is gone"
+
+
+def test_fb_phases_owner_refuses_a_missing_name():
+    import fb_phases
+
+    owner, name = fb_phases._owner("foilbench.runner.runs", "no_such_step")
+    assert not hasattr(owner, name)

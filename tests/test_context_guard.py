@@ -27,6 +27,28 @@ def test_long_captions_differing_past_the_cut_are_the_same_to_clip():
     assert tb.past_context(pos, [neg, early, pos]) == [0]  # exact repeats are other checks'
 
 
+def test_a_positive_is_encoded_once_for_all_its_negatives(monkeypatch):
+    """The context check remembers each text's visible tokens: a positive compared with
+    three long negatives is cleaned and encoded once, and the answers are the ones the
+    tokenizer gives text by text (the second call of a text reuses the first)."""
+    tok = tb._bpe_tokenizer()
+    pos = LONG + "with a red ball"
+    negs = [LONG + "with a blue ball", pos.replace("red shirt", "blue shirt", 1),
+            LONG + "with a green ball"]
+    expected = [k for k, t in enumerate(negs)
+                if tok.encode(t)[:tb.VISIBLE] == tok.encode(pos)[:tb.VISIBLE]]
+    assert expected == [0, 2]
+    calls = []
+    real = tok.encode
+    monkeypatch.setattr(tok, "encode", lambda text: calls.append(text) or real(text))
+    tb.visible_tokens.cache_clear()
+    assert tb.past_context(pos, negs) == expected
+    assert sorted(calls) == sorted([pos, *negs])  # 4 encodes, not 6
+    assert tb.past_context(pos, negs) == expected
+    assert len(calls) == 4  # all remembered
+    tb.visible_tokens.cache_clear()
+
+
 def test_the_visible_window_is_open_clips_truncation():
     """open_clip keeps [start] + 75 tokens + [end]: texts equal in their first 75 tokens
     reach the encoder identically, whatever follows."""

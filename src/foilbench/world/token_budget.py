@@ -77,6 +77,7 @@ def _bytes(piece: str) -> int:
 #: content tokens a 77-token CLIP encoder sees: open_clip's tokenize keeps
 #: [start] + tokens[:76], then writes the end token over the last, so 75 remain
 VISIBLE = CONTEXT - START_END
+VISIBLE_MEMO = 4096  # texts whose visible tokens are remembered (at most ~12 MB)
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,15 @@ def same_in_context(a: str, b: str, kind: str = "auto") -> bool | None:
         return pa == pb  # both whole within the context (bounds from above): no cut at all
     if kind == "bound" or long_tier_counter(kind).name == COUNTER_BOUND:
         return _same_by_bounds(pa, pb)
-    tok = _bpe_tokenizer()
-    return tok.encode(a)[:VISIBLE] == tok.encode(b)[:VISIBLE]
+    return visible_tokens(a) == visible_tokens(b)
+
+
+@lru_cache(maxsize=VISIBLE_MEMO)
+def visible_tokens(text: str) -> tuple[int, ...]:
+    """The content tokens of ``text`` a 77-token CLIP encoder sees (open_clip's BPE, cut
+    to :data:`VISIBLE`). Remembered: a positive caption is compared with each of its
+    negatives, so without the memo it is cleaned and encoded once per negative."""
+    return tuple(_bpe_tokenizer().encode(text)[:VISIBLE])
 
 
 def _same_by_bounds(pa: list[str], pb: list[str]) -> bool | None:
