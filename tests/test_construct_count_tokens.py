@@ -152,3 +152,23 @@ def test_the_cli_says_it_in_one_line_and_exits_2_without_a_key(tmp_path):
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: --count-tokens: anthropic:claude-haiku-4-5: anthropic: no API "
                       "key; set ANTHROPIC_API_KEY in the environment"]
+
+
+def test_a_plan_with_no_fixed_prompt_says_its_bound_is_the_byte_bound():
+    from foilbench.construct.engine.budget import Calls, estimate
+
+    class Backend:
+        spec, counts_tokens = "api:openai:gpt-4o-mini", True
+
+        def call_bound(self, calls, count_tokens=False):
+            return 2.0 if count_tokens and calls.fixed else 3.0
+
+    plain = estimate({"s": {"text": Calls(1, prompt_bytes=10)}}, {"text": Backend()},
+                     count_tokens=True)
+    fixed = (FixedPrompt("", "x", 1, 1),)
+    counted = estimate({"s": {"text": Calls(1, prompt_bytes=10, fixed=fixed)}},
+                       {"text": Backend()}, count_tokens=True)
+    assert (plain.counted, plain.total_usd) == (False, 3.0)
+    assert (counted.counted, counted.total_usd) == (True, 2.0)
+    assert any("one token a prompt byte" in line for line in plain.lines())
+    assert estimate({"s": {"text": Calls(1, fixed=fixed)}}, {"text": Backend()}).counted is None

@@ -144,8 +144,9 @@ class Estimate:
     committed_usd: float = 0.0
     #: the rule of each backend's estimate, by backend spec
     rules: dict[str, str] = field(default_factory=dict)
-    #: the bound counted the fixed prompt parts with the providers (``--count-tokens``)
-    counted: bool = False
+    #: ``--count-tokens``: None when not asked, else whether some stage's fixed prompt
+    #: was counted by its provider (a plan or backend that cannot leaves the byte bound)
+    counted: bool | None = None
 
     @property
     def calls(self) -> dict[str, int]:
@@ -207,10 +208,14 @@ class Estimate:
         out.append(f"  total     at most {self.total_calls:>6} calls  at most "
                    f"{usd(self.total_usd)} (cached calls are free)")
         if self.counted:
-            out.append("  input   each stage's fixed prompt counted by its provider "
+            out.append("  input     each stage's fixed prompt counted by its provider "
                        "(--count-tokens);")
-            out.append("          its fields at one token a byte, "
+            out.append("            its fields at one token a byte, "
                        f"+{JOINT_TOKENS} tokens a joint")
+        elif self.counted is not None:
+            out.append("  input     no stage here names a prompt its provider can count "
+                       "(--count-tokens):")
+            out.append("            one token a prompt byte")
         if self.estimate_rules:
             text = (f"about {usd(self.total_estimate_usd)}: a guide, not a bound (the cap "
                     "reserves each request's worst case: one token a prompt byte, every reply "
@@ -238,7 +243,7 @@ def estimate(plan: dict, backends: dict[str, Backend], count_tokens: bool = Fals
     """
     if plan and all(isinstance(v, int) for v in plan.values()):
         plan = {ALL_STAGES: plan}
-    est = Estimate(counted=count_tokens)
+    est = Estimate(counted=False if count_tokens else None)
     for stage, roles in plan.items():
         for role, n in roles.items():
             if role not in backends or n <= 0:
@@ -249,6 +254,8 @@ def estimate(plan: dict, backends: dict[str, Backend], count_tokens: bool = Fals
             counting = count_tokens and getattr(b, "counts_tokens", False)
             if isinstance(n, Calls) and callable(bound):
                 per = float(bound(n, count_tokens=True) if counting else bound(n))
+                if counting and n.fixed:
+                    est.counted = True
             else:
                 per = float(b.cost_per_call_usd)
             guess = getattr(b, "call_estimate", None)
