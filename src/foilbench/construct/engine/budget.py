@@ -78,19 +78,17 @@ class FixedPrompt:
 
 
 def fixed_prompt(name: str, most: dict[str, int]) -> FixedPrompt:
-    """Packaged prompt ``name`` with every field in ``most`` empty, and ``most``'s bytes for
-    each occurrence of each field."""
+    """Packaged prompt ``name`` with every field of ``most`` in its user part empty, and
+    ``most``'s bytes for each occurrence of each field."""
     from string import Template
 
     from foilbench.construct.engine.prompts import load_prompt
 
     p = load_prompt(name)
-    empty = {f: "" for f in most}
-    n = {f: (p.system + p.user).count(f"${f}") + (p.system + p.user).count(f"${{{f}}}")
-         for f in most}
-    return FixedPrompt(Template(p.system).safe_substitute(empty),
-                       Template(p.user).safe_substitute(empty),
-                       sum(n[f] * most[f] for f in most), sum(n.values()))
+    n = {f: p.user.count(f"${f}") + p.user.count(f"${{{f}}}") for f in most}
+    user = Template(p.user).safe_substitute({f: "" for f in most})
+    # the system prompt is sent as written (:meth:`.stages.Context.text_request`)
+    return FixedPrompt(p.system, user, sum(n[f] * most[f] for f in most), sum(n.values()))
 
 
 class Calls(int):
