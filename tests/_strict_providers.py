@@ -21,6 +21,9 @@ thread), written from the providers' public API references:
   (3), never both; reply ``finishReason`` (STOP, MAX_TOKENS, SAFETY), ``usageMetadata.
   thoughtsTokenCount``; thinking tokens count against ``maxOutputTokens``.
 
+The three providers' free token-count endpoints answer too (tests/_strict_counts.py; never
+billed, each recorded in ``counts``).
+
 Unknown fields, wrong headers, wrong content types and refused parameters answer HTTP 400 with
 a provider-shaped error, and are recorded in ``rejected``. Thinking models think
 ``think_tokens`` tokens (less when their budget is smaller) before answering; an answer that
