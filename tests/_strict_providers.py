@@ -21,6 +21,9 @@ thread), written from the providers' public API references:
   (3), never both; reply ``finishReason`` (STOP, MAX_TOKENS, SAFETY), ``usageMetadata.
   thoughtsTokenCount``; thinking tokens count against ``maxOutputTokens``.
 
+The three providers' free token-count endpoints answer too (tests/_strict_counts.py; never
+billed, each recorded in ``counts``).
+
 Unknown fields, wrong headers, wrong content types and refused parameters answer HTTP 400 with
 a provider-shaped error, and are recorded in ``rejected``. Thinking models think
 ``think_tokens`` tokens (less when their budget is smaller) before answering; an answer that
@@ -42,6 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from PIL import Image
 
 from _strict_common import KEY, Rejected, _image_of, _json, _only, bearer, openai_reasoning, tokens
+from _strict_counts import StrictCounts
 from _strict_images import StrictImages
 from foilbench.models.api.prices import PriceBook, token_cost
 
@@ -72,7 +76,7 @@ OWN_PRICES = {"openai:gpt-4o": (2.5, 10.0), "openai:gpt-4o-2024-05-13": (5.0, 15
               "gemini:gemini-3-pro-preview": (2.0, 12.0)}
 
 
-class StrictProviders(StrictImages):
+class StrictProviders(StrictImages, StrictCounts):
     def __init__(self, answer=None, image=None, think_tokens: int = 300) -> None:
         self.answer = answer or (lambda provider, model, system, prompt, images: "yes")
         #: image(prompt, input_image or None, seed) -> PIL image
@@ -80,6 +84,7 @@ class StrictProviders(StrictImages):
         self.think_tokens = think_tokens
         self.requests: list[dict] = []
         self.rejected: list[str] = []
+        self.counts: list[tuple[str, str, int]] = []  # free token counts (_strict_counts)
         self.faults: list[tuple[int, dict]] = []
         #: on_request(path) runs first for every request (a test may kill its client there)
         self.on_request = None
@@ -146,6 +151,9 @@ class StrictProviders(StrictImages):
                 return self._openai_generate(headers, raw)
             if path == "/v1/images/edits":
                 return self._openai_edit(headers, raw)
+            counted = self.count(path, headers, raw)  # free token counts (_strict_counts)
+            if counted is not None:
+                return counted
             m = re.fullmatch(r"/v1beta/models/([\w.\-]+):generateContent", path)
             if m:
                 return self._gemini(m.group(1), headers, raw)

@@ -266,3 +266,46 @@ def test_composet_steps_4_and_5_ask_for_what_they_need(strict, tmp_path):
     assert len(long) == 1
     assert sent["foils"] == [foil_tokens(2) + 1024] and foil_tokens(2) == 32 + 2 * FOIL_BYTES
     assert sent["self_check"] == [check_tokens(1) + 1024]  # one proposal left to list
+
+
+#: most bound/billed of ``--dry-run --count-tokens`` through the strict fake: each stage's
+#: fixed prompt counted by the provider's count endpoint (the fake's own tokenizer), its
+#: fields at one token a byte. The measured ratios with small headroom (SugarCrepe 6.50x ->
+#: 3.36x, COMPASS 10.56x -> 8.23x; COMPASS's rest is its facts at one token a byte and the
+#: caption's output budget). CompoSET and Auto-Comp plan no fixed prompt parts: unchanged.
+MOST_COUNTED_BOUND_OVER_BILL = {"composet": 2.75, "sugarcrepe": 3.5, "autocomp": 23,
+                                "compass": 8.5}
+
+
+@pytest.mark.parametrize("method", ["composet", "sugarcrepe", "autocomp", "compass"])
+def test_the_counted_dry_run_still_bounds_each_methods_bill(strict, tmp_path, monkeypatch,
+                                                            method):
+    """``--count-tokens``: the bound, tighter where a plan names its fixed prompts, is still
+    at least the bill; the counts are free (the fake bills none) and asked once a prompt."""
+    answer, cmd = method_runs(tmp_path, strict)[method]
+    if method == "autocomp":
+        import foilbench.construct.backends.world as world
+
+        monkeypatch.setattr(world, "tag", answer.record(world.tag))
+    strict.answer = answer
+    out = tmp_path / method
+    plain = CliRunner().invoke(cli, ["construct", *cmd, "--out", str(out), "--dry-run"])
+    counted = CliRunner().invoke(cli, ["construct", *cmd, "--out", str(out), "--dry-run",
+                                       "--count-tokens"])
+    assert plain.exit_code == 0 and counted.exit_code == 0, counted.output
+    _, bound = dry_bound(plain.output)
+    calls, usd = dry_bound(counted.output)
+    asked = [r["raw"] for r in strict.requests]
+    assert strict.billed_usd == 0 and strict.rejected == []
+    assert len(asked) == len(set(asked)) == len(strict.counts)  # each prompt counted once
+    strict.requests.clear()
+    CliRunner().invoke(cli, ["construct", *cmd, "--out", str(out)])
+    assert strict.rejected == [] and strict.requests
+    billed = strict.billed_usd
+    print(f"{method}: bound/billed {bound / billed:.2f}x without --count-tokens, "
+          f"{usd / billed:.2f}x with ({len(asked)} count request(s))")
+    assert len(strict.requests) <= calls
+    assert billed <= usd <= bound
+    assert usd <= MOST_COUNTED_BOUND_OVER_BILL[method] * billed
+    if method in ("sugarcrepe", "compass"):
+        assert asked and "input" in counted.output and usd < bound

@@ -58,6 +58,10 @@ def common_options(fn):
     @click.option("--progress/--no-progress", default=None,
                   help="Progress bar per stage (default: when stderr is a terminal).")
     @click.option("--dry-run", is_flag=True, help="Print the call and spend estimate; do nothing.")
+    @click.option("--count-tokens", is_flag=True,
+                  help="With --dry-run: ask the providers' free token-count endpoints for "
+                       "each stage's fixed prompt, for a tighter bound (needs the API keys "
+                       "and the network; nothing is billed).")
     @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None,
                   metavar="[ADDRESS]",
                   help="Run the heavy stages (image generation, editing, detection, VQA, local "
@@ -72,7 +76,7 @@ def common_options(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         run_keys = ("out", "seed", "max_spend", "prices", "allow_unpriced", "retries", "device", "dtype", "concurrency",
-                    "cache_dir", "progress", "dry_run", "ray_address", "ray_gpus",
+                    "cache_dir", "progress", "dry_run", "count_tokens", "ray_address", "ray_gpus",
                     "ray_max_workers", CONFIG_PARAM)
         kwargs["run"] = {k: kwargs.pop(k) for k in run_keys}
         return fn(*args, **kwargs)
@@ -111,6 +115,8 @@ def spend_ledger(run: dict):
 def _run(name: str, config, specs: dict[str, str | None], run: dict) -> None:
     from foilbench.construct.engine.resolve import resolve_backends
 
+    if run["count_tokens"] and not run["dry_run"]:
+        raise click.UsageError("--count-tokens only applies with --dry-run")
     run["ledger"] = spend_ledger(run)
     money = {"ledger": run["ledger"], "retries": run["retries"],
              "max_concurrency": run["concurrency"], "cache_dir": run["cache_dir"]}
@@ -156,7 +162,8 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
                                               for r, b in backends.items()))
     progress = sys.stderr.isatty() if run["progress"] is None else run["progress"]
     kwargs = {"ledger": run["ledger"], "retries": run["retries"], "progress": progress, "ray": ray_options}
-    summary = run_pipeline(name, config, backends, out, dry_run=True, **kwargs)
+    summary = run_pipeline(name, config, backends, out, dry_run=True,
+                           count_tokens=run["count_tokens"], **kwargs)
     kwargs["invocation"] = invocation()  # the resolved options, for construction.json
     click.echo("spend bound per stage and backend (at most, before the cache; each "
                "request's worst case):")

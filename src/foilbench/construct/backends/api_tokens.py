@@ -112,6 +112,8 @@ class TokenPricedAPI:
         check_thinking_options(provider, model, self.effort, self.thinking, spec)
         self.caller = GuardedCaller(ledger, policy, cache_dir)
         self.cache = TailingResponseCache(self.caller.cache_dir / "construct_text_responses.jsonl")
+        #: the provider's counts of fixed prompt parts (``--count-tokens``), by (system, user)
+        self._counts: dict[tuple[str, str], int] = {}
 
     # -- money ------------------------------------------------------------------------------
     @property
@@ -146,12 +148,40 @@ class TokenPricedAPI:
         the request thinks (thinking not turned off with ``thinking=0``)."""
         return self.thinking != 0 and thinks(self.provider, self.model, self.thinking)
 
-    def _twice(self, texts: list[str], sizes: list[tuple[int, int]], max_tokens: int) -> float:
-        """Most one request can cost, with its retry where :meth:`retries_cut` sends one."""
-        first = self.worst_case(texts, sizes, max_tokens, self.thinking)
+    def _twice(self, texts: list[str], sizes: list[tuple[int, int]], max_tokens: int,
+               text_tokens: int | None = None) -> float:
+        """Most one request can cost, with its retry where :meth:`retries_cut` sends one;
+        ``text_tokens`` (counted, :meth:`counted_tokens`) replaces the bytes of ``texts``."""
+        def worst(budget: int, thinking: int | None) -> float:
+            tin, out = self.bounds(texts, sizes, budget, thinking)
+            if text_tokens is not None:
+                tin += text_tokens - text_tokens_bound(texts)
+            return token_cost(self._price(tin), tin, out)
+
+        first = worst(max_tokens, self.thinking)
         if not self.retries_cut():
             return first
-        return first + self.worst_case(texts, sizes, 2 * max_tokens, self._more(self.thinking))
+        return first + worst(2 * max_tokens, self._more(self.thinking))
+
+    #: :func:`~foilbench.construct.engine.budget.estimate` may ask :meth:`call_bound` to
+    #: count the fixed prompt parts with the provider (``--count-tokens``)
+    counts_tokens = True
+
+    def counted_tokens(self, fixed: Any) -> int:
+        """Most input text tokens of a request whose prompt is ``fixed`` (a
+        :class:`~foilbench.construct.engine.budget.FixedPrompt`) with its fields filled in:
+        the provider's free count of the fixed part (asked once per prompt, never reserved or
+        billed, :mod:`foilbench.models.api.token_count`), the fields at one token a byte and
+        the joints' margin, plus the per-message allowance (:func:`text_tokens_bound` of
+        nothing) for the framing a count request and the sent request may not share."""
+        from foilbench.models.api.token_count import count_input_tokens
+
+        counts = self._counts
+        key = (fixed.system, fixed.user)
+        if key not in counts:
+            counts[key] = count_input_tokens(self.provider, self.model, fixed.system,
+                                             fixed.user, self.caller.policy)
+        return fixed.bound(counts[key]) + text_tokens_bound([])
 
     def dry_run_bound(self, max_tokens: int, input_tokens: int = DRY_INPUT_TOKENS) -> float:
         """Most one call can cost: a request of ``input_tokens`` text tokens and one image,
@@ -162,15 +192,21 @@ class TokenPricedAPI:
         except PriceError:
             return float("nan")
 
-    def call_bound(self, calls: Any) -> float:
+    def call_bound(self, calls: Any, count_tokens: bool = False) -> float:
         """Most one call of a planned stage can cost (:class:`~foilbench.construct.engine.
         budget.Calls`): its own prompt size, images and output budget, then the one retry of
-        a cut reply where :meth:`retries_cut` sends one; unpriced: NaN."""
+        a cut reply where :meth:`retries_cut` sends one; unpriced: NaN. With
+        ``count_tokens`` and the stage's fixed prompts, its input text is bounded from the
+        provider's count of them (:meth:`counted_tokens`), never above the byte bound."""
         max_tokens = calls.max_tokens or DRY_MAX_TOKENS_DEFAULT
         texts = ["x" * (calls.prompt_bytes or DRY_INPUT_TOKENS)]
         side = calls.image_side or DRY_IMAGE_SIDE
+        counted = None
+        if count_tokens and calls.fixed:
+            counted = min(max(self.counted_tokens(f) for f in calls.fixed),
+                          text_tokens_bound(texts))
         try:
-            return self._twice(texts, [(side, side)] * calls.images, max_tokens)
+            return self._twice(texts, [(side, side)] * calls.images, max_tokens, counted)
         except PriceError:
             return float("nan")
 

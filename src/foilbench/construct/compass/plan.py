@@ -20,7 +20,7 @@ takes them from here, so the plan counts what the run sends.
 from __future__ import annotations
 
 from foilbench.construct.compass.sampling import LEVELS
-from foilbench.construct.engine.budget import Calls
+from foilbench.construct.engine.budget import Calls, fixed_prompt
 from foilbench.construct.engine.prompts import template_bytes
 from foilbench.construct.engine.replies import json_reply_tokens
 
@@ -107,7 +107,9 @@ def compass_plan(config) -> dict[str, dict[str, int]]:
     facts = max((facts_bytes(g) for g in graphs), default=0)
     return {"propose same-category replacements": {"text": Calls(
                 len(words), max_tokens=PROPOSE_TOKENS,
-                prompt_bytes=template_bytes("compass.propose") + kind + word)},
+                prompt_bytes=template_bytes("compass.propose") + kind + word,
+                fixed=(fixed_prompt("compass.propose", {"kind": kind, "word": word}),))},
             "realise positive (text backend)": {"text": Calls(
                 len(graphs) * len(LEVELS) * config.per_level, max_tokens=realise_tokens(facts),
-                prompt_bytes=template_bytes("compass.realise") + facts)}}
+                prompt_bytes=template_bytes("compass.realise") + facts,
+                fixed=(fixed_prompt("compass.realise", {"facts": facts}),))}}

@@ -22,6 +22,10 @@ far shorter, so for a method whose cost is mostly prompt text the bound is 4x or
 the bill however tight the plan. The estimate (backends with ``call_estimate(calls)``; the
 rule is printed with it) is a guide to plan with, never what the cap reserves.
 
+With ``count_tokens`` (``--dry-run --count-tokens``) a token-priced backend asks its
+provider's free count endpoint for the input tokens of each stage's fixed prompt part
+(:class:`FixedPrompt`) and bounds only the variable fields by their bytes.
+
 The cap itself is held by the output folder's ledger (:mod:`.ledger`), per paid request.
 """
 
@@ -37,15 +41,63 @@ from foilbench.construct.backends.base import Backend
 #: them (a generous average for English and JSON text; a planning assumption, not a bound)
 BYTES_PER_TOKEN = 4
 
+#: tokens added per joint between a counted fixed prompt part and a field bounded by its
+#: bytes. Why a margin at all: BPE tokenizers pre-split text at word, whitespace and
+#: punctuation boundaries and merge only inside a piece, so filling a field changes how the
+#: template is cut only in the piece that touches it on each side; those pieces were counted
+#: in the fixed part and the field's own bytes are counted one token a byte, but a piece cut
+#: apart at the joint can take a few more tokens than it did whole. Our templates put a field
+#: next to a space, a colon, a quote or a newline, pieces of at most a few bytes, so 4 tokens
+#: a joint (two joints a field) is above what such a piece can gain; a field's bytes at one
+#: token a byte are a large overcount already (English is nearer 4 bytes a token).
+JOINT_TOKENS = 4
+
 #: the stage name a flat ``{role: calls}`` plan is filed under
 ALL_STAGES = "(all stages)"
+
+
+@dataclass(frozen=True)
+class FixedPrompt:
+    """A stage's prompt with its fields empty (``system`` and ``user``: what a provider can
+    count once) and what the fields add at most: ``field_bytes`` (their bytes at their most,
+    every occurrence) and ``fields`` (how many occurrences, two joints each)."""
+
+    system: str
+    user: str
+    field_bytes: int
+    fields: int
+
+    def bound(self, counted: int) -> int:
+        """Most input tokens of a request, given the provider's ``counted`` tokens of the
+        fixed part (:data:`JOINT_TOKENS`).
+
+        >>> FixedPrompt("s", "u", field_bytes=40, fields=2).bound(100)
+        156
+        """
+        return counted + self.field_bytes + 2 * JOINT_TOKENS * self.fields
+
+
+def fixed_prompt(name: str, most: dict[str, int]) -> FixedPrompt:
+    """Packaged prompt ``name`` with every field of ``most`` in its user part empty, and
+    ``most``'s bytes for each occurrence of each field."""
+    from string import Template
+
+    from foilbench.construct.engine.prompts import load_prompt
+
+    p = load_prompt(name)
+    n = {f: p.user.count(f"${f}") + p.user.count(f"${{{f}}}") for f in most}
+    user = Template(p.user).safe_substitute({f: "" for f in most})
+    # the system prompt is sent as written (:meth:`.stages.Context.text_request`)
+    return FixedPrompt(p.system, user, sum(n[f] * most[f] for f in most), sum(n.values()))
 
 
 class Calls(int):
     """Most calls of one (stage, role), with what bounds one of them: ``max_tokens`` (the
     answer's output budget), ``prompt_bytes`` (system and user text, fields filled in),
     ``images`` sent with a text request, ``image_side`` (their side, or an image request's)
-    and ``edit`` (an image request edits an input image). Arithmetic gives a plain int.
+    ``edit`` (an image request edits an input image) and ``fixed`` (the stage's prompts with
+    their fields empty, :class:`FixedPrompt`, for ``--count-tokens``; the call is bounded by
+    the largest). Arithmetic gives a plain int.
 
     >>> c = Calls(3, max_tokens=512, prompt_bytes=900)
     >>> c + 0, c.max_tokens, c.prompt_bytes
@@ -57,11 +109,13 @@ class Calls(int):
     images: int
     image_side: int | None
     edit: bool
+    fixed: tuple[FixedPrompt, ...]
 
     def __new__(cls, n: int, *, max_tokens: int | None = None, prompt_bytes: int | None = None,
-                images: int = 0, image_side: int | None = None, edit: bool = False) -> Calls:
+                images: int = 0, image_side: int | None = None, edit: bool = False,
+                fixed: tuple[FixedPrompt, ...] = ()) -> Calls:
         obj = super().__new__(cls, int(n))
-        obj.max_tokens, obj.prompt_bytes = max_tokens, prompt_bytes
+        obj.max_tokens, obj.prompt_bytes, obj.fixed = max_tokens, prompt_bytes, tuple(fixed)
         obj.images, obj.image_side, obj.edit = int(images), image_side, bool(edit)
         return obj
 
@@ -88,6 +142,9 @@ class Estimate:
     committed_usd: float = 0.0
     #: the rule of each backend's estimate, by backend spec
     rules: dict[str, str] = field(default_factory=dict)
+    #: ``--count-tokens``: None when not asked, else whether some stage's fixed prompt
+    #: was counted by its provider (a plan or backend that cannot leaves the byte bound)
+    counted: bool | None = None
 
     @property
     def calls(self) -> dict[str, int]:
@@ -148,6 +205,15 @@ class Estimate:
                 f"({self.backend.get(role, '')})" for role, n in self.calls.items()]
         out.append(f"  total     at most {self.total_calls:>6} calls  at most "
                    f"{usd(self.total_usd)} (cached calls are free)")
+        if self.counted:
+            out.append("  input     each stage's fixed prompt counted by its provider "
+                       "(--count-tokens);")
+            out.append("            its fields at one token a byte, "
+                       f"+{JOINT_TOKENS} tokens a joint")
+        elif self.counted is not None:
+            out.append("  input     no stage here names a prompt its provider can count "
+                       "(--count-tokens):")
+            out.append("            one token a prompt byte")
         if self.estimate_rules:
             text = (f"about {usd(self.total_estimate_usd)}: a guide, not a bound (the cap "
                     "reserves each request's worst case: one token a prompt byte, every reply "
@@ -161,9 +227,11 @@ class Estimate:
         return out
 
 
-def estimate(plan: dict, backends: dict[str, Backend]) -> Estimate:
+def estimate(plan: dict, backends: dict[str, Backend], count_tokens: bool = False) -> Estimate:
     """``plan`` maps a stage to ``{role: most calls}`` (a flat ``{role: calls}`` counts as one
     stage, :data:`ALL_STAGES`); stages and roles with no backend or no call are left out.
+    With ``count_tokens`` a backend that can (``counts_tokens``) bounds a :class:`Calls` with
+    :class:`FixedPrompt` parts from its provider's count of them (free, never billed).
 
     >>> class B:
     ...     cost_per_call_usd, spec = 0.25, "api:x:y"
@@ -173,7 +241,7 @@ def estimate(plan: dict, backends: dict[str, Backend]) -> Estimate:
     """
     if plan and all(isinstance(v, int) for v in plan.values()):
         plan = {ALL_STAGES: plan}
-    est = Estimate()
+    est = Estimate(counted=False if count_tokens else None)
     for stage, roles in plan.items():
         for role, n in roles.items():
             if role not in backends or n <= 0:
@@ -181,8 +249,13 @@ def estimate(plan: dict, backends: dict[str, Backend]) -> Estimate:
             b = backends[role]
             spec = str(getattr(b, "spec", "") or getattr(b, "fingerprint", ""))
             bound = getattr(b, "call_bound", None)
-            per = (float(bound(n)) if isinstance(n, Calls) and callable(bound)
-                   else float(b.cost_per_call_usd))
+            counting = count_tokens and getattr(b, "counts_tokens", False)
+            if isinstance(n, Calls) and callable(bound):
+                per = float(bound(n, count_tokens=True) if counting else bound(n))
+                if counting and n.fixed:
+                    est.counted = True
+            else:
+                per = float(b.cost_per_call_usd)
             guess = getattr(b, "call_estimate", None)
             typical = per
             if isinstance(n, Calls) and callable(guess):

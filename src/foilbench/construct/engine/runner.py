@@ -134,13 +134,16 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
                  max_spend: float | None = None, retries: int = 2, backoff_s: float = 1.0,
                  progress: bool = True, dry_run: bool = False, ray: Any = None,
                  ledger: SpendLedger | None = None,
-                 invocation: dict[str, Any] | None = None) -> RunSummary:
+                 invocation: dict[str, Any] | None = None,
+                 count_tokens: bool = False) -> RunSummary:
     """Build pipeline ``name`` into ``out`` (see the module docstring). With ``dry_run`` only
     the spend estimate is computed (no call is made, nothing is written). With ``ray`` (a
     :class:`~.ray_backends.RayConstructOptions`, backends from
     :func:`~.ray_backends.resolve_backends_on_ray`) the heavy stages run on Ray Data.
     ``invocation`` (the CLI's resolved options, ``--config`` file included) is recorded in
-    ``construction.json`` under ``options.invocation``."""
+    ``construction.json`` under ``options.invocation``. With ``count_tokens`` (only with
+    ``dry_run``) the bound asks the providers' free count endpoints for each stage's fixed
+    prompt part (:func:`~.budget.estimate`)."""
     from foilbench.construct.engine.export import write_record, write_result
 
     module = pipeline_module(name)
@@ -150,7 +153,10 @@ def run_pipeline(name: str, config: Any, backends: dict[str, Backend], out: str 
         raise ConstructError(f"--retries must be 0 or more, got {retries}")
     check_out(out, build_identity(name, config.options(), backends), claim=not dry_run)
     budget = ledger or SpendLedger(out, max_spend)
-    summary = RunSummary(name, Path(out), estimate(module.plan(config), backends))
+    if count_tokens and not dry_run:
+        raise ConstructError("count_tokens (--count-tokens) only applies to a dry run")
+    summary = RunSummary(name, Path(out), estimate(module.plan(config), backends,
+                                                   count_tokens=count_tokens))
     summary.estimate.committed_usd = budget.total
     if dry_run:
         return summary

@@ -49,7 +49,7 @@ def sugarcrepe_plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
     caption read; the located concept no longer than it; the new concept at most
     :data:`CONCEPT_BYTES`, the stages drop longer ones), and the step's own output budget for
     the longest caption (:func:`answer_tokens`)."""
-    from foilbench.construct.engine.budget import Calls
+    from foilbench.construct.engine.budget import Calls, fixed_prompt
     from foilbench.construct.engine.prompts import load_prompt, template_bytes
 
     if Path(config.captions).is_dir():
@@ -69,7 +69,8 @@ def sugarcrepe_plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
 
     def calls(k: int, step: str, prompts: list[str]) -> Calls:
         return Calls(k, max_tokens=answer_tokens(step, longest, CONCEPT_BYTES),
-                     prompt_bytes=max([size(p) for p in prompts] + [0]))
+                     prompt_bytes=max([size(p) for p in prompts] + [0]),
+                     fixed=tuple(fixed_prompt(p, most) for p in prompts))
 
     return {"locate concept (T=0)": {"text": calls(n * len(three), "locate",
                                                    ["sugarcrepe.locate"])},
