@@ -49,6 +49,29 @@ def test_a_positive_is_encoded_once_for_all_its_negatives(monkeypatch):
     tb.visible_tokens.cache_clear()
 
 
+def test_the_context_check_reads_the_adapters_token_memory():
+    """The context check encodes with the tokenizer the open_clip adapters share, so a
+    caption the forward passes already encoded comes from the shared memory (a planted entry
+    proves the lookup), and a new caption is encoded as open_clip encodes it."""
+    import open_clip
+
+    from foilbench.models.openclip import tokens
+
+    tok = tb._bpe_tokenizer()
+    assert tok is tokens.shared_tokenizer("ViT-B-32")
+    memo = tokens._MEMO[tokens.tokenizer_key(tok)]
+    seen, fresh = LONG + "with a planted ball", LONG + "with a fresh ball"
+    memo[seen] = list(range(1, 100))
+    tb.visible_tokens.cache_clear()
+    try:
+        assert tb.visible_tokens(seen) == tuple(range(1, tb.VISIBLE + 1))
+        plain = open_clip.get_tokenizer("ViT-B-32")
+        assert tb.visible_tokens(fresh) == tuple(plain.encode(fresh)[:tb.VISIBLE])
+    finally:
+        memo.pop(seen, None)
+        tb.visible_tokens.cache_clear()
+
+
 def test_the_visible_window_is_open_clips_truncation():
     """open_clip keeps [start] + 75 tokens + [end]: texts equal in their first 75 tokens
     reach the encoder identically, whatever follows."""

@@ -91,9 +91,14 @@ class TokenCounter:
 
 @lru_cache(maxsize=1)
 def _bpe_tokenizer():
-    import open_clip  # noqa: PLC0415 - optional dependency, loaded only when counting
+    """CLIP's BPE tokenizer (open_clip's ViT-B-32), shared with the open_clip adapters of
+    this process: its ``encode`` looks a text up in the memory every tokenizer with the same
+    vocabulary uses (:mod:`foilbench.models.openclip.tokens`), so a run's context check
+    reuses the tokens the forward passes already computed for the same captions."""
+    # optional dependency, loaded only when counting (ImportError without open_clip)
+    from foilbench.models.openclip.tokens import shared_tokenizer  # noqa: PLC0415
 
-    return open_clip.get_tokenizer("ViT-B-32")
+    return shared_tokenizer("ViT-B-32")
 
 
 def _bpe_count(text: str) -> int:
