@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import pytest
@@ -38,3 +39,18 @@ def one_ray_at_a_time(tmp_path_factory):
     with FileLock(str(tmp_path_factory.getbasetemp().parent / "foilbench-ray.lock"),
                   timeout=1800):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _foilbench_logger_as_found():
+    """Each test leaves the ``foilbench`` logger as it found it. A command run in-process
+    (``run``/``sweep``) adds its stderr handler once (cli/log_level.py), bound to the
+    ``sys.stderr`` of that moment: a capture that pytest closes after the test. A later test
+    in the same process then logs into a closed stream and gets "--- Logging error ---" with
+    a traceback on its stderr, which depends on which tests ran before it in that process
+    (under ``pytest -n 2`` the order differs from a serial run)."""
+    logger = logging.getLogger("foilbench")
+    handlers, level = list(logger.handlers), logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
