@@ -45,8 +45,10 @@ from foilbench.runner.settings import DB_FILE  # noqa: E402
 threadpool_limits = threadpoolctl.threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
-# Ray Data's own DataContext reads its deprecated fields when copied to workers
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context")
+# Ray Data's own DataContext reads its deprecated fields when copied to workers; under
+# `pytest -n 2` no other Ray test runs beside this module (tests/conftest.py)
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context"),
+              pytest.mark.usefixtures("one_ray_at_a_time")]
 FAST = {"n_boot": 200, "progress": False}
 
 

@@ -125,7 +125,11 @@ def png_header_only(path: Path, width: int, height: int) -> Path:
     return path
 
 
-def test_a_decompression_bomb_is_refused_from_its_header_naming_the_file(env, capsys):
+def test_a_decompression_bomb_is_refused_from_its_header_naming_the_file(env, capsys,
+                                                                         monkeypatch):
+    # wide enough that the message's long temp path (longer under xdist: .../popen-gw0/...)
+    # is not folded inside "red.png" at a pipe's 80 columns
+    monkeypatch.setenv("COLUMNS", "240")
     folder = choice_folder(env / "b", 3)
     png_header_only(folder / "red.png", 20000, 20000)
     code, out, _ = fb(["inspect", str(folder)], capsys)
