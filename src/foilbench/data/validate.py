@@ -27,6 +27,7 @@ from foilbench.data.table_checks import table_problems
 from foilbench.display import safe_text
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_file
+from foilbench.table_records import table_records
 
 SHOW_AT_MOST = 10
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}  # controls, format characters, separators
@@ -247,7 +248,7 @@ def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
     if any(c not in items.columns for c in spec.required):
         return found
     digests: dict[str, str | None] = {}
-    for row_no, rec in enumerate(items[list(spec.required)].to_dict(orient="records")):
+    for row_no, rec in enumerate(table_records(items[list(spec.required)])):
         item_id = _item_id(rec["item_id"])
         texts = [("+".join(spec.text_columns), [rec[c] for c in spec.text_columns])]
         texts += [(c, _as_list(rec[c])) for c in spec.text_list_columns]
