@@ -16,8 +16,10 @@ def _same(a, b) -> bool:
         return math.isnan(b)
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and np.array_equal(a, b)
-    if a is pd.NaT or b is pd.NaT:
+    if a is pd.NaT or b is pd.NaT or a is pd.NA or b is pd.NA:
         return a is b
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same, a, b))
     return a == b
 
 
@@ -76,3 +78,38 @@ def test_the_checksum_bytes_are_those_of_pandas_records():
     want = json.dumps(frame[sorted(frame.columns)].to_dict(orient="records"),
                       sort_keys=True, default=_json_default, ensure_ascii=False).encode()
     assert canonical_table_bytes(frame) == want
+
+
+def _kinds_of_columns() -> pd.DataFrame:
+    return pd.DataFrame({
+        "arrow_nan": pd.Series(["a", None, "c"],
+                               dtype=pd.StringDtype("pyarrow", na_value=np.nan)),
+        "default_str": pd.Series(["a", None, "c"], dtype="str"),
+        "python_na": pd.Series(["a", None, "c"], dtype=pd.StringDtype("python")),
+        "obj": pd.Series([np.int64(4), pd.NA, ["x", np.float32(1)]], dtype=object),
+        "f": [0.5, np.nan, 2.0], "i": [1, 2, 3],
+        "nullable": pd.array([1, None, 3], dtype="Int64"),
+        "t": pd.to_datetime(["2026-01-01", None, "2026-12-05"]),
+    })
+
+
+def test_string_storages_match_pandas():
+    _check(_kinds_of_columns())
+
+
+def test_validation_reads_the_cells_itertuples_gives():
+    """validate reads each column at once; its rows must hold what itertuples held
+    (unboxed: a NumPy scalar in an object column keeps its type for the messages)."""
+    from foilbench.data.validate import _column_rows
+
+    frame = _kinds_of_columns()
+    cols = list(frame.columns)
+    want = list(frame.itertuples(index=False, name=None))
+    got = _column_rows(frame, cols)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        for a, b in zip(g, w, strict=True):
+            assert _same(a, b) or (a is b), (a, b)
+    dup = pd.DataFrame([[1, "a"], [2, "b"]], columns=["x", "x"])
+    assert _column_rows(dup, ["x"]) == [(1,), (2,)]
+    assert _column_rows(pd.DataFrame(index=range(2)), []) == [(), ()]
