@@ -19,6 +19,7 @@ import pandas as pd
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_file
 from foilbench.kinds import KINDS, ItemKind, kind_of
+from foilbench.table_records import table_records
 
 MANIFEST_FILE = "manifest.json"
 
@@ -211,7 +212,7 @@ def _file_digest(path: Path) -> bytes:
 def canonical_table_bytes(items: pd.DataFrame) -> bytes:
     """Deterministic bytes of a table: sorted columns, item order kept, JSON records."""
     cols = sorted(items.columns)
-    records = items[cols].to_dict(orient="records")
+    records = table_records(items[cols])
     return json.dumps(records, sort_keys=True, default=_json_default, ensure_ascii=False).encode()
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from foilbench.table_records import table_records
+
 
 def past_context_problems(bench: Any, problem: type) -> list:
     """One ``problem`` per item holding a caption its positive cannot be told from by CLIP."""
@@ -25,7 +27,7 @@ def past_context_problems(bench: Any, problem: type) -> list:
         return []
     found = []
     tokenizer = None
-    for row_no, rec in enumerate(items[["item_id", *columns]].to_dict(orient="records")):
+    for row_no, rec in enumerate(table_records(items[["item_id", *columns]])):
         texts = [rec[c] for c in spec.text_columns]
         for c in spec.text_list_columns:
             value = rec[c]

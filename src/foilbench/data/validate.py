@@ -27,6 +27,7 @@ from foilbench.data.table_checks import table_problems
 from foilbench.display import safe_text
 from foilbench.errors import BenchmarkError
 from foilbench.hashing import sha256_file
+from foilbench.table_records import table_records
 
 SHOW_AT_MOST = 10
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}  # controls, format characters, separators
@@ -96,15 +97,17 @@ def validate(bench: Benchmark, *, check_images: bool = True,
                         f"column required by kind {spec.name!r} is missing "
                         f"(have: {', '.join(map(str, items.columns))})") for c in missing_cols]
     problems: list[Problem] = [Problem(*found) for found in table_problems(bench)]
-    ids = [_item_id(v) for v in items["item_id"]]
+    ids = [_item_id(v) for v in items["item_id"].tolist()]
     for dup_id, n in Counter(i for i in ids if i is not None).items():
         if n > 1:
             problems.append(Problem(dup_id, "item_id", "duplicate_id",
                                     f"duplicate item id ({n} rows)"))
     image_status = _image_statuses(bench, spec) if check_images and check_readable else {}
-    for row_no, (row, item_id) in enumerate(zip(items.itertuples(index=False), ids,
-                                                strict=True)):
-        rec = row._asdict()
+    checked = list(dict.fromkeys((*spec.text_columns, *spec.text_list_columns,
+                                  *spec.image_columns, *spec.image_list_columns)))
+    rows = _column_rows(items, checked)
+    for row_no, (row, item_id) in enumerate(zip(rows, ids, strict=True)):
+        rec = dict(zip(checked, row, strict=True))
         if item_id is None:
             problems.append(Problem(None, "item_id", "null_id", "item_id is null", row_no))
             item_id = None
@@ -194,6 +197,26 @@ def _image_check(bench: Benchmark, rel: str, check_readable: bool,
     return ImageProblem(reason, source.describe(reason)) if reason else None
 
 
+def _column_rows(items: pd.DataFrame, columns: list[str]) -> list[tuple]:
+    """The cells of ``columns``, row by row, as ``itertuples`` gives them (no boxing; the
+    first of duplicate names), read a column at a time: iterating a pyarrow-backed string
+    column cell by cell was most of validation's own time."""
+    if not columns:
+        return [()] * len(items)
+    first = {}
+    for k, name in enumerate(items.columns):
+        first.setdefault(name, k)
+    return list(zip(*(_cells(items.iloc[:, first[c]]) for c in columns), strict=True))
+
+
+def _cells(column: pd.Series) -> list:
+    """A column's cells as iterating it gives them; ``tolist`` (one call) where that is the
+    same: object columns (the objects themselves) and strings (``str`` or the missing value)."""
+    if column.dtype == np.dtype(object) or isinstance(column.dtype, pd.StringDtype):
+        return column.tolist()
+    return list(column)
+
+
 def _adder(problems: list[Problem], item_id: str | None, row: int):
     def add(field: str, reason: str, message: str) -> None:
         problems.append(Problem(item_id, field, reason, message, row))
@@ -247,7 +270,7 @@ def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
     if any(c not in items.columns for c in spec.required):
         return found
     digests: dict[str, str | None] = {}
-    for row_no, rec in enumerate(items[list(spec.required)].to_dict(orient="records")):
+    for row_no, rec in enumerate(table_records(items[list(spec.required)])):
         item_id = _item_id(rec["item_id"])
         texts = [("+".join(spec.text_columns), [rec[c] for c in spec.text_columns])]
         texts += [(c, _as_list(rec[c])) for c in spec.text_list_columns]
@@ -319,7 +342,7 @@ def apply_validation(bench: Benchmark, *, on_invalid: str = "raise",
                                 "\n(pass --allow-partial to drop these items and continue)"))
     bad_ids = {p.item_id for p in problems if p.row is None}  # duplicates: every copy goes
     bad_rows = {p.row for p in problems if p.row is not None}
-    ids = pd.Series([_item_id(v) for v in bench.items["item_id"]], dtype=object)
+    ids = pd.Series([_item_id(v) for v in bench.items["item_id"].tolist()], dtype=object)
     keep = ~(ids.isin(bad_ids) | pd.Series(range(len(ids))).isin(bad_rows))
     keep = keep.to_numpy()
     by_reason = Counter(p.reason for p in problems)

@@ -27,6 +27,7 @@ from foilbench.errors import FoilbenchError
 from foilbench.scoring.result import EvalResult
 from foilbench.store.connect import Notify, StoreError, open_connection, prepare_schema
 from foilbench.store.sweeps import write_sweep
+from foilbench.table_records import table_records
 
 DEFAULT_DB = Path("foilbench-runs") / "foilbench.duckdb"
 # the provenance entries runs.environment keeps (foilbench.provenance.collect_provenance)
@@ -194,7 +195,7 @@ class ResultsStore:
             "item_index": np.arange(len(items), dtype=np.int32),
             "item_id": items["item_id"].astype(str).to_numpy(),
             "scores": [np.asarray(s, dtype=np.float64).tolist() for s in result.scores],
-            "item": [to_json(r) for r in items.to_dict(orient="records")],
+            "item": [to_json(r) for r in table_records(items)],
         })
 
     @staticmethod
