@@ -148,27 +148,35 @@ CATEGORIES = [
     ["red", "blue", "green", "yellow", "white", "black", "purple", "orange", "pink", "brown",
      "gray", "teal", "navy", "gold", "crimson"],
     ["metal", "wooden", "glass", "plastic", "stone", "ceramic", "rubber", "leather", "paper",
-     "concrete", "steel", "matte"],
-    ["small", "large", "tiny", "huge", "big", "little", "giant", "medium"],
-    ["transparent", "translucent", "opaque", "clear", "frosted", "tinted", "cloudy", "shiny"],
-    ["striped", "checkered", "dotted", "plaid", "spotted", "floral", "plain", "zigzag"],
+     "concrete", "steel", "matte", "cloth"],
+    ["small", "large", "tiny", "huge", "big", "little", "giant", "medium", "massive",
+     "miniature", "enormous", "compact", "oversized"],
+    ["transparent", "translucent", "opaque", "clear", "frosted", "tinted", "cloudy", "shiny",
+     "glossy", "reflective", "milky", "smoky", "iridescent"],
+    ["striped", "checkered", "dotted", "plaid", "spotted", "floral", "plain", "zigzag",
+     "paisley", "polka-dot", "herringbone", "tartan", "camouflage"],
     ["open", "closed", "locked", "sealed", "folded", "broken", "empty", "full", "lit", "unlit",
-     "tipped over", "upright"],
-    ["cube", "sphere", "cylinder", "cone", "pyramid", "prism", "torus", "disc", "ring"],
+     "tipped over", "upright", "wrapped"],
+    ["cube", "sphere", "cylinder", "cone", "pyramid", "prism", "torus", "disc", "ring",
+     "cuboid", "hemisphere", "octahedron", "tetrahedron"],
     ["mug", "bottle", "box", "jar", "vase", "basket", "can", "bucket", "jug", "pitcher", "cup",
-     "bowl"],
-    ["ball", "racket", "bat", "frisbee", "kite", "glove", "helmet", "skateboard"],
-    ["chair", "sofa", "couch", "bench", "stool", "armchair", "table", "bed", "desk"],
-    ["lamp", "candle", "lantern", "chandelier", "flashlight", "torch", "bulb", "nightlight"],
+     "bowl", "tin"],
+    ["ball", "racket", "bat", "frisbee", "kite", "glove", "helmet", "skateboard", "puck",
+     "surfboard", "skis", "snowboard", "hockey stick"],
+    ["chair", "sofa", "couch", "bench", "stool", "armchair", "table", "bed", "desk", "ottoman",
+     "recliner", "loveseat", "rocking chair"],
+    ["lamp", "candle", "lantern", "chandelier", "flashlight", "torch", "bulb", "nightlight",
+     "sconce", "spotlight", "desk lamp", "floor lamp", "fairy lights"],
     ["left of", "right of", "in front of", "behind", "next to", "far from", "on top of",
-     "under", "above", "below", "beside", "inside"],
+     "under", "above", "below", "beside", "inside", "around"],
     ["bigger than", "smaller than", "taller than", "shorter than", "wider than",
-     "narrower than", "heavier than", "lighter than", "longer than"],
+     "narrower than", "heavier than", "lighter than", "longer than", "thicker than",
+     "thinner than", "older than", "newer than"],
 ]
 
 
 def _proposals(word: str) -> list[str]:
-    """8 to 12 category-mates of ``word`` (fewer where the category has fewer), how many
+    """8 to 12 category-mates of ``word`` (every category above has 13 words), how many
     fixed by the word so that replies vary as a model's do."""
     group = next((g for g in CATEGORIES if word in g), None)
     if group is None:
