@@ -200,8 +200,10 @@ def _caption(facts: list[str]) -> str:
         if m:
             rels.append(m.groups())
 
-    def phrase(name: str) -> str:
-        return " ".join([*attrs.pop(name, []), name])
+    def phrase(name: str) -> str:  # English adjective order: size, state, ..., material
+        order = [2, 5, 4, 3, 0, 1]
+        rank = {w: order.index(k) for k in order for w in CATEGORIES[k]}
+        return " ".join([*sorted(attrs.pop(name, []), key=lambda a: rank.get(a, 0)), name])
 
     said: set[str] = set()
     sentences = []
