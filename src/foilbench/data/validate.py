@@ -203,7 +203,7 @@ def _column_rows(items: pd.DataFrame, columns: list[str]) -> list[tuple]:
     column cell by cell was most of validation's own time."""
     if not columns:
         return [()] * len(items)
-    first = {}
+    first: dict[object, int] = {}
     for k, name in enumerate(items.columns):
         first.setdefault(name, k)
     return list(zip(*(_cells(items.iloc[:, first[c]]) for c in columns), strict=True))
