@@ -11,41 +11,24 @@ Both must find the same items.
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
 import sys
-import tempfile
-import time
-import warnings
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import peer_data  # noqa: E402
+import alternating  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cores", default="1")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--scenes", type=int, default=80)
-    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "fb_bench_peers"))
-    args = ap.parse_args()
-    os.sched_setaffinity(0, [int(c) for c in args.cores.split(",")])
+    args = alternating.parse_args(__doc__, repeats=5)
     import open_clip
 
     from foilbench.data.context_check import past_context_problems
-    from foilbench.data.registry import resolve_benchmark
     from foilbench.data.validate import Problem
     from foilbench.models.openclip import tokens
     from foilbench.world import token_budget as tb
 
-    root = peer_data.composet_release(Path(args.work), 1.0, subset=args.scenes * 66)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        bench = resolve_benchmark(f"composet:{root}")
+    root, bench = alternating.composet_benchmark(args)
     texts = set()
     for c in bench.spec.text_columns:
         texts.update(bench.items[c])
@@ -55,27 +38,23 @@ def main() -> None:
     forward = open_clip.get_tokenizer("ViT-B-32")  # the adapter's tokenizer
     tokens.share_encode(forward)
     forward([t for t in texts if isinstance(t, str)])  # the forward passes' encodes
-    makers = {"before (own tokenizer)": lambda: open_clip.get_tokenizer("ViT-B-32"),
-              "shared memory": lambda: tokens.shared_tokenizer("ViT-B-32")}
-    times: dict[str, list[float]] = {k: [] for k in makers}
-    found: dict[str, list] = {}
     real = tb._bpe_tokenizer
-    try:
-        for r in range(args.repeats):
-            order = list(makers) if r % 2 == 0 else list(makers)[::-1]
-            for who in order:
-                tokens._TOKENIZERS.clear()
-                tb.visible_tokens.cache_clear()
-                t0 = time.perf_counter()
-                tok = makers[who]()
-                tb._bpe_tokenizer = lambda tok=tok: tok
-                found[who] = past_context_problems(bench, Problem)
-                times[who].append(time.perf_counter() - t0)
-                print(f"  repeat {r + 1}: {who:22s} {times[who][-1]:6.2f} s "
-                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
-    finally:
-        tb._bpe_tokenizer = real
-    before, after = (statistics.median(v) for v in times.values())
+
+    def check(make):
+        tokens._TOKENIZERS.clear()
+        tb.visible_tokens.cache_clear()
+        tok = make()  # built inside the timing
+        tb._bpe_tokenizer = lambda: tok
+        try:
+            return past_context_problems(bench, Problem)
+        finally:
+            tb._bpe_tokenizer = real
+
+    medians, found = alternating.alternate(
+        {"before (own tokenizer)": lambda: check(lambda: open_clip.get_tokenizer("ViT-B-32")),
+         "shared memory": lambda: check(lambda: tokens.shared_tokenizer("ViT-B-32"))},
+        args.repeats)
+    before, after = medians.values()
     same = found["shared memory"] == found["before (own tokenizer)"]
     print(f"context check on {len(bench)} items ({root.name}), {len(texts)} texts, cores "
           f"{args.cores}: before {before:.2f} s, shared {after:.2f} s -> "
