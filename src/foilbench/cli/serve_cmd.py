@@ -20,7 +20,8 @@ def serve(db_path: Path, host: str, port: int) -> None:
     drill-down and an item browser. Read-only; serves only the images the stored runs list, from
     inside their benchmark folders. Refuses to start when --db does not exist. Needs
     foilbench[review] (starlette, uvicorn): pip install 'foilbench[review]'."""
-    from foilbench.report.server import exposure_warning, make_server
+    from foilbench.report.app_server import exposure_warning
+    from foilbench.report.server import make_server
 
     warning = exposure_warning(host)
     if warning:
