@@ -34,7 +34,7 @@ gives the phase table, and the outcomes of foilbench and the peer are compared i
 :func:`peer_data.model_files`) instead of the tiny model; ``--subset N`` draws about N pair
 items per set, stratified (:mod:`peer_data`), instead of ``--scale``'s leading fraction.
 ``--two-threads`` adds, on ``--cores2``, both foilbench and the peer with two torch threads
-(the ratio on two cores). ``--floor FILE`` (from ``bench_forward_floor.py --json``) prints
+(the ratio on two cores); ``--two-threads-only`` times only those. ``--floor FILE`` (from ``bench_forward_floor.py --json``) prints
 foilbench's wall over the forward-pass floor; the fixed-cost line (:mod:`fixed_cost`) is
 always printed.
 
@@ -194,9 +194,11 @@ def run_pair(name: str, fb_args: tuple[str, str], peer_cmd, peer_out: Path, args
                                                    "peer_2t": []}
     for r in range(args.repeats):
         order = ["foilbench", "peer"] if r % 2 == 0 else ["peer", "foilbench"]
+        if args.two_threads_only:
+            order = []
         if args.two_cores:
             order.append("foilbench_2cores")
-        if args.two_threads:
+        if args.two_threads or args.two_threads_only:
             order += ["foilbench_2t", "peer_2t"] if r % 2 == 0 else ["peer_2t", "foilbench_2t"]
         for who in order:
             tag = runs / f"{name}-{who}-{r}"
@@ -217,10 +219,15 @@ def run_pair(name: str, fb_args: tuple[str, str], peer_cmd, peer_out: Path, args
     tag = runs / f"{name}-phases"
     shutil.rmtree(tag, ignore_errors=True)
     tag.mkdir(parents=True)
-    wall, cpu = _timed(foilbench_cmd(spec, bench, tag / "out", driver=True), args.cores,
-                       tag / "home", tag / "log.txt", {"FB_PHASES_OUT": str(tag / "phases.json")})
+    env = {"FB_PHASES_OUT": str(tag / "phases.json")}
+    if args.two_threads_only:  # the phases of the runs timed: two cores, two torch threads
+        env.update({"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"})
+    wall, cpu = _timed(foilbench_cmd(spec, bench, tag / "out", driver=True),
+                       args.cores2 if args.two_threads_only else args.cores,
+                       tag / "home", tag / "log.txt", env)
     phases = json.loads((tag / "phases.json").read_text())
-    last_fb = runs / f"{name}-foilbench-{args.repeats - 1}" / "out" / "foilbench.duckdb"
+    timed = "foilbench_2t" if args.two_threads_only else "foilbench"
+    last_fb = runs / f"{name}-{timed}-{args.repeats - 1}" / "out" / "foilbench.duckdb"
     return {"walls": walls, "phases": phases, "phase_wall": wall, "phase_cpu": cpu,
             "outcomes": compare_outcomes(last_fb, peer_out, name),
             "fresh_imports": fixed_cost.fresh_import_seconds(args.cores)}
@@ -231,28 +238,33 @@ def _medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def report(name: str, res: dict, floor=None) -> None:
-    fb_w, fb_c = _medians(res["walls"]["foilbench"])
-    peer_w, peer_c = _medians(res["walls"]["peer"])
+    one_core = bool(res["walls"]["foilbench"])  # False with --two-threads-only
+    fb_w, fb_c = _medians(res["walls"]["foilbench" if one_core else "foilbench_2t"])
+    peer_w, peer_c = _medians(res["walls"]["peer" if one_core else "peer_2t"])
     stats = res["phases"]["eval_stats"]
     fw_cpu = sum(s.get("forward_cpu_seconds", 0.0) for s in stats)
     fw_wall = sum(s.get("forward_seconds", 0.0) for s in stats)
     wall, cpu = res["phase_wall"], res["phase_cpu"]
     fmt = "  ".join
     print(f"\n== {name} ==")
+    where = "one core" if one_core else "two cores, two torch threads"
     print(f"peer own code      : median wall {peer_w:7.2f} s, CPU {peer_c:7.2f} s   "
-          + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["peer"]))
+          + fmt(f"({w:.1f}, {c:.1f})"
+                for w, c in res["walls"]["peer" if one_core else "peer_2t"]))
     print(f"foilbench run      : median wall {fb_w:7.2f} s, CPU {fb_c:7.2f} s   "
-          + fmt(f"({w:.1f}, {c:.1f})" for w, c in res["walls"]["foilbench"]))
-    print(f"ratio peer / foilbench, one core each: CPU {peer_c / fb_c:.2f}x, "
+          + fmt(f"({w:.1f}, {c:.1f})"
+                for w, c in res["walls"]["foilbench" if one_core else "foilbench_2t"]))
+    print(f"ratio peer / foilbench, {where} each: CPU {peer_c / fb_c:.2f}x, "
           f"wall {peer_w / fb_w:.2f}x")
-    if res["walls"]["foilbench_2t"]:
+    if one_core and res["walls"]["foilbench_2t"]:
         fb2_w, _ = _medians(res["walls"]["foilbench_2t"])
         peer2_w, _ = _medians(res["walls"]["peer_2t"])
         print(f"two cores, two torch threads each: peer {peer2_w:7.2f} s, foilbench "
               f"{fb2_w:7.2f} s -> wall ratio {peer2_w / fb2_w:.2f}x")
     if floor is not None:  # (file, distinct images, distinct texts)
-        print(fixed_cost.floor_line(name, fb_w, floor[0], 1, floor[1], floor[2]))
-        if res["walls"]["foilbench_2t"]:
+        print(fixed_cost.floor_line(name, fb_w, floor[0], 1 if one_core else 2, floor[1],
+                                        floor[2]))
+        if one_core and res["walls"]["foilbench_2t"]:
             print(fixed_cost.floor_line(name, _medians(res["walls"]["foilbench_2t"])[0],
                                         floor[0], 2, floor[1], floor[2]))
     if res["walls"]["foilbench_2cores"]:
@@ -333,6 +345,9 @@ def main() -> None:
     ap.add_argument("--two-cores", action="store_true")
     ap.add_argument("--two-threads", action="store_true",
                     help="also time both sides on --cores2 with two torch threads")
+    ap.add_argument("--two-threads-only", action="store_true",
+                    help="time only the --two-threads runs (both sides on --cores2, two "
+                         "torch threads); the instrumented run uses them too")
     ap.add_argument("--arch", choices=peer_data.ARCHS, default="tiny",
                     help="the tiny model, or ViT-B-32 with seeded random weights")
     ap.add_argument("--subset", type=int, default=None,
