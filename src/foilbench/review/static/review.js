@@ -1,12 +1,11 @@
 // foilbench review: keyboard-driven QC of a pair benchmark (CompoSET App. B.4, three phases).
 // Every decision is POSTed and committed before the view moves on; text from the benchmark
 // is inserted with textContent only.
+// $, api, toast and pct are common.js's (page.html loads it first).
 "use strict";
 
-const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const S = {config: null, summary: null, phase: "base", queue: [], pos: 0, unit: null,
            flagged: new Set(), busy: false};
-const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...kids) {
   const node = document.createElement(tag);
@@ -22,22 +21,6 @@ function el(tag, attrs, ...kids) {
   return node;
 }
 
-async function api(path, body) {
-  const opts = body === undefined ? {} : {method: "POST", body: JSON.stringify(body),
-    headers: {"Content-Type": "application/json", "X-CSRF-Token": CSRF}};
-  const res = await fetch(path, opts);
-  const data = await res.json().catch(() => ({error: res.statusText}));
-  if (!res.ok) throw new Error(data.error || res.statusText);
-  return data;
-}
-
-function toast(msg) {
-  const t = $("toast");
-  t.textContent = msg; t.classList.add("show");
-  clearTimeout(toast.timer); toast.timer = setTimeout(() => t.classList.remove("show"), 2200);
-}
-
-const pct = (r) => r && r.rate !== null ? (100 * r.rate).toFixed(1) + "%" : "–";
 const phaseDef = (key) => S.config.phases.find((p) => p.key === key);
 
 // ---- header, stats --------------------------------------------------------------------
