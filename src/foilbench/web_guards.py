@@ -13,7 +13,8 @@
   is full") reaches the page as ``507 {"error": ...}`` naming what to do, not a 500 text page.
 - **Each app's security headers, one mechanism.** :class:`SecurityHeaders` puts an app's
   :class:`HeaderPolicy` (its CSP and the rest, as data) on every response; the names a request
-  may address are :func:`trusted_hosts`.
+  may address are :func:`trusted_hosts`, and :func:`is_loopback` says whether a host
+  is reachable from other machines (the CLI warns when it is).
 """
 
 from __future__ import annotations
@@ -125,6 +126,15 @@ class Guards:
                     "headers": response.raw_headers})
         await send({"type": "http.response.body", "body": body})
 
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only.
+
+    >>> is_loopback("127.0.0.2"), is_loopback("::1"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
+    return host in LOOPBACK or host.startswith("127.")
 
 
 def trusted_hosts(host: str) -> list[str]:

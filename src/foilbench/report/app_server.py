@@ -11,7 +11,7 @@ import threading
 from starlette.applications import Starlette
 
 from foilbench.report.html import SORT_JS
-from foilbench.web_guards import LOOPBACK, HeaderPolicy
+from foilbench.web_guards import HeaderPolicy, is_loopback
 
 # the page's one script (table sorting) by its hash: no other script, inline or injected, runs
 CSP = ("default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src "
@@ -61,7 +61,7 @@ def exposure_warning(host: str) -> str | None:
     >>> exposure_warning("0.0.0.0").startswith("warning: --host 0.0.0.0")
     True
     """
-    if host in LOOPBACK or host.startswith("127."):
+    if is_loopback(host):
         return None
     return (f"warning: --host {host} makes this app reachable from the network: anyone who can "
             "reach this machine can read the stored results and the benchmark images (there is "
