@@ -1,7 +1,7 @@
 // foilbench review, negative validation (SugarCrepe §4.1 Stage 2): one item at a time, the
 // verdict keys 1/2/3; every verdict is POSTed and committed before the view moves on. Text
 // from the benchmark is inserted with textContent only.
-// $, api, toast and pct are common.js's (page.html loads it first).
+// $, api, toast, pct and nextPendingIndex are common.js's (page.html loads it first).
 "use strict";
 
 const S = {items: [], verdicts: [], pos: 0, busy: false};
@@ -37,11 +37,8 @@ function move(step) {
 }
 
 function nextPending() {
-  const n = S.items.length;
-  for (let k = 1; k <= n; k++) {
-    const i = (S.pos + k) % n;
-    if (!S.items[i].verdict) { S.pos = i; break; }
-  }
+  const i = nextPendingIndex(S.items, S.pos + 1, (x) => !x.verdict);
+  if (i >= 0) S.pos = i;
   render();
 }
 

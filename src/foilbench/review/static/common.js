@@ -24,6 +24,17 @@ function toast(msg) {
 
 const pct = (r) => r && r.rate !== null ? (100 * r.rate).toFixed(1) + "%" : "–";
 
+// The index of the first entry of `list` from `start` on, wrapping round, that `pending`
+// accepts; -1 when none does.
+function nextPendingIndex(list, start, pending) {
+  const n = list.length;
+  for (let k = 0; k < n; k++) {
+    const i = (start + k) % n;
+    if (pending(list[i])) return i;
+  }
+  return -1;
+}
+
 // A one-page study (Auto-Comp's concept check and solvability): the units from /api/state,
 // one at a time, blind (the server sends progress only). `spec.noun` names a unit in the
 // progress line; `spec.pending(u)` says it waits for an answer; `spec.show(u, decide)` draws

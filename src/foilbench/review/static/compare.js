@@ -1,7 +1,7 @@
 // foilbench review, hard-negative comparison (SugarCrepe App. E.2): one pair at a time, two
 // questions (keys 1/2/3 and 4/5/6); the pair is POSTed once both are answered. Text from the
 // benchmarks is inserted with textContent only; the page never learns which side is which.
-// $, api and toast are common.js's (page.html loads it first).
+// $, api, toast and nextPendingIndex are common.js's (page.html loads it first).
 "use strict";
 
 const S = {pairs: [], questions: {}, pos: 0, draft: {}, busy: false};
@@ -38,11 +38,8 @@ function move(step) {
 }
 
 function nextPending() {
-  const n = S.pairs.length;
-  for (let k = 1; k <= n; k++) {
-    const i = (S.pos + k) % n;
-    if (!S.pairs[i].answers) { S.pos = i; break; }
-  }
+  const i = nextPendingIndex(S.pairs, S.pos + 1, (x) => !x.answers);
+  if (i >= 0) S.pos = i;
   S.draft = {}; render();
 }
 
