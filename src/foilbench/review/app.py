@@ -134,19 +134,15 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         return Response(png(heatmap_rgba(drift_arr)), media_type="image/png")
 
     async def api_decide(request: Request) -> Response:
-        body = await csrf.json_object(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            decision = await run_in_threadpool(
-                session.decide, str(body.get("phase", "")), str(body.get("key", "")),
-                str(body.get("verdict", "")), [str(c) for c in body.get("failed", [])],
-                str(body.get("note", "")), reviewer(request))
-        except (ReviewError, ValueError, TypeError) as e:
-            return error(e)
+        who = reviewer(request)
+        decision = await csrf.write(request, lambda body: session.decide(
+            str(body.get("phase", "")), str(body.get("key", "")), str(body.get("verdict", "")),
+            [str(c) for c in body.get("failed", [])], str(body.get("note", "")), who))
+        if isinstance(decision, Response):
+            return decision
         return JSONResponse({"decision": {"phase": decision.phase, "key": decision.unit,
                                           "verdict": decision.verdict, "seq": decision.seq},
-                             "summary": await run_in_threadpool(summary, reviewer(request))})
+                             "summary": await run_in_threadpool(summary, who)})
 
     async def api_undo(request: Request) -> Response:
         refused = csrf.check(request)

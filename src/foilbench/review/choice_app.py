@@ -18,7 +18,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from foilbench.review.choice import VERDICTS, ChoiceSession
-from foilbench.review.units import ReviewError
 from foilbench.review.web import Csrf, file_route, image_files, page_response, review_app
 
 
@@ -45,14 +44,10 @@ def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starle
         return JSONResponse(session.summary())
 
     async def api_decide(request: Request) -> Response:
-        body = await csrf.json_object(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            await run_in_threadpool(session.decide, str(body.get("item", "")),
-                                    str(body.get("verdict", "")))
-        except (ReviewError, ValueError, TypeError) as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+        done = await csrf.write(request, lambda body: session.decide(
+            str(body.get("item", "")), str(body.get("verdict", ""))))
+        if isinstance(done, Response):
+            return done
         return JSONResponse({"summary": await run_in_threadpool(session.summary)})
 
     async def api_undo(request: Request) -> Response:

@@ -23,7 +23,6 @@ from starlette.routing import Route
 from foilbench.display import safe_text
 from foilbench.review.compare import CRITERIA, CompareSession
 from foilbench.review.compare_pairs import TEXT_LIMIT, ComparePair
-from foilbench.review.units import ReviewError
 from foilbench.review.web import Csrf, page_response, review_app
 
 
@@ -65,15 +64,11 @@ def create_compare_app(session: CompareSession, host: str = "127.0.0.1") -> Star
         return {"pairs": s["pairs"], "decided": s["decided"], "pending": s["pending"]}
 
     async def api_decide(request: Request) -> Response:
-        body = await csrf.json_object(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            await run_in_threadpool(session.decide_shown, str(body.get("pair", "")),
-                                    str(body.get("commonsense", "")),
-                                    str(body.get("grammar", "")))
-        except (ReviewError, ValueError, TypeError) as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+        done = await csrf.write(request, lambda body: session.decide_shown(
+            str(body.get("pair", "")), str(body.get("commonsense", "")),
+            str(body.get("grammar", ""))))
+        if isinstance(done, Response):
+            return done
         return JSONResponse({"progress": await run_in_threadpool(progress)})
 
     async def api_undo(request: Request) -> Response:

@@ -20,7 +20,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from foilbench.review.units import ReviewError
 from foilbench.review.web import Csrf, file_route, page_response, review_app
 
 
@@ -39,13 +38,8 @@ def create_study_app(*, page: str, title: str, csrf_secret: str, files: dict[str
         return JSONResponse(await run_in_threadpool(state))
 
     async def api_decide(request: Request) -> Response:
-        body = await csrf.json_object(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            return JSONResponse(await run_in_threadpool(decide, body))
-        except (ReviewError, ValueError, TypeError) as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+        answer = await csrf.write(request, decide)
+        return answer if isinstance(answer, Response) else JSONResponse(answer)
 
     return review_app([Route("/", index), Route("/api/state", api_state),
                        Route("/api/decide", api_decide, methods=["POST"]),

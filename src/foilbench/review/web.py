@@ -1,7 +1,8 @@
 """What every review app shares, so that each app is its own routes and nothing else.
 
 - the session cookie and the CSRF token (:class:`Csrf`): an HMAC of the browser's session
-  cookie under a secret kept in the app's store, checked in constant time on every POST;
+  cookie under a secret kept in the app's store, checked in constant time on every POST,
+  and every write through :meth:`Csrf.write` (a bad request a 400 with its sentence);
 - the security headers, as data (:data:`HEADERS`, applied by
   :class:`foilbench.web_guards.SecurityHeaders`): scripts, styles, images and requests from
   the app only, and no caching of the page or the API;
@@ -19,12 +20,14 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from html import escape
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -32,6 +35,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from foilbench.review.units import ReviewError
 from foilbench.web_guards import (
     Guards,
     HeaderPolicy,
@@ -51,6 +55,7 @@ STYLES = {"review": ("review.css",), "choice": ("choice.css",),
           "compare": ("choice.css", "compare.css"), "concepts": ("review.css",),
           "solvability": ("review.css",)}
 _SLOT = re.compile(r"\{\{([A-Z]+)\}\}")
+T = TypeVar("T")
 
 
 class Csrf:
@@ -90,6 +95,18 @@ class Csrf:
         if not isinstance(body, dict):
             return JSONResponse({"error": "send a JSON object"}, status_code=400)
         return body
+
+    async def write(self, request: Request, action: Callable[[dict], T]) -> T | Response:
+        """``action(body)`` in a worker thread once :meth:`json_object` gives the body; else
+        the refusal, or a 400 with the sentence of a ReviewError, ValueError or TypeError
+        that ``action`` raised, as the response to send."""
+        body = await self.json_object(request)
+        if isinstance(body, Response):
+            return body
+        try:
+            return await run_in_threadpool(action, body)
+        except (ReviewError, ValueError, TypeError) as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
 
 
 def image_files(root: Path, images: Iterable[str]) -> dict[str, Path]:
