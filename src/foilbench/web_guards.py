@@ -11,15 +11,24 @@
   body never reaches memory.
 - **A full disk is a JSON answer.** A decision the disk cannot take (SQLite's "database or disk
   is full") reaches the page as ``507 {"error": ...}`` naming what to do, not a 500 text page.
+- **Each app's security headers, one mechanism.** :class:`SecurityHeaders` puts an app's
+  :class:`HeaderPolicy` (its CSP and the rest, as data) on every response; the names a request
+  may address are :func:`trusted_hosts`, and :func:`is_loopback` says whether a host
+  is reachable from other machines (the CLI warns when it is).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
+from starlette.datastructures import MutableHeaders
 from starlette.responses import FileResponse, JSONResponse, Response
 
 MAX_BODY = 64 * 1024
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Pillow format -> the type a browser shows as an image (formats browsers do not show, like
 # TIFF, are still images: downloaded, never run)
 IMAGE_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "MPO": "image/jpeg",
@@ -117,3 +126,61 @@ class Guards:
                     "headers": response.raw_headers})
         await send({"type": "http.response.body", "body": body})
 
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only.
+
+    >>> is_loopback("127.0.0.2"), is_loopback("::1"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
+    return host in LOOPBACK or host.startswith("127.")
+
+
+def trusted_hosts(host: str) -> list[str]:
+    """Names a request may address (against DNS rebinding): loopback and the bound host, or
+    any on 0.0.0.0/:: (where the user chose the network and was warned).
+
+    >>> trusted_hosts("127.0.0.1")
+    ['127.0.0.1', '::1', 'localhost']
+    >>> trusted_hosts("::")
+    ['*']
+    """
+    return ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
+
+
+@dataclass(frozen=True)
+class HeaderPolicy:
+    """One app's security headers: ``headers`` on every response (over any the response
+    set itself), and ``Cache-Control: no-store`` on the paths matching a ``no_store``
+    pattern (:func:`fnmatch.fnmatchcase`, so ``"/api/*"`` is everything under ``/api/``)."""
+
+    headers: Mapping[str, str]
+    no_store: tuple[str, ...] = field(default=())
+
+    def apply(self, path: str, headers: MutableHeaders) -> None:
+        for name, value in self.headers.items():
+            headers[name] = value
+        if any(fnmatchcase(path, pattern) for pattern in self.no_store):
+            headers["Cache-Control"] = "no-store"
+
+
+class SecurityHeaders:
+    """Pure ASGI middleware putting an app's :class:`HeaderPolicy` on every HTTP response:
+    ``Middleware(SecurityHeaders, policy=POLICY)``."""
+
+    def __init__(self, app, policy: HeaderPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                self.policy.apply(path, MutableHeaders(scope=message))
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

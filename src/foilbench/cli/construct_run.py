@@ -176,12 +176,13 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
             warnings.simplefilter("ignore", CacheDamageWarning)
             summary = run_pipeline(name, config, backends, out, **kwargs)
     except (ConstructError, SpendCapReached) as e:
-        if getattr(e, "survival", None):
+        survival, not_reached = e.survival, getattr(e, "not_reached", None)
+        if survival:
             click.echo("\nsurvival per stage:")
-            click.echo(format_table(SURVIVAL_HEADERS, cells(e.survival)))
-        echo_drop_causes(getattr(e, "drop_causes", None) or [])
-        if getattr(e, "not_reached", None):
-            click.echo(f"\n{e.not_reached} candidate(s) not reached: spend cap (survival "
+            click.echo(format_table(SURVIVAL_HEADERS, cells(survival)))
+        echo_drop_causes(e.drop_causes or [])
+        if not_reached:
+            click.echo(f"\n{not_reached} candidate(s) not reached: spend cap (survival "
                        f"tables written to {out})")
         raise
     click.echo("\nsurvival per stage:")
@@ -213,6 +214,7 @@ def _build(name: str, config, backends: dict, run: dict, ray_options) -> None:
         click.echo(f"warning: construction log problems: {safe_message(acct['problems'][:3])}",
                    err=True)
     bench = summary.benchmark
+    assert bench is not None, "a run that is not a dry run writes its benchmark"
     click.echo(f"\nwrote {safe_text(bench.name)} ({bench.kind}, {len(bench)} items) to {out}")
     review = f"foilbench review {out}; " if bench.item_kind.is_edit_pair else ""
     click.echo(f"next: foilbench inspect {out}; {review}foilbench run --benchmark {out}")

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import json
-import sys
-import webbrowser
 from pathlib import Path
 
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.cli.review_serving import serve_page
 
 
 def folder_kind(bench_dir: Path):
@@ -47,22 +46,15 @@ def summary_lines(summary: dict) -> str:
 def serve_choice(bench_dir: Path, host: str, port: int, open_browser: bool,
                  review_dir: Path | None) -> None:
     from foilbench.review.choice import ChoiceSession
-    from foilbench.review.choice_app import run_choice_server
+    from foilbench.review.choice_app import create_choice_app
 
     session = ChoiceSession(bench_dir, review_dir)
     click.echo(summary_lines(session.summary()))
-
-    def ready(url: str) -> None:
-        click.echo(f"serving the negative validation of {bench_dir} at {url} (keys 1/2/3; "
-                   f"Ctrl-C stops; verdicts are saved in {session.store.path})")
-        sys.stdout.flush()
-        if open_browser:
-            webbrowser.open(url)
-
     try:
-        run_choice_server(session, host, port, on_ready=ready)
-    except OSError as e:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}") from None
+        serve_page(create_choice_app(session, host), host, port,
+                   lambda url: f"serving the negative validation of {bench_dir} at {url} "
+                               f"(keys 1/2/3; Ctrl-C stops; verdicts are saved in "
+                               f"{session.store.path})", open_browser)
     finally:
         session.store.close()
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
-import webbrowser
 from pathlib import Path
 
 import click
 
 from foilbench.cli._table import format_table
-from foilbench.cli.review_studies import solvability
+from foilbench.cli.review_serving import serve_page, warn_if_reachable
+from foilbench.cli.review_studies import concepts_lines, run_study, solvability, study_options
 
 SUBCOMMANDS = ("serve", "status", "export", "concepts")
 SUBCOMMANDS += ("solvability",)  # Auto-Comp A.10 (cli/review_studies.py)
@@ -151,28 +150,18 @@ def serve(bench_dir: Path, host: str, port: int, open_browser: bool,
     if is_choice(bench_dir):
         return serve_choice(bench_dir, host, port, open_browser, review_dir)
     try:
-        from foilbench.review.serve import is_loopback, run_server
+        from foilbench.review.app import create_app
     except ImportError as e:
         raise click.ClickException(f"the review app needs its web stack ({e.name} is missing):"
                                    " pip install 'foilbench[review]'") from None
     session = _session(bench_dir, review_dir)
-    if not is_loopback(host):
-        click.echo(f"warning: binding to {host} makes the review app reachable from other "
-                   "machines; anyone who can reach it can load the page and record decisions",
-                   err=True)
+    warn_if_reachable(host, "the review app", "load the page and record decisions")
     click.echo(_status_lines(session))
-
-    def ready(url: str) -> None:
-        click.echo(f"serving the review of {bench_dir} at {url} (Ctrl-C stops; decisions "
-                   f"are saved in {session.store.path} as you make them)")
-        sys.stdout.flush()
-        if open_browser:
-            webbrowser.open(url)
-
     try:
-        run_server(session, host, port, on_ready=ready)
-    except OSError as e:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}") from None
+        serve_page(create_app(session, host=host), host, port,
+                   lambda url: f"serving the review of {bench_dir} at {url} (Ctrl-C stops; "
+                               f"decisions are saved in {session.store.path} as you make them)",
+                   open_browser)
     finally:
         session.store.close()
 
@@ -258,16 +247,8 @@ def export(bench_dir: Path, out_dir: Path, allow_pending: bool, min_foils: int |
               help="Concepts in the sample, each with its Minimal and Contextual image "
                    "(Auto-Comp A.10: 200 concepts, 400 images).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the balanced sample.")
-@click.option("--report", "report_only", is_flag=True,
-              help="Print the agreement so far and exit (no server).")
-@click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
-@click.option("--export", "export_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Write concept_checks_report.json and "
-                                 "concept_checks_decisions.parquet to this new folder and exit.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Interface to bind (loopback only unless you mean to share it).")
-@click.option("--port", default=8767, show_default=True, type=int,
-              help="0 picks a free port (the URL is printed).")
+@study_options(report="the agreement", port=8767,
+               exports="concept_checks_report.json and concept_checks_decisions.parquet")
 @review_dir_option
 def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool,
              export_dir: Path | None, host: str, port: int, review_dir: Path | None) -> None:
@@ -281,31 +262,22 @@ def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: boo
 
     checks = ConceptChecks(load_benchmark(_bench_dir(bench_dir)),
                            review_dir or bench_dir / "review", n=n, seed=seed)
-    try:
-        if export_dir is not None:
-            from foilbench.review.concepts import export_concepts
 
-            o = export_concepts(checks, export_dir)["overall"]
-            click.echo(f"wrote {export_dir}: {o['images'] - o['pending']} of {o['images']} "
-                       "images decided")
-            return
-        rep = checks.report()
-        if report_only:
-            if as_json:
-                click.echo(json.dumps(rep, indent=2))
-                return
-            from foilbench.cli.review_studies import concepts_lines
+    def export(folder: Path) -> str:
+        from foilbench.review.concepts import export_concepts
 
-            click.echo(concepts_lines(rep))
-            return
+        o = export_concepts(checks, folder)["overall"]
+        return f"wrote {folder}: {o['images'] - o['pending']} of {o['images']} images decided"
+
+    def app():
         from foilbench.review.concepts_app import create_concepts_app
-        from foilbench.review.serve import serve_app
 
-        serve_app(create_concepts_app(checks, host), host, port,
-                  lambda url: click.echo(f"concept check of {len(checks.units)} images at "
-                                         f"{url} (decisions in {checks.path})"))
-    finally:
-        checks.close()
+        return create_concepts_app(checks, host)
+
+    run_study(checks, export_dir=export_dir, report_only=report_only, as_json=as_json,
+              export=export, lines=concepts_lines, app=app, host=host, port=port,
+              announce=lambda url: f"concept check of {len(checks.units)} images at {url} "
+                                   f"(decisions in {checks.path})")
 
 
 review.add_command(solvability)  # Auto-Comp A.10, cli/review_studies.py

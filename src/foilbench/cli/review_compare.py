@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import json
-import sys
-import webbrowser
 from pathlib import Path
 
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.cli.review_serving import serve_page, warn_if_reachable
 
 
 def rate_rows(report: dict) -> list[tuple]:
@@ -110,28 +109,16 @@ def compare(spec_a: str, spec_b: str, out_dir: Path, n: int, seed: int, aliases:
             return
         try:
             from foilbench.review.compare_app import create_compare_app
-            from foilbench.review.serve import is_loopback, serve_app
         except ImportError as e:
             raise click.ClickException(f"the comparison page needs its web stack ({e.name} is "
                                        "missing): pip install 'foilbench[review]'") from None
 
-        if not is_loopback(host):
-            click.echo(f"warning: binding to {host} makes the comparison reachable from "
-                       "other machines; anyone who can reach it can record decisions", err=True)
+        warn_if_reachable(host, "the comparison", "record decisions")
         o = report["overall"]
         click.echo(f"{o['pairs']} pairs, {o['decided']} judged, {o['pending']} pending")
-
-        def ready(url: str) -> None:
-            click.echo(f"serving the comparison at {url} (keys 1/2/3 and 4/5/6; Ctrl-C "
-                       f"stops; decisions are saved in {session.store.path})")
-            sys.stdout.flush()
-            if open_browser:
-                webbrowser.open(url)
-
-        try:
-            serve_app(create_compare_app(session, host), host, port, ready)
-        except OSError as e:
-            raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}") \
-                from None
+        serve_page(create_compare_app(session, host), host, port,
+                   lambda url: f"serving the comparison at {url} (keys 1/2/3 and 4/5/6; "
+                               f"Ctrl-C stops; decisions are saved in {session.store.path})",
+                   open_browser)
     finally:
         session.close()

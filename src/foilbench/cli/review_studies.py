@@ -6,11 +6,57 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.cli.review_serving import serve_page
+
+
+def study_options(*, report: str, exports: str, port: int):
+    """The options both studies take after --n and --seed: --report (printing ``report``),
+    --json, --export (writing ``exports``), --host and --port (default ``port``)."""
+    options = [
+        click.option("--report", "report_only", is_flag=True,
+                     help=f"Print {report} so far and exit (no server)."),
+        click.option("--json", "as_json", is_flag=True, help="With --report: print JSON."),
+        click.option("--export", "export_dir", default=None,
+                     type=click.Path(file_okay=False, path_type=Path),
+                     help=f"Write {exports} to this new folder and exit."),
+        click.option("--host", default="127.0.0.1", show_default=True,
+                     help="Interface to bind (loopback only unless you mean to share it)."),
+        click.option("--port", default=port, show_default=True, type=int,
+                     help="0 picks a free port (the URL is printed)."),
+    ]
+
+    def decorate(f):
+        for option in reversed(options):  # as if stacked in this order above ``f``
+            f = option(f)
+        return f
+
+    return decorate
+
+
+def run_study(study, *, export_dir: Path | None, report_only: bool, as_json: bool,
+              export: Callable[[Path], str], lines: Callable[[dict], str],
+              app: Callable[[], object], announce: Callable[[str], str], host: str,
+              port: int) -> None:
+    """What both study commands do with their open ``study``, closing it after: --export
+    writes (``export(dir)`` says what), --report prints ``study.report()`` (JSON or
+    ``lines``), else the page ``app()`` is served until Ctrl-C."""
+    try:
+        if export_dir is not None:
+            click.echo(export(export_dir))
+            return
+        if report_only:
+            rep = study.report()
+            click.echo(json.dumps(rep, indent=2) if as_json else lines(rep))
+            return
+        serve_page(app(), host, port, announce)
+    finally:
+        study.close()
 
 
 def _pct(r: dict) -> str:
@@ -76,16 +122,8 @@ def solvability_lines(rep: dict) -> str:
                    "and Confusion; Auto-Comp A.10: 200 concepts).")
 @click.option("--seed", default=0, show_default=True,
               help="Seed of the sample, of the options kept past 50 and of their order.")
-@click.option("--report", "report_only", is_flag=True,
-              help="Print the accuracy so far and exit (no server).")
-@click.option("--json", "as_json", is_flag=True, help="With --report: print JSON.")
-@click.option("--export", "export_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Write solvability_report.json and solvability_decisions.parquet "
-                                 "to this new folder and exit.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Interface to bind (loopback only unless you mean to share it).")
-@click.option("--port", default=8768, show_default=True, type=int,
-              help="0 picks a free port (the URL is printed).")
+@study_options(report="the accuracy", port=8768,
+               exports="solvability_report.json and solvability_decisions.parquet")
 @click.option("--review-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where the picks live (default DIR/review).")
 def solvability(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: bool,
@@ -101,21 +139,17 @@ def solvability(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: 
         raise ReviewError(f"{bench_dir} is not a benchmark folder (no manifest.json)")
     study = SolvabilityStudy(load_benchmark(bench_dir), review_dir or bench_dir / "review",
                              n=n, seed=seed)
-    try:
-        if export_dir is not None:
-            rep = export_solvability(study, export_dir)
-            o = rep["overall"]
-            click.echo(f"wrote {export_dir}: {o['decided']} of {o['items']} items decided")
-            return
-        if report_only:
-            rep = study.report()
-            click.echo(json.dumps(rep, indent=2) if as_json else solvability_lines(rep))
-            return
-        from foilbench.review.serve import serve_app
+
+    def export(folder: Path) -> str:
+        o = export_solvability(study, folder)["overall"]
+        return f"wrote {folder}: {o['decided']} of {o['items']} items decided"
+
+    def app():
         from foilbench.review.solvability_app import create_solvability_app
 
-        serve_app(create_solvability_app(study, host), host, port,
-                  lambda url: click.echo(f"solvability study of {len(study.units)} items at "
-                                         f"{url} (picks in {study.path})"))
-    finally:
-        study.close()
+        return create_solvability_app(study, host)
+
+    run_study(study, export_dir=export_dir, report_only=report_only, as_json=as_json,
+              export=export, lines=solvability_lines, app=app, host=host, port=port,
+              announce=lambda url: f"solvability study of {len(study.units)} items at {url} "
+                                   f"(picks in {study.path})")

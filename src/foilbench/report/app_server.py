@@ -1,6 +1,6 @@
-"""How ``foilbench serve`` is served, apart from its pages: the names a request may address,
-the security headers, uvicorn on a socket bound here, and the warning for a host reachable
-from the network."""
+"""How ``foilbench serve`` is served, apart from its pages: its security headers (data for
+:class:`foilbench.web_guards.SecurityHeaders`), uvicorn on a socket bound here, and the
+warning for a host reachable from the network."""
 
 from __future__ import annotations
 
@@ -9,48 +9,18 @@ import hashlib
 import threading
 
 from starlette.applications import Starlette
-from starlette.datastructures import MutableHeaders
 
 from foilbench.report.html import SORT_JS
+from foilbench.web_guards import HeaderPolicy, is_loopback
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # the page's one script (table sorting) by its hash: no other script, inline or injected, runs
 CSP = ("default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src "
        f"'sha256-{base64.b64encode(hashlib.sha256(SORT_JS.encode()).digest()).decode()}'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-
-
-def trusted_hosts(host: str) -> list[str]:
-    """Names a request may address: loopback and the bound host (any on 0.0.0.0/::, where
-    the user chose the network and was warned).
-
-    >>> trusted_hosts("127.0.0.1")
-    ['127.0.0.1', '::1', 'localhost']
-    """
-    return ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
-
-
-class Headers:
-    """Pure ASGI middleware: CSP (only the page's own sorting script may run), no sniffing,
-    no referrer, no framing."""
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-
-        async def send_with_headers(message):
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                headers["Content-Security-Policy"] = CSP
-                headers["X-Content-Type-Options"] = "nosniff"
-                headers["Referrer-Policy"] = "no-referrer"
-                headers["X-Frame-Options"] = "DENY"
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+#: the pages' headers (:class:`foilbench.web_guards.SecurityHeaders`): CSP (only the page's own
+#: sorting script may run), no sniffing, no referrer, no framing
+HEADERS = HeaderPolicy({"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                        "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"})
 
 
 class AppServer:
@@ -91,7 +61,7 @@ def exposure_warning(host: str) -> str | None:
     >>> exposure_warning("0.0.0.0").startswith("warning: --host 0.0.0.0")
     True
     """
-    if host in LOOPBACK or host.startswith("127."):
+    if is_loopback(host):
         return None
     return (f"warning: --host {host} makes this app reachable from the network: anyone who can "
             "reach this machine can read the stored results and the benchmark images (there is "

@@ -35,12 +35,12 @@ from starlette.routing import Route
 
 from foilbench.data.images import resolved_inside, servable_root
 from foilbench.kinds import kind_of
-from foilbench.report.app_server import AppServer, Headers, trusted_hosts
+from foilbench.report.app_server import HEADERS, AppServer
 from foilbench.report.html import Raw, esc, fmt_pct, page, table
 from foilbench.report.model_page import model_page
 from foilbench.store.db import ResultsStore
 from foilbench.store.repeats import stored_repeats
-from foilbench.web_guards import image_response
+from foilbench.web_guards import SecurityHeaders, image_response, trusted_hosts
 
 PAGE_SIZE = 40
 
@@ -304,7 +304,7 @@ def create_app(db_path: str | Path, host: str = "127.0.0.1") -> Starlette:
     ]
     return Starlette(routes=routes, middleware=[
         Middleware(TrustedHostMiddleware, allowed_hosts=trusted_hosts(host)),
-        Middleware(Headers)])
+        Middleware(SecurityHeaders, policy=HEADERS)])
 
 
 def make_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 8765) -> AppServer:

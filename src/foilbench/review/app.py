@@ -11,26 +11,21 @@ Security, because the app writes and serves files:
   lie under the resolved benchmark root at start-up: any other path is 404, whatever it is;
 - responses carry a strict Content-Security-Policy (scripts and styles from the app only) and
   captions reach the page as JSON text, never as markup.
+
+What every review app shares (the CSRF check, the headers, the page, the assembly) is
+:mod:`foilbench.review.web`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
-from html import escape
-from importlib import resources
 from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import MutableHeaders
-from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from foilbench.data.format import load_benchmark
 from foilbench.review.drift import heatmap_rgba, mask_rgba, png
@@ -38,14 +33,21 @@ from foilbench.review.state import ReviewSession
 from foilbench.review.store import DB_NAME, DecisionStore, session_tag
 from foilbench.review.units import ReviewError, build_units
 from foilbench.review.views import DriftCache, config_view, unit_view
-from foilbench.web_guards import Guards, image_response
+from foilbench.review.web import (
+    CSRF_HEADER,
+    SESSION_COOKIE,
+    Csrf,
+    file_route,
+    image_files,
+    page_response,
+    review_app,
+)
+from foilbench.web_guards import LOOPBACK
 
-SESSION_COOKIE = "foilbench_review_session"
-CSRF_HEADER = "x-csrf-token"
+__all__ = ["CSRF_HEADER", "LOOPBACK", "REVIEW_SUBDIR", "SESSION_COOKIE", "allowed_files",
+           "create_app", "open_session", "stale_units"]  # the first two: imported from here
+
 REVIEW_SUBDIR = "review"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
 def open_session(bench_dir: str | Path, review_dir: str | Path | None = None, *,
@@ -70,83 +72,12 @@ def stale_units(session: ReviewSession) -> list[tuple[str, str]]:
 
 def allowed_files(session: ReviewSession) -> dict[str, Path]:
     """Item-listed paths -> resolved files, each checked to lie under the resolved root."""
-    root = session.units.bench.root.resolve()
-    out = {}
-    for rel in session.units.image_paths():
-        path = (root / rel).resolve()
-        if path.is_relative_to(root) and path.is_file():
-            out[rel] = path
-    return out
-
-
-class _Csrf:
-    def __init__(self, secret: str):
-        self.secret = secret.encode()
-
-    def token(self, session_id: str) -> str:
-        return hmac.new(self.secret, session_id.encode(), hashlib.sha256).hexdigest()
-
-    def check(self, request: Request) -> Response | None:
-        """None when the POST may proceed, else the refusal to send."""
-        session_id = request.cookies.get(SESSION_COOKIE, "")
-        sent = request.headers.get(CSRF_HEADER, "")
-        if not session_id or not sent or not hmac.compare_digest(sent, self.token(session_id)):
-            return JSONResponse({"error": "missing or invalid CSRF token; reload the page"},
-                                status_code=403)
-        origin = request.headers.get("origin")
-        if origin and origin.split("://", 1)[-1] != request.headers.get("host", ""):
-            return JSONResponse({"error": f"cross-origin request from {origin} refused"},
-                                status_code=403)
-        if not request.headers.get("content-type", "").startswith("application/json"):
-            return JSONResponse({"error": "send JSON"}, status_code=415)
-        return None
-
-    async def json_object(self, request: Request) -> dict | Response:
-        """The POST's JSON object once :meth:`check` passes; else the refusal (403 / 415), or a
-        400 for a body that is not a JSON object. Every review app's write goes through it."""
-        refused = self.check(request)
-        if refused is not None:
-            return refused
-        try:
-            body = await request.json()
-        except ValueError as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
-        if not isinstance(body, dict):
-            return JSONResponse({"error": "send a JSON object"}, status_code=400)
-        return body
-
-
-class SecurityHeaders:
-    """Pure ASGI middleware: CSP and friends on every response, no caching of the API."""
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        path = scope.get("path", "")
-
-        async def send_with_headers(message):
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                headers.setdefault("Content-Security-Policy", CSP)
-                headers.setdefault("X-Content-Type-Options", "nosniff")
-                headers.setdefault("Referrer-Policy", "no-referrer")
-                if path == "/" or path.startswith("/api/"):
-                    headers["Cache-Control"] = "no-store"
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
-
-
-def _static_text(name: str) -> str:
-    return resources.files("foilbench.review").joinpath("static", name).read_text("utf-8")
+    return image_files(session.units.bench.root, session.units.image_paths())
 
 
 def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
     """The Starlette application of one review session."""
-    csrf = _Csrf(session.store.meta("csrf_secret") or secrets.token_hex(32))
+    csrf = Csrf(session.store.meta("csrf_secret") or secrets.token_hex(32))
     files = allowed_files(session)
     drift = DriftCache(session.units)
     units = session.units
@@ -163,14 +94,7 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         return session_tag(request.cookies.get(SESSION_COOKIE, ""))
 
     async def index(request: Request) -> Response:
-        session_id = request.cookies.get(SESSION_COOKIE) or secrets.token_urlsafe(24)
-        page = (_static_text("review.html")
-                .replace("{{TITLE}}", escape(f"review · {units.bench.name}"))
-                .replace("{{CSRF}}", escape(csrf.token(session_id))))
-        resp = HTMLResponse(page)
-        resp.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict",
-                        path="/")
-        return resp
+        return page_response(request, csrf, "review", f"review · {units.bench.name}")
 
     async def api_config(request: Request) -> Response:
         return JSONResponse(config_view(units))
@@ -196,12 +120,6 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
             return error(e, 404)
         return JSONResponse(view)
 
-    def serve_file(request: Request) -> Response:
-        path = files.get(request.query_params.get("path", ""))
-        if path is None:
-            return JSONResponse({"error": "not an image of this benchmark"}, status_code=404)
-        return image_response(path, {"Cache-Control": "private, max-age=3600"})
-
     def overlay(request: Request) -> Response:
         kind = request.path_params["kind"]
         inst = units.instance_by_key.get(request.query_params.get("key", ""))
@@ -216,19 +134,15 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         return Response(png(heatmap_rgba(drift_arr)), media_type="image/png")
 
     async def api_decide(request: Request) -> Response:
-        body = await csrf.json_object(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            decision = await run_in_threadpool(
-                session.decide, str(body.get("phase", "")), str(body.get("key", "")),
-                str(body.get("verdict", "")), [str(c) for c in body.get("failed", [])],
-                str(body.get("note", "")), reviewer(request))
-        except (ReviewError, ValueError, TypeError) as e:
-            return error(e)
+        who = reviewer(request)
+        decision = await csrf.write(request, lambda body: session.decide(
+            str(body.get("phase", "")), str(body.get("key", "")), str(body.get("verdict", "")),
+            [str(c) for c in body.get("failed", [])], str(body.get("note", "")), who))
+        if isinstance(decision, Response):
+            return decision
         return JSONResponse({"decision": {"phase": decision.phase, "key": decision.unit,
                                           "verdict": decision.verdict, "seq": decision.seq},
-                             "summary": await run_in_threadpool(summary, reviewer(request))})
+                             "summary": await run_in_threadpool(summary, who)})
 
     async def api_undo(request: Request) -> Response:
         refused = csrf.check(request)
@@ -241,8 +155,7 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
                               "verdict": undone.verdict},
                              "summary": await run_in_threadpool(summary, who)})
 
-    static_dir = resources.files("foilbench.review").joinpath("static")
-    routes = [
+    return review_app([
         Route("/", index),
         Route("/api/config", api_config),
         Route("/api/summary", api_summary),
@@ -250,12 +163,6 @@ def create_app(session: ReviewSession, host: str = "127.0.0.1") -> Starlette:
         Route("/api/unit", api_unit),
         Route("/api/decide", api_decide, methods=["POST"]),
         Route("/api/undo", api_undo, methods=["POST"]),
-        Route("/file", serve_file),
-        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        file_route(files, "benchmark", {"Cache-Control": "private, max-age=3600"}),
         Route("/overlay/{kind}", overlay),
-        Mount("/static", app=StaticFiles(directory=str(static_dir)), name="static"),
-    ]
-    hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
-    return Starlette(routes=routes, middleware=[
-        Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
-        Middleware(SecurityHeaders), Middleware(Guards)])
+    ], host)

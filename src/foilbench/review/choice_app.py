@@ -10,48 +10,25 @@ JSON (inserted with ``textContent``).
 from __future__ import annotations
 
 import secrets
-from html import escape
-from importlib import resources
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
-from foilbench.review.app import LOOPBACK, SESSION_COOKIE, SecurityHeaders, _Csrf
 from foilbench.review.choice import VERDICTS, ChoiceSession
-from foilbench.review.units import ReviewError
-from foilbench.web_guards import Guards, image_response
-
-
-def _allowed(session: ChoiceSession) -> dict:
-    root = session.bench.root.resolve()
-    out = {}
-    for rel in {u.image for u in session.units}:
-        path = (root / rel).resolve()
-        if path.is_relative_to(root) and path.is_file():
-            out[rel] = path
-    return out
+from foilbench.review.web import Csrf, file_route, image_files, page_response, review_app
 
 
 def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starlette:
     """The Starlette application of one negative-validation session."""
-    csrf = _Csrf(session.store.meta("csrf_secret", secrets.token_hex(32)))
-    files = _allowed(session)
-    static = resources.files("foilbench.review").joinpath("static")
+    csrf = Csrf(session.store.meta("csrf_secret", secrets.token_hex(32)))
+    files = image_files(session.bench.root, {u.image for u in session.units})
 
     async def index(request: Request) -> Response:
-        sid = request.cookies.get(SESSION_COOKIE) or secrets.token_urlsafe(24)
-        page = (static.joinpath("choice.html").read_text("utf-8")
-                .replace("{{TITLE}}", escape(f"validate negatives · {session.bench.name}"))
-                .replace("{{CSRF}}", escape(csrf.token(sid))))
-        resp = HTMLResponse(page)
-        resp.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict", path="/")
-        return resp
+        return page_response(request, csrf, "choice",
+                             f"validate negatives · {session.bench.name}")
 
     def api_items(request: Request) -> Response:
         current = session.store.current()
@@ -67,14 +44,10 @@ def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starle
         return JSONResponse(session.summary())
 
     async def api_decide(request: Request) -> Response:
-        body = await csrf.json_object(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            await run_in_threadpool(session.decide, str(body.get("item", "")),
-                                    str(body.get("verdict", "")))
-        except (ReviewError, ValueError, TypeError) as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+        done = await csrf.write(request, lambda body: session.decide(
+            str(body.get("item", "")), str(body.get("verdict", ""))))
+        if isinstance(done, Response):
+            return done
         return JSONResponse({"summary": await run_in_threadpool(session.summary)})
 
     async def api_undo(request: Request) -> Response:
@@ -86,26 +59,14 @@ def create_choice_app(session: ChoiceSession, host: str = "127.0.0.1") -> Starle
                              {"item": undone[0], "verdict": undone[1]},
                              "summary": await run_in_threadpool(session.summary)})
 
-    def serve_file(request: Request) -> Response:
-        path = files.get(request.query_params.get("path", ""))
-        if path is None:
-            return JSONResponse({"error": "not an image of this benchmark"}, status_code=404)
-        return image_response(path, {"Cache-Control": "private, max-age=3600"})
-
-    routes = [
+    return review_app([
         Route("/", index),
         Route("/api/items", api_items),
         Route("/api/summary", api_summary),
         Route("/api/decide", api_decide, methods=["POST"]),
         Route("/api/undo", api_undo, methods=["POST"]),
-        Route("/file", serve_file),
-        Route("/favicon.ico", lambda request: Response(status_code=204)),
-        Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
-    ]
-    hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
-    return Starlette(routes=routes, middleware=[
-        Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SecurityHeaders),
-        Middleware(Guards)])
+        file_route(files, "benchmark", {"Cache-Control": "private, max-age=3600"}),
+    ], host)
 
 
 def run_choice_server(session: ChoiceSession, host: str = "127.0.0.1", port: int = 8766,

@@ -13,24 +13,17 @@ and benchmark text reaching the page as JSON, cut to a bound and inserted with
 from __future__ import annotations
 
 import secrets
-from html import escape
-from importlib import resources
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from foilbench.display import safe_text
-from foilbench.review.app import LOOPBACK, SESSION_COOKIE, SecurityHeaders, _Csrf
 from foilbench.review.compare import CRITERIA, CompareSession
 from foilbench.review.compare_pairs import TEXT_LIMIT, ComparePair
-from foilbench.review.units import ReviewError
-from foilbench.web_guards import Guards
+from foilbench.review.web import Csrf, page_response, review_app
 
 
 def pair_view(pair: ComparePair, answers: tuple[str, str] | None) -> dict:
@@ -55,16 +48,10 @@ def pair_view(pair: ComparePair, answers: tuple[str, str] | None) -> dict:
 
 def create_compare_app(session: CompareSession, host: str = "127.0.0.1") -> Starlette:
     """The Starlette application of one comparison."""
-    csrf = _Csrf(session.store.secret(secrets.token_hex(32)))
-    static = resources.files("foilbench.review").joinpath("static")
+    csrf = Csrf(session.store.secret(secrets.token_hex(32)))
 
     async def index(request: Request) -> Response:
-        sid = request.cookies.get(SESSION_COOKIE) or secrets.token_urlsafe(24)
-        page = (static.joinpath("compare.html").read_text("utf-8")
-                .replace("{{CSRF}}", escape(csrf.token(sid))))
-        resp = HTMLResponse(page)
-        resp.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict", path="/")
-        return resp
+        return page_response(request, csrf, "compare", "foilbench review · compare hard negatives")
 
     def api_pairs(request: Request) -> Response:
         current = session.store.current()
@@ -77,15 +64,11 @@ def create_compare_app(session: CompareSession, host: str = "127.0.0.1") -> Star
         return {"pairs": s["pairs"], "decided": s["decided"], "pending": s["pending"]}
 
     async def api_decide(request: Request) -> Response:
-        body = await csrf.json_object(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            await run_in_threadpool(session.decide_shown, str(body.get("pair", "")),
-                                    str(body.get("commonsense", "")),
-                                    str(body.get("grammar", "")))
-        except (ReviewError, ValueError, TypeError) as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+        done = await csrf.write(request, lambda body: session.decide_shown(
+            str(body.get("pair", "")), str(body.get("commonsense", "")),
+            str(body.get("grammar", ""))))
+        if isinstance(done, Response):
+            return done
         return JSONResponse({"progress": await run_in_threadpool(progress)})
 
     async def api_undo(request: Request) -> Response:
@@ -99,16 +82,10 @@ def create_compare_app(session: CompareSession, host: str = "127.0.0.1") -> Star
     def api_progress(request: Request) -> Response:
         return JSONResponse(progress())
 
-    routes = [
+    return review_app([
         Route("/", index),
         Route("/api/pairs", api_pairs),
         Route("/api/progress", api_progress),
         Route("/api/decide", api_decide, methods=["POST"]),
         Route("/api/undo", api_undo, methods=["POST"]),
-        Route("/favicon.ico", lambda request: Response(status_code=204)),
-        Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
-    ]
-    hosts = ["*"] if host in ("0.0.0.0", "::") else sorted({*LOOPBACK, host})
-    return Starlette(routes=routes, middleware=[
-        Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(SecurityHeaders),
-        Middleware(Guards)])
+    ], host)

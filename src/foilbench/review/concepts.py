@@ -41,7 +41,7 @@ from pathlib import Path
 from foilbench.data.format import Benchmark
 from foilbench.review.concept_frame import VALIDATOR, ConceptUnit, judged_units
 from foilbench.review.study_log import StudyLog
-from foilbench.review.study_sample import rate, round_robin
+from foilbench.review.study_sample import rate, sample_concepts
 from foilbench.review.units import ReviewError
 
 __all__ = ["ConceptChecks", "ConceptUnit", "agreement", "balanced_sample", "concept_units"]
@@ -76,15 +76,9 @@ def concept_units(bench: Benchmark) -> list[ConceptUnit]:
 def balanced_sample(units: list[ConceptUnit], n: int, seed: int) -> list[ConceptUnit]:
     """``n`` concepts round-robin over (task, N), each with all its units (module
     docstring), in sample order, Minimal before Contextual."""
-    by_concept: dict[str, list[ConceptUnit]] = {}
-    for u in units:
-        by_concept.setdefault(u.concept_id, []).append(u)
-    groups: dict[str, list[str]] = {}
-    for cid, us in sorted(by_concept.items()):
-        groups.setdefault(f"{us[0].task} N={us[0].n_objects}", []).append(cid)
     order = {"minimal": 0, "contextual": 1}
-    return [u for cid in round_robin(groups, n, seed)
-            for u in sorted(by_concept[cid], key=lambda u: (order.get(u.condition, 2), u.key))]
+    return [u for us in sample_concepts(units, n, seed)
+            for u in sorted(us, key=lambda u: (order.get(u.condition, 2), u.key))]
 
 
 class ConceptChecks:

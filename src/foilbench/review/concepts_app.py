@@ -14,7 +14,8 @@ from urllib.parse import quote
 from starlette.applications import Starlette
 
 from foilbench.review.concepts import ConceptChecks
-from foilbench.review.study_app import create_study_app, image_files
+from foilbench.review.study_app import create_study_app
+from foilbench.review.web import image_files
 
 
 def create_concepts_app(checks: ConceptChecks, host: str = "127.0.0.1") -> Starlette:
@@ -32,6 +33,6 @@ def create_concepts_app(checks: ConceptChecks, host: str = "127.0.0.1") -> Starl
         checks.decide(str(body.get("key", "")), str(body.get("verdict", "")))
         return {"progress": checks.progress()}
 
-    return create_study_app(page="concepts.html", title=f"concept check · {checks.bench.name}",
+    return create_study_app(page="concepts", title=f"concept check · {checks.bench.name}",
                             csrf_secret=checks.log.csrf_secret(), files=files, state=state,
                             decide=decide, host=host)

@@ -6,12 +6,8 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 
-from foilbench.review.app import LOOPBACK, create_app
+from foilbench.review.app import create_app
 from foilbench.review.state import ReviewSession
-
-
-def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
 
 
 def bind(host: str, port: int) -> socket.socket:

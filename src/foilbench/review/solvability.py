@@ -46,7 +46,7 @@ import numpy as np
 from foilbench.data.format import Benchmark
 from foilbench.hashing import sha256_text
 from foilbench.review.study_log import StudyLog
-from foilbench.review.study_sample import rate, round_robin
+from foilbench.review.study_sample import rate, sample_concepts
 from foilbench.review.units import ReviewError
 
 DB_FILE = "solvability.sqlite"
@@ -134,13 +134,7 @@ def solvability_units(bench: Benchmark, seed: int = 0) -> list[SolvabilityUnit]:
 
 def sample_units(units: list[SolvabilityUnit], n: int, seed: int) -> list[SolvabilityUnit]:
     """``n`` concepts round-robin over (task, N), each with all its items (module docstring)."""
-    by_concept: dict[str, list[SolvabilityUnit]] = {}
-    for u in units:
-        by_concept.setdefault(u.concept_id, []).append(u)
-    groups: dict[str, list[str]] = {}
-    for cid, us in sorted(by_concept.items()):
-        groups.setdefault(f"{us[0].task} N={us[0].n_objects}", []).append(cid)
-    return [u for cid in round_robin(groups, n, seed) for u in by_concept[cid]]
+    return [u for us in sample_concepts(units, n, seed) for u in us]
 
 
 class SolvabilityStudy:

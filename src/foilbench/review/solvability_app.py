@@ -14,7 +14,8 @@ from urllib.parse import quote
 from starlette.applications import Starlette
 
 from foilbench.review.solvability import SolvabilityStudy
-from foilbench.review.study_app import create_study_app, image_files
+from foilbench.review.study_app import create_study_app
+from foilbench.review.web import image_files
 
 
 def create_solvability_app(study: SolvabilityStudy, host: str = "127.0.0.1") -> Starlette:
@@ -31,7 +32,7 @@ def create_solvability_app(study: SolvabilityStudy, host: str = "127.0.0.1") -> 
         study.decide(str(body.get("key", "")), body.get("choice"))
         return {"progress": study.progress()}
 
-    return create_study_app(page="solvability.html",
+    return create_study_app(page="solvability",
                             title=f"pick the true caption · {study.bench.name}",
                             csrf_secret=study.log.csrf_secret(), files=files, state=state,
                             decide=decide, host=host)

@@ -12,13 +12,27 @@ Swap and Confusion items).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from foilbench.review.units import ReviewError
 
 T = TypeVar("T")
+
+
+class ConceptMember(Protocol):
+    """A unit of a sampled concept: its concept and the (task, N) group it balances over."""
+
+    @property
+    def concept_id(self) -> str: ...
+    @property
+    def task(self) -> str: ...
+    @property
+    def n_objects(self) -> int: ...
+
+
+U = TypeVar("U", bound=ConceptMember)
 
 
 def round_robin(groups: Mapping[str, Sequence[T]], n: int, seed: int) -> list[T]:
@@ -35,6 +49,18 @@ def round_robin(groups: Mapping[str, Sequence[T]], n: int, seed: int) -> list[T]
             if q and len(out) < n:
                 out.append(q.pop(0))
     return out
+
+
+def sample_concepts(units: Sequence[U], n: int, seed: int) -> list[list[U]]:
+    """The units of ``n`` concepts, one list per concept in sample order: the concepts
+    grouped by (task, N) and taken :func:`round_robin` (module docstring)."""
+    by_concept: dict[str, list[U]] = {}
+    for u in units:
+        by_concept.setdefault(u.concept_id, []).append(u)
+    groups: dict[str, list[str]] = {}
+    for cid, us in sorted(by_concept.items()):
+        groups.setdefault(f"{us[0].task} N={us[0].n_objects}", []).append(cid)
+    return [by_concept[cid] for cid in round_robin(groups, n, seed)]
 
 
 def rate(k: int, n: int) -> dict:

@@ -1,28 +1,10 @@
 // foilbench review, negative validation (SugarCrepe §4.1 Stage 2): one item at a time, the
 // verdict keys 1/2/3; every verdict is POSTed and committed before the view moves on. Text
 // from the benchmark is inserted with textContent only.
+// $, api, toast, pct and nextPendingIndex are common.js's (page.html loads it first).
 "use strict";
 
-const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const S = {items: [], verdicts: [], pos: 0, busy: false};
-const $ = (id) => document.getElementById(id);
-
-async function api(path, body) {
-  const opts = body === undefined ? {} : {method: "POST", body: JSON.stringify(body),
-    headers: {"Content-Type": "application/json", "X-CSRF-Token": CSRF}};
-  const res = await fetch(path, opts);
-  const data = await res.json().catch(() => ({error: res.statusText}));
-  if (!res.ok) throw new Error(data.error || res.statusText);
-  return data;
-}
-
-function toast(msg) {
-  const t = $("toast");
-  t.textContent = msg; t.classList.add("show");
-  clearTimeout(toast.timer); toast.timer = setTimeout(() => t.classList.remove("show"), 2200);
-}
-
-const pct = (r) => r && r.rate !== null ? (100 * r.rate).toFixed(1) + "%" : "–";
 
 function renderSummary(sum) {
   $("progress").textContent = `${sum.decided} / ${sum.n_items} judged · discard ${pct(sum.overall.discard)}`;
@@ -55,11 +37,8 @@ function move(step) {
 }
 
 function nextPending() {
-  const n = S.items.length;
-  for (let k = 1; k <= n; k++) {
-    const i = (S.pos + k) % n;
-    if (!S.items[i].verdict) { S.pos = i; break; }
-  }
+  const i = nextPendingIndex(S.items, S.pos + 1, (x) => !x.verdict);
+  if (i >= 0) S.pos = i;
   render();
 }
 

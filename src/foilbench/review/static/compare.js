@@ -1,29 +1,13 @@
 // foilbench review, hard-negative comparison (SugarCrepe App. E.2): one pair at a time, two
 // questions (keys 1/2/3 and 4/5/6); the pair is POSTed once both are answered. Text from the
 // benchmarks is inserted with textContent only; the page never learns which side is which.
+// $, api, toast and nextPendingIndex are common.js's (page.html loads it first).
 "use strict";
 
-const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const S = {pairs: [], questions: {}, pos: 0, draft: {}, busy: false};
-const $ = (id) => document.getElementById(id);
 const KEYS = {commonsense: ["1", "2", "3"], grammar: ["4", "5", "6"]};
 const SIDES = ["left", "tie", "right"];
 const LABELS = {left: "left better", tie: "tie", right: "right better"};
-
-async function api(path, body) {
-  const opts = body === undefined ? {} : {method: "POST", body: JSON.stringify(body),
-    headers: {"Content-Type": "application/json", "X-CSRF-Token": CSRF}};
-  const res = await fetch(path, opts);
-  const data = await res.json().catch(() => ({error: res.statusText}));
-  if (!res.ok) throw new Error(data.error || res.statusText);
-  return data;
-}
-
-function toast(msg) {
-  const t = $("toast");
-  t.textContent = msg; t.classList.add("show");
-  clearTimeout(toast.timer); toast.timer = setTimeout(() => t.classList.remove("show"), 2200);
-}
 
 function renderProgress(p) {
   $("progress").textContent = `${p.decided} / ${p.pairs} pairs judged · ${p.pending} pending`;
@@ -54,11 +38,8 @@ function move(step) {
 }
 
 function nextPending() {
-  const n = S.pairs.length;
-  for (let k = 1; k <= n; k++) {
-    const i = (S.pos + k) % n;
-    if (!S.pairs[i].answers) { S.pos = i; break; }
-  }
+  const i = nextPendingIndex(S.pairs, S.pos + 1, (x) => !x.answers);
+  if (i >= 0) S.pos = i;
   S.draft = {}; render();
 }
 

@@ -1,12 +1,11 @@
 // foilbench review: keyboard-driven QC of a pair benchmark (CompoSET App. B.4, three phases).
 // Every decision is POSTed and committed before the view moves on; text from the benchmark
 // is inserted with textContent only.
+// $, api, toast, pct and nextPendingIndex are common.js's (page.html loads it first).
 "use strict";
 
-const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const S = {config: null, summary: null, phase: "base", queue: [], pos: 0, unit: null,
            flagged: new Set(), busy: false};
-const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...kids) {
   const node = document.createElement(tag);
@@ -22,23 +21,8 @@ function el(tag, attrs, ...kids) {
   return node;
 }
 
-async function api(path, body) {
-  const opts = body === undefined ? {} : {method: "POST", body: JSON.stringify(body),
-    headers: {"Content-Type": "application/json", "X-CSRF-Token": CSRF}};
-  const res = await fetch(path, opts);
-  const data = await res.json().catch(() => ({error: res.statusText}));
-  if (!res.ok) throw new Error(data.error || res.statusText);
-  return data;
-}
-
-function toast(msg) {
-  const t = $("toast");
-  t.textContent = msg; t.classList.add("show");
-  clearTimeout(toast.timer); toast.timer = setTimeout(() => t.classList.remove("show"), 2200);
-}
-
-const pct = (r) => r && r.rate !== null ? (100 * r.rate).toFixed(1) + "%" : "–";
 const phaseDef = (key) => S.config.phases.find((p) => p.key === key);
+const isPending = (u) => u.status === "pending";
 
 // ---- header, stats --------------------------------------------------------------------
 
@@ -237,18 +221,9 @@ async function show(pos) {
   renderUnit(); renderStats();
 }
 
-function nextPendingFrom(start) {
-  const n = S.queue.length;
-  for (let k = 0; k < n; k++) {
-    const i = (start + k) % n;
-    if (S.queue[i].status === "pending") return i;
-  }
-  return -1;
-}
-
 async function switchPhase(phase, key) {
   S.phase = phase; await loadQueue(); renderHeader();
-  let pos = key ? S.queue.findIndex((u) => u.key === key) : nextPendingFrom(0);
+  let pos = key ? S.queue.findIndex((u) => u.key === key) : nextPendingIndex(S.queue, 0, isPending);
   if (key && pos < 0) { $("f-verdict").value = ""; $("f-edit").value = ""; await loadQueue();
                         pos = S.queue.findIndex((u) => u.key === key); }
   await show(Math.max(pos, 0));
@@ -260,7 +235,7 @@ async function advance() {
   await loadQueue();
   let at = S.queue.findIndex((u) => u.key === key);
   const start = at >= 0 ? at + 1 : oldPos;
-  const next = nextPendingFrom(S.queue.length ? start % S.queue.length : 0);
+  const next = nextPendingIndex(S.queue, start, isPending);
   if (next >= 0) return show(next);
   const later = S.config.phases.map((p) => p.key).filter((p) => S.summary.phases[p].pending > 0);
   if (later.length && later[0] !== S.phase) {
@@ -334,7 +309,7 @@ document.addEventListener("keydown", (e) => {
   else if (k === "u" || k === "z") undo();
   else if (k === "j" || k === "ArrowRight") step(1);
   else if (k === "k" || k === "ArrowLeft") step(-1);
-  else if (k === "n") guarded(async () => { const i = nextPendingFrom((S.pos + 1) % Math.max(1, S.queue.length));
+  else if (k === "n") guarded(async () => { const i = nextPendingIndex(S.queue, S.pos + 1, isPending);
                                             if (i >= 0) await show(i); else toast("nothing pending here"); });
   else if (k === "b" || k === "i" || k === "v") {
     const p = {b: "base", i: "instance", v: "verbosity"}[k];
