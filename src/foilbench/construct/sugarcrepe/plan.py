@@ -67,17 +67,18 @@ def sugarcrepe_plan(config: SugarcrepeConfig) -> dict[str, dict[str, int]]:
         return template_bytes(name) + sum((p.system + p.user).count(f"${f}") * most[f]
                                           for f in FIELDS)
 
-    def calls(k: int, step: str, prompts: list[str]) -> Calls:
-        return Calls(k, max_tokens=answer_tokens(step, longest, CONCEPT_BYTES),
-                     prompt_bytes=max([size(p) for p in prompts] + [0]),
-                     fixed=tuple(fixed_prompt(p, most) for p in prompts))
+    texts = tuple(str(c["caption"]) for c in captions)
 
-    return {"locate concept (T=0)": {"text": calls(n * len(three), "locate",
-                                                   ["sugarcrepe.locate"])},
+    def calls(types: list[str], step: str, prompts: list[str]) -> Calls:
+        return Calls(n * len(types), max_tokens=answer_tokens(step, longest, CONCEPT_BYTES),
+                     prompt_bytes=max([size(p) for p in prompts] + [0]),
+                     fixed=tuple(fixed_prompt(p, most, known="caption") for p in prompts),
+                     known=texts, known_uses=len(types))
+
+    return {"locate concept (T=0)": {"text": calls(three, "locate", ["sugarcrepe.locate"])},
             "new concept (T=1.5)": {"text": calls(
-                n * len(three), "new_concept", [prompt_name("new_concept", t) for t in three])},
+                three, "new_concept", [prompt_name("new_concept", t) for t in three])},
             "compose (T=0)": {"text": calls(
-                n * len(three), "compose",
-                ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"])},
+                three, "compose", ["sugarcrepe.compose_replace", "sugarcrepe.compose_add"])},
             "swap, one step (T=0)": {"text": calls(
-                n * len(swaps), "swap", [prompt_name("swap", t) for t in swaps])}}
+                swaps, "swap", [prompt_name("swap", t) for t in swaps])}}
