@@ -220,8 +220,11 @@ def test_each_sugarcrepe_request_fits_its_stages_plan_and_asks_for_what_it_needs
         assert all(b <= calls.prompt_bytes and t <= calls.max_tokens for b, t in mine)
     assert max(t for *_, t in sent) < 512
     config = SugarcrepeConfig(captions=captions)
-    sizes = {len(c["caption"].encode()) for c in read_captions(config)}
-    assert {t for s, _, t in sent if s == "locate"} == {32 + 2 * b for b in sizes}
+    texts = [c["caption"] for c in read_captions(config)]
+    assert all(t.isascii() for t in texts)  # so one token per two bytes (twice b / 2)
+    sizes = {len(t.encode()) for t in texts}
+    assert {t for s, _, t in sent if s == "locate"} == {32 + b for b in sizes}
+    assert {answer_tokens("locate", b, ascii=True) for b in sizes} == {32 + b for b in sizes}
     assert {answer_tokens("locate", b) for b in sizes} == {32 + 2 * b for b in sizes}
 
 

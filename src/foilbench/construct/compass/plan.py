@@ -22,24 +22,34 @@ from __future__ import annotations
 from foilbench.construct.compass.sampling import LEVELS
 from foilbench.construct.engine.budget import Calls, fixed_prompt
 from foilbench.construct.engine.prompts import template_bytes
-from foilbench.construct.engine.replies import json_reply_tokens
+from foilbench.construct.engine.replies import is_ascii, json_reply_tokens
 
 #: the proposal prompt asks for "up to 12" candidates; a word or short phrase with its quotes
 #: and comma takes at most this many bytes
 MAX_CANDIDATES, CANDIDATE_BYTES = 12, 16
-#: output budget of ``compass.propose`` (issue 40: a list of k items is k x per-item, at one
-#: token a byte, :func:`~foilbench.construct.engine.replies.json_reply_tokens`)
-PROPOSE_TOKENS = json_reply_tokens(MAX_CANDIDATES * CANDIDATE_BYTES)
 
 
-def realise_tokens(facts_bytes: int) -> int:
-    """Output budget of one ``compass.realise`` request: a caption that states the listed
-    facts, no longer than the facts themselves (one token a byte), in its JSON.
+def propose_tokens(ascii: bool) -> int:
+    """Output budget of one ``compass.propose`` request (issue 40: a list of k items is k x
+    per-item, :func:`~foilbench.construct.engine.replies.json_reply_tokens`: one token per
+    two bytes when its kind and word are ASCII, ``ascii``, else one a byte).
 
-    >>> realise_tokens(100)
-    132
+    >>> propose_tokens(True), propose_tokens(False)
+    (128, 224)
     """
-    return json_reply_tokens(facts_bytes)
+    return json_reply_tokens(MAX_CANDIDATES * CANDIDATE_BYTES, ascii)
+
+
+def realise_tokens(facts_bytes: int, ascii: bool = False) -> int:
+    """Output budget of one ``compass.realise`` request: a caption that states the listed
+    facts, no longer than the facts themselves, in its JSON (one token per two bytes when
+    the facts are ASCII, ``ascii``, else one a byte:
+    :func:`~foilbench.construct.engine.replies.json_reply_tokens`).
+
+    >>> realise_tokens(100), realise_tokens(100, ascii=True)
+    (132, 82)
+    """
+    return json_reply_tokens(facts_bytes, ascii)
 
 
 def world_scenes(config) -> list:
@@ -105,11 +115,13 @@ def compass_plan(config) -> dict[str, dict[str, int]]:
     word = max((len(w.encode("utf-8")) for _, w, _ in words), default=0)
     kind = max((len(k) for k, _, _ in words), default=0)
     facts = max((facts_bytes(g) for g in graphs), default=0)
+    # a fact line holds only the graphs' words and ASCII template text (:func:`facts_bytes`)
+    ascii = is_ascii(*(w for _, w, _ in words))
     return {"propose same-category replacements": {"text": Calls(
-                len(words), max_tokens=PROPOSE_TOKENS,
+                len(words), max_tokens=propose_tokens(ascii),
                 prompt_bytes=template_bytes("compass.propose") + kind + word,
                 fixed=(fixed_prompt("compass.propose", {"kind": kind, "word": word}),))},
             "realise positive (text backend)": {"text": Calls(
-                len(graphs) * len(LEVELS) * config.per_level, max_tokens=realise_tokens(facts),
+                len(graphs) * len(LEVELS) * config.per_level, max_tokens=realise_tokens(facts, ascii),
                 prompt_bytes=template_bytes("compass.realise") + facts,
                 fixed=(fixed_prompt("compass.realise", {"facts": facts}),))}}
