@@ -83,17 +83,25 @@ class FixedPrompt:
         return counted + self.field_bytes + 2 * JOINT_TOKENS * self.fields
 
 
-def fixed_prompt(name: str, most: dict[str, int], known: str = "") -> FixedPrompt:
+def fixed_prompt(name: str, most: dict[str, int], known: str = "",
+                 fill: dict[str, str] | None = None) -> FixedPrompt:
     """Packaged prompt ``name`` with every field of ``most`` in its user part empty, and
     ``most``'s bytes for each occurrence of each field; ``known`` names the field whose
-    texts the plan knows (:attr:`Calls.known`)."""
+    texts the plan knows (:attr:`Calls.known`); ``fill`` gives the fields every request
+    fills with the same text (CompoSET's taxonomy), put in the fixed part, so the provider
+    counts them as they are sent.
+
+    >>> f = fixed_prompt("compass.propose", {"kind": 9, "word": 12})
+    >>> "$word" in f.user, f.field_bytes, f.fields
+    (False, 21, 2)
+    """
     from string import Template
 
     from foilbench.construct.engine.prompts import load_prompt
 
     p = load_prompt(name)
     n = {f: p.user.count(f"${f}") + p.user.count(f"${{{f}}}") for f in most}
-    user = Template(p.user).safe_substitute({f: "" for f in most})
+    user = Template(p.user).safe_substitute({**{f: "" for f in most}, **(fill or {})})
     # the system prompt is sent as written (:meth:`.stages.Context.text_request`)
     k = n.get(known, 0)
     return FixedPrompt(p.system, user, sum(n[f] * most[f] for f in most), sum(n.values()),
@@ -109,7 +117,10 @@ class Calls(int):
     the largest), ``known`` (the texts of a field known at plan time, SugarCrepe's captions,
     each sent in at most ``known_uses`` of the calls: ``--count-tokens`` counts them too and
     bounds the stage's sum, :meth:`~foilbench.construct.backends.api_tokens.TokenPricedAPI.
-    counted_stage_bound`). Arithmetic gives a plain int.
+    counted_stage_bound`), ``parts`` (groups of these calls, each with its own smaller
+    bounds, their counts summing to this one's: the stage is bounded by the sum of the
+    groups' bounds; COMPASS's realisations per graph and level). Arithmetic gives a plain
+    int.
 
     >>> c = Calls(3, max_tokens=512, prompt_bytes=900)
     >>> c + 0, c.max_tokens, c.prompt_bytes
@@ -124,12 +135,16 @@ class Calls(int):
     fixed: tuple[FixedPrompt, ...]
     known: tuple[str, ...]
     known_uses: int
+    parts: tuple[Calls, ...]
 
     def __new__(cls, n: int, *, max_tokens: int | None = None, prompt_bytes: int | None = None,
                 images: int = 0, image_side: int | None = None, edit: bool = False,
                 fixed: tuple[FixedPrompt, ...] = (), known: tuple[str, ...] = (),
-                known_uses: int = 0) -> Calls:
+                known_uses: int = 0, parts: tuple[Calls, ...] = ()) -> Calls:
+        if parts and sum(map(int, parts)) != int(n):
+            raise ValueError(f"the parts' calls sum to {sum(map(int, parts))}, not {int(n)}")
         obj = super().__new__(cls, int(n))
+        obj.parts = tuple(parts)
         obj.max_tokens, obj.prompt_bytes, obj.fixed = max_tokens, prompt_bytes, tuple(fixed)
         obj.known, obj.known_uses = tuple(known), int(known_uses)
         obj.images, obj.image_side, obj.edit = int(images), image_side, bool(edit)
@@ -265,24 +280,33 @@ def estimate(plan: dict, backends: dict[str, Backend], count_tokens: bool = Fals
                 continue
             b = backends[role]
             spec = str(getattr(b, "spec", "") or getattr(b, "fingerprint", ""))
-            bound = getattr(b, "call_bound", None)
-            counting = count_tokens and getattr(b, "counts_tokens", False)
-            stage_bound = getattr(b, "counted_stage_bound", None)
-            total = None
-            if isinstance(n, Calls) and callable(bound):
-                per = float(bound(n, count_tokens=True) if counting else bound(n))
-                if counting and n.fixed:
-                    est.counted = True
-                    if n.known and callable(stage_bound):
-                        total = min(float(stage_bound(n)), int(n) * per)
-            else:
-                per = float(b.cost_per_call_usd)
-            if total is None:
-                total = int(n) * per
-            guess = getattr(b, "call_estimate", None)
-            typical = per
-            if isinstance(n, Calls) and callable(guess):
-                typical = float(guess(n))
+            total, typical, counted = _bounded(b, n, count_tokens)
+            if counted:
+                est.counted = True
+            if isinstance(n, Calls) and callable(getattr(b, "call_estimate", None)):
                 est.rules[spec] = str(getattr(b, "estimate_rule", ""))
-            est.rows.append(Row(stage, role, int(n), total, spec, int(n) * typical))
+            est.rows.append(Row(stage, role, int(n), total, spec, typical))
     return est
+
+
+def _bounded(b: Backend, n: int, count_tokens: bool) -> tuple[float, float, bool]:
+    """(bound, estimate, whether a provider counted a fixed prompt) of ``n`` calls of one
+    stage on backend ``b``: the sum over :attr:`Calls.parts` where the plan gives them."""
+    if isinstance(n, Calls) and n.parts:
+        got = [_bounded(b, part, count_tokens) for part in n.parts]
+        return (sum(g[0] for g in got), sum(g[1] for g in got), any(g[2] for g in got))
+    bound = getattr(b, "call_bound", None)
+    counting = count_tokens and getattr(b, "counts_tokens", False)
+    stage_bound = getattr(b, "counted_stage_bound", None)
+    total, counted = None, False
+    if isinstance(n, Calls) and callable(bound):
+        per = float(bound(n, count_tokens=True) if counting else bound(n))
+        if counting and n.fixed:
+            counted = True
+            if n.known and callable(stage_bound):
+                total = min(float(stage_bound(n)), int(n) * per)
+    else:
+        per = float(b.cost_per_call_usd)
+    guess = getattr(b, "call_estimate", None)
+    typical = float(guess(n)) if isinstance(n, Calls) and callable(guess) else per
+    return (int(n) * per if total is None else total), int(n) * typical, counted
