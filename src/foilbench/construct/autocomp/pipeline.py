@@ -149,7 +149,7 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     known here: each concept's caption (sent in at most ``contextual_tries`` calls) and each
     question and its choices (asked at most once a track, :func:`vqa_fixed`)."""
     from foilbench.construct.autocomp.checks import questions
-    from foilbench.construct.backends.vqa import API_MAX_TOKENS, API_PROMPT
+    from foilbench.construct.backends.vqa import API_MAX_TOKENS, API_PROMPT, choice_lines
     from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls, fixed_prompt
     from foilbench.construct.engine.prompts import template_bytes
 
@@ -184,11 +184,6 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     return out
 
 
-def choice_lines(choices) -> str:
-    """The choices as :class:`~foilbench.construct.backends.vqa.APIVQA` lists them."""
-    return "\n".join(f"- {x}" for x in choices)
-
-
 def vqa_fixed(asked: list):
     """The VQA prompt with its two fields empty, for ``--count-tokens``
     (:class:`~foilbench.construct.engine.budget.FixedPrompt`): both fields are known texts
@@ -196,7 +191,7 @@ def vqa_fixed(asked: list):
     the one request that asks it, so one occurrence a text (``known=1``) and all the fields'
     bytes known (``known_bytes``): the stage's sum is then counted from the texts
     themselves, with the joint margin at each end of each."""
-    from foilbench.construct.backends.vqa import API_PROMPT
+    from foilbench.construct.backends.vqa import API_PROMPT, choice_lines
     from foilbench.construct.engine.budget import FixedPrompt
 
     def nbytes(text: str) -> int:
