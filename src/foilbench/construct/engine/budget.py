@@ -25,8 +25,10 @@ rule is printed with it) is a guide to plan with, never what the cap reserves.
 With ``count_tokens`` (``--dry-run --count-tokens``) a token-priced backend asks its
 provider's free count endpoint for the input tokens of each stage's fixed prompt part
 (:class:`FixedPrompt`) and bounds only the variable fields by their bytes; a field whose texts
-the plan knows (:attr:`Calls.known`: SugarCrepe's captions) is counted too, in one more
-request, and bounds the stage's sum.
+the plan knows (:attr:`Calls.known`: SugarCrepe's captions, Auto-Comp's concepts,
+questions and choices) is counted too, in one more request, and bounds the stage's sum.
+A stage whose calls differ in what bounds them (COMPASS's realisations, per graph and level)
+gives its groups (:attr:`Calls.parts`), and is bounded by the sum of theirs.
 
 The cap itself is held by the output folder's ledger (:mod:`.ledger`), per paid request.
 """
