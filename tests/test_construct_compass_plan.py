@@ -145,3 +145,18 @@ def test_each_autocomp_request_fits_its_stages_plan(monkeypatch, tmp_path):
     assert text and len(text) <= int(captions) and max(text) <= captions.prompt_bytes
     assert vqa and len(vqa) <= sum(map(int, checks))
     assert max(vqa) <= checks[0].prompt_bytes == checks[1].prompt_bytes
+    # --count-tokens counts the plan's known texts: each one sent is one of them
+    sent = ["".join(p.get("text", "") for c in b["contents"] for p in c["parts"])
+            for path, b in bodies if "generateContent" in path]
+    known = set(checks[0].known)
+    assert checks[0].known_uses == 1 and checks[0].fixed[0].known == 1
+    for t in sent:
+        question, rest = t.split("\n", 1)
+        block = "\n".join(x for x in rest.splitlines() if x.startswith("- "))
+        assert question in known and block in known, t
+    concepts = [m["content"] if isinstance(m["content"], str)
+                else "".join(p.get("text", "") for p in m["content"])
+                for path, b in bodies if path.endswith("/chat/completions")
+                for m in b["messages"] if m["role"] == "user"]
+    assert captions.known_uses == 3
+    assert all(any(t.rstrip().endswith(k) for k in captions.known) for t in concepts)

@@ -16,7 +16,15 @@ from _strict_common import KEY, tokens
 from _strict_providers import StrictProviders
 from _strict_scripts import compass_answer, dry_bound
 from foilbench.cli.main import cli
-from foilbench.construct.engine.budget import JOINT_TOKENS, FixedPrompt, fixed_prompt
+from foilbench.construct.backends.registry import resolve_backend
+from foilbench.construct.engine.budget import (
+    JOINT_TOKENS,
+    Calls,
+    FixedPrompt,
+    estimate,
+    fixed_prompt,
+)
+from foilbench.models.api.prices import PriceBook, token_cost
 from foilbench.models.api.token_count import (
     TokenCountError,
     count_input_tokens,
@@ -95,6 +103,52 @@ def test_a_fixed_prompt_empties_its_fields_and_counts_their_joints():
     assert "$facts" not in fixed.system + fixed.user
     assert (fixed.field_bytes, fixed.fields) == (100, 1)
     assert FixedPrompt("", "", 10, 3).bound(5) == 5 + 10 + 3 * 2 * JOINT_TOKENS
+
+
+def test_known_captions_are_counted_once_and_bound_the_stages_sum(strict):
+    """SugarCrepe's rule by hand, the fake counting 4 bytes a token: fixed part "You are
+    terse." + "Caption: " (23 B) counts 6; captions "a red mug" (9 B) and "two dogs on a
+    sofa" (18 B) joined by a newline (28 B) count 7, in one more request. A call's fixed
+    part: 6 + 18 (longest caption) + 2*4 (joints) + 16 (allowance) = 48, less the caption's
+    18 = 30. Four calls, each caption in two: 4*30 + 2*1*(7 + 2*4*2) = 166 tokens, under the
+    per-call rule's 4*48 = 192."""
+    assert JOINT_TOKENS == 4 and tokens("You are terse.Caption: ") == 6
+    b = resolve_backend("text", "api:openai:gpt-4o-mini",
+                        policy=RetryPolicy(max_retries=0, timeout=10))
+    fixed = FixedPrompt("You are terse.", "Caption: ", field_bytes=18, fields=1, known=1,
+                        known_bytes=18)
+    calls = Calls(4, max_tokens=100, prompt_bytes=14 + 9 + 18, fixed=(fixed,),
+                  known=("a red mug", "two dogs on a sofa"), known_uses=2)
+    assert b.counted_tokens(fixed) == 48
+    assert b.counted_stage_tokens(calls) == 166
+    assert [n for _, _, n in strict.counts] == [6, 7]
+    price = PriceBook().token_price("openai", "gpt-4o-mini", 166)
+    assert not b.retries_cut() and b.bounds([], [], 100, b.thinking)[1] == 100
+    assert b.counted_stage_bound(calls) == pytest.approx(token_cost(price, 166, 4 * 100))
+    est = estimate({"s": {"text": calls}}, {"text": b}, count_tokens=True)
+    assert est.total_usd == pytest.approx(token_cost(price, 166, 400))
+    assert est.total_usd < 4 * b.call_bound(calls, count_tokens=True)
+    assert len(strict.counts) == 2 and strict.billed_usd == 0  # each text counted once
+
+
+def test_the_known_rule_is_never_above_the_per_call_rule(strict):
+    """Tiny captions, where the joint margins outweigh the bytes saved, cannot lift the
+    stage's bound above the per-call rule: a call counts 1 + 2 + 2*4 + 16 = 27, the byte rule
+    4 + 16 = 20; the known rule 3*(27 - 2) + 1*1*(2 + 2*4*3) = 101; the bound is 3*20."""
+    b = resolve_backend("text", "api:openai:gpt-4o-mini",
+                        policy=RetryPolicy(max_retries=0, timeout=10))
+    fixed = FixedPrompt("s", "u", field_bytes=2, fields=1, known=1, known_bytes=2)
+    calls = Calls(3, max_tokens=10, prompt_bytes=4, fixed=(fixed,),
+                  known=("ab", "cd", "ef"), known_uses=1)
+    assert b.counted_tokens(fixed) == 27 and tokens("ab\ncd\nef") == 2
+    assert b.counted_stage_tokens(calls) == 3 * 20
+
+
+def test_a_fixed_prompt_marks_its_known_field():
+    fixed = fixed_prompt("sugarcrepe.locate", {"caption": 50, "concept": 9}, known="caption")
+    # the template names the caption once and the concept kind twice
+    assert (fixed.known, fixed.known_bytes, fixed.field_bytes) == (1, 50, 50 + 2 * 9)
+    assert fixed_prompt("sugarcrepe.locate", {"caption": 50}).known == 0
 
 
 def test_count_tokens_tightens_the_bound_and_bills_nothing(strict, tmp_path):

@@ -144,10 +144,13 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     prompt with its concept's caption and its ``MAX_NEW_TOKENS`` answer; the largest VQA
     prompt (question and choices, as :class:`~foilbench.construct.backends.vqa.APIVQA`
     words it) with one image at ``--size``; an image prompt of the contextual caption at 4
-    bytes a token (a planning assumption: images are priced per image)."""
+    bytes a token (a planning assumption: images are priced per image). With
+    ``--count-tokens`` the prompts' fixed parts are counted, and so are their fields, all
+    known here: each concept's caption (sent in at most ``contextual_tries`` calls) and each
+    question and its choices (asked at most once a track, :func:`vqa_fixed`)."""
     from foilbench.construct.autocomp.checks import questions
-    from foilbench.construct.backends.vqa import API_MAX_TOKENS, API_PROMPT
-    from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
+    from foilbench.construct.backends.vqa import API_MAX_TOKENS, API_PROMPT, choice_lines
+    from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls, fixed_prompt
     from foilbench.construct.engine.prompts import template_bytes
 
     def nbytes(text: str) -> int:
@@ -159,19 +162,44 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     asked = [q for c in concepts for q in questions(c, task_words(vocab, c.task)[1])]
     prompt = max((template_bytes(contextual_prompt_name(config, c)) + nbytes(caption(c))
                   for c in concepts), default=0)
-    vqa = max((nbytes(API_PROMPT.format(question=q, choices="\n".join(f"- {x}" for x in ch)))
+    vqa = max((nbytes(API_PROMPT.format(question=q, choices=choice_lines(ch)))
                for q, ch, _ in asked), default=0)
     written = MAX_NEW_TOKENS * BYTES_PER_TOKEN
+    texts = tuple(caption(c) for c in concepts)
+    most = {"concept": max((nbytes(t) for t in texts), default=0)}
+    names = sorted({contextual_prompt_name(config, c) for c in concepts})
     out = {"captions + semantic preservation": {"text": Calls(
-        n * config.contextual_tries, max_tokens=MAX_NEW_TOKENS, prompt_bytes=prompt)}}
+        n * config.contextual_tries, max_tokens=MAX_NEW_TOKENS, prompt_bytes=prompt,
+        fixed=tuple(fixed_prompt(p, most, known="concept") for p in names), known=texts,
+        known_uses=config.contextual_tries)}}
+    fields = tuple(t for q, ch, _ in asked for t in (q, choice_lines(ch)))
     for track in TRACKS:
         out[f"text-to-image [{track}]"] = {"image": Calls(n, prompt_bytes=written + 200,
                                                           image_side=config.size)}
         out[f"object presence and count [{track}]"] = {"detector": n}
         out[f"attribute/relation check [{track}]"] = {"vqa": Calls(
             len(asked), max_tokens=API_MAX_TOKENS, prompt_bytes=vqa, images=1,
-            image_side=config.size)}
+            image_side=config.size, fixed=(vqa_fixed(asked),) if asked else (),
+            known=fields, known_uses=1)}
     return out
+
+
+def vqa_fixed(asked: list):
+    """The VQA prompt with its two fields empty, for ``--count-tokens``
+    (:class:`~foilbench.construct.engine.budget.FixedPrompt`): both fields are known texts
+    (each question and each choice list, :func:`plan`), and each of them is sent once in
+    the one request that asks it, so one occurrence a text (``known=1``) and all the fields'
+    bytes known (``known_bytes``): the stage's sum is then counted from the texts
+    themselves, with the joint margin at each end of each."""
+    from foilbench.construct.backends.vqa import API_PROMPT, choice_lines
+    from foilbench.construct.engine.budget import FixedPrompt
+
+    def nbytes(text: str) -> int:
+        return len(text.encode("utf-8"))
+
+    most = (max(nbytes(q) for q, _, _ in asked)
+            + max(nbytes(choice_lines(ch)) for _, ch, _ in asked))
+    return FixedPrompt("", API_PROMPT.format(question="", choices=""), most, 2, 1, most)
 
 
 def _concept_dict(c: Concept) -> dict:

@@ -183,6 +183,76 @@ class TokenPricedAPI:
                                              fixed.user, self.caller.policy)
         return fixed.bound(counts[key]) + text_tokens_bound([])
 
+    #: what joins the known texts in their one count request (a newline: where byte-level
+    #: BPE tokenizers cut a piece; the margin at each end of each text covers one that
+    #: merges across it, :meth:`counted_stage_tokens`)
+    KNOWN_SEPARATOR = "\n"
+
+    def counted_stage_tokens(self, calls: Any) -> int:
+        """Most input text tokens of all of a stage's calls together, with ``--count-tokens``,
+        for a plan that knows the texts of one field (:attr:`~foilbench.construct.engine.
+        budget.Calls.known`, SugarCrepe's captions): each call's fixed part as
+        :meth:`counted_tokens` bounds it, less the known field's bytes, then the known
+        field's tokens for the whole stage from ONE more free count, of all its texts joined
+        by :data:`KNOWN_SEPARATOR`, that count ``K``.
+
+        Why the sum and not a per-request share: ``K`` is one number for all the texts; it
+        cannot be split per text soundly (a short caption may take more than its byte share),
+        but the stage's bound is a total, so the total is what needs bounding. Each text is
+        sent in at most ``known_uses`` calls, ``known`` times a call at most (the most
+        occurrences of the field in any of the stage's prompts), so the field's tokens over
+        the stage are at most ``known_uses * known * (K + 2 * JOINT_TOKENS * len(texts))``:
+
+        - inside the joined text, a tokenizer pre-splits at the separator and merges only
+          within a piece, so the pieces wholly inside each text are cut as they are in a
+          request, and their tokens summed over the texts are at most ``K`` (the separators
+          and the count's own framing only add to ``K``, so nothing is subtracted);
+        - the piece at each end of a text is cut differently in the request (next to the
+          template's space or colon instead of the separator); that re-cut is the joint
+          margin argued at :data:`~foilbench.construct.engine.budget.JOINT_TOKENS`, taken
+          once more at each end of each text (the template's side of the joint keeps its
+          own margin in :meth:`counted_tokens`).
+
+        Never above the counted per-call bound times the calls, nor the byte bound."""
+        from foilbench.construct.engine.budget import JOINT_TOKENS
+        from foilbench.models.api.token_count import count_input_tokens
+
+        n = int(calls)
+        byte_rule = text_tokens_bound(["x" * (calls.prompt_bytes or DRY_INPUT_TOKENS)])
+        per_call = min(max(self.counted_tokens(f) for f in calls.fixed), byte_rule)
+        joined = self.KNOWN_SEPARATOR.join(calls.known)
+        key = ("", joined)
+        if key not in self._counts:
+            self._counts[key] = count_input_tokens(self.provider, self.model, "", joined,
+                                                   self.caller.policy)
+        occurrences = max(f.known for f in calls.fixed)
+        rest = max(self.counted_tokens(f) - f.known_bytes for f in calls.fixed)
+        known = (calls.known_uses * occurrences
+                 * (self._counts[key] + 2 * JOINT_TOKENS * len(calls.known)))
+        return min(n * rest + known, n * per_call)
+
+    def counted_stage_bound(self, calls: Any) -> float:
+        """Most all of a stage's calls can cost together (:meth:`counted_stage_tokens`), each
+        answered at its output budget, with its retry where :meth:`retries_cut` sends one (it
+        sends the same input again). Priced at the tier of the largest request the byte rule
+        allows (a longer prompt's tier is never the cheaper); unpriced: NaN."""
+        max_tokens = calls.max_tokens or DRY_MAX_TOKENS_DEFAULT
+        texts = ["x" * (calls.prompt_bytes or DRY_INPUT_TOKENS)]
+        side = calls.image_side or DRY_IMAGE_SIDE
+        n, text_in = int(calls), self.counted_stage_tokens(calls)
+        attempts = [(max_tokens, self.thinking)]
+        if self.retries_cut():
+            attempts.append((2 * max_tokens, self._more(self.thinking)))
+        try:
+            usd = 0.0
+            for budget, thinking in attempts:
+                tin, out = self.bounds(texts, [(side, side)] * calls.images, budget, thinking)
+                images = tin - text_tokens_bound(texts)
+                usd += token_cost(self._price(tin), n * images + text_in, n * out)
+            return usd
+        except PriceError:
+            return float("nan")
+
     def dry_run_bound(self, max_tokens: int, input_tokens: int = DRY_INPUT_TOKENS) -> float:
         """Most one call can cost: a request of ``input_tokens`` text tokens and one image,
         answered at ``max_tokens`` (and its retry, :meth:`retries_cut`); unpriced: NaN."""

@@ -51,6 +51,11 @@ API_PROMPT = ("{question}\nChoose the answer from this list:\n{choices}\n"
 API_MAX_TOKENS = 32
 
 
+def choice_lines(choices: Sequence[str]) -> str:
+    """The choices as ``API_PROMPT`` lists them, one ``- choice`` line each."""
+    return "\n".join(f"- {c}" for c in choices)
+
+
 def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
@@ -183,7 +188,7 @@ class APIVQA(TokenPricedAPI, VQABackend):
     def ask(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
         """The raw reply text (cached; only usable replies are)."""
         text = API_PROMPT.format(question=question,
-                                 choices="\n".join(f"- {c}" for c in _check_choices(choices)))
+                                 choices=choice_lines(_check_choices(choices)))
         png = png_bytes(image)
         base = PROVIDERS[self.provider].base_url()
         sampled = request_temperature(self.provider, self.model, 0.0)  # Gemini 3: 1.0

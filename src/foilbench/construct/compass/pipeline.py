@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from foilbench.construct.compass.plan import (
-    PROPOSE_TOKENS,
     compass_plan,
+    propose_tokens,
     realise_tokens,
     words_of,
     world_scenes,
@@ -46,7 +46,13 @@ from foilbench.construct.compass.sampling import CaptionSpec
 from foilbench.construct.compass.similarity import MAX_SIMILARITY
 from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
-from foilbench.construct.engine.replies import ReplyError, clean_sentence, parse_json, require
+from foilbench.construct.engine.replies import (
+    ReplyError,
+    clean_sentence,
+    is_ascii,
+    parse_json,
+    require,
+)
 from foilbench.construct.engine.stages import ConstructError, Context, Failure
 
 ROLES = {"text": True}
@@ -147,7 +153,7 @@ def stage_propose(ctx: Context, graphs: list[Candidate], config) -> dict:
     jobs = [(f"{k}/{w}", (ctx.text_request(
         "compass.propose", {"kind": "compass.propose", "primitive": k, "word": w,
                             "synset": syn},
-        max_tokens=PROPOSE_TOKENS, kind=k, word=w),)) for k, w, syn in words]
+        max_tokens=propose_tokens(is_ascii(k, w)), kind=k, word=w),)) for k, w, syn in words]
     results = ctx.call_many("propose same-category replacements", "text", jobs)
     proposals: dict[tuple[str, str], list[str]] = {}
     counts = {"words": len(words), "proposed": 0, "unknown_category": 0, "failed": 0,
@@ -222,13 +228,17 @@ def stage_structures(ctx: Context, graphs: list[Candidate], pools, config) -> li
     return st.children
 
 
+def _realise_budget(facts: str) -> int:
+    return realise_tokens(len(facts.encode("utf-8")), is_ascii(facts))
+
+
 def stage_realise(ctx: Context, caps: list[Candidate]) -> list[Candidate]:
     """The text backend words each caption's positive, once (module doc, 3)."""
     with ctx.log.stage("realise positive (text backend)", caps, unit="caption") as st:
         jobs = [(c.id, (ctx.text_request(
             "compass.realise", {"kind": "compass.realise",
                                 "spec": spec_to_dict(c.data["cap"].spec)},
-            max_tokens=realise_tokens(len(describe_spec(c.data["cap"].spec).encode("utf-8"))),
+            max_tokens=_realise_budget(describe_spec(c.data["cap"].spec)),
             facts=describe_spec(c.data["cap"].spec)),)) for c in caps]
         results = ctx.call_many(st, "text", jobs)
         for c in caps:

@@ -22,24 +22,34 @@ from __future__ import annotations
 from foilbench.construct.compass.sampling import LEVELS
 from foilbench.construct.engine.budget import Calls, fixed_prompt
 from foilbench.construct.engine.prompts import template_bytes
-from foilbench.construct.engine.replies import json_reply_tokens
+from foilbench.construct.engine.replies import is_ascii, json_reply_tokens
 
 #: the proposal prompt asks for "up to 12" candidates; a word or short phrase with its quotes
 #: and comma takes at most this many bytes
 MAX_CANDIDATES, CANDIDATE_BYTES = 12, 16
-#: output budget of ``compass.propose`` (issue 40: a list of k items is k x per-item, at one
-#: token a byte, :func:`~foilbench.construct.engine.replies.json_reply_tokens`)
-PROPOSE_TOKENS = json_reply_tokens(MAX_CANDIDATES * CANDIDATE_BYTES)
 
 
-def realise_tokens(facts_bytes: int) -> int:
-    """Output budget of one ``compass.realise`` request: a caption that states the listed
-    facts, no longer than the facts themselves (one token a byte), in its JSON.
+def propose_tokens(ascii: bool) -> int:
+    """Output budget of one ``compass.propose`` request (issue 40: a list of k items is k x
+    per-item, :func:`~foilbench.construct.engine.replies.json_reply_tokens`: one token per
+    two bytes when its kind and word are ASCII, ``ascii``, else one a byte).
 
-    >>> realise_tokens(100)
-    132
+    >>> propose_tokens(True), propose_tokens(False)
+    (128, 224)
     """
-    return json_reply_tokens(facts_bytes)
+    return json_reply_tokens(MAX_CANDIDATES * CANDIDATE_BYTES, ascii)
+
+
+def realise_tokens(facts_bytes: int, ascii: bool = False) -> int:
+    """Output budget of one ``compass.realise`` request: a caption that states the listed
+    facts, no longer than the facts themselves, in its JSON (one token per two bytes when
+    the facts are ASCII, ``ascii``, else one a byte:
+    :func:`~foilbench.construct.engine.replies.json_reply_tokens`).
+
+    >>> realise_tokens(100), realise_tokens(100, ascii=True)
+    (132, 82)
+    """
+    return json_reply_tokens(facts_bytes, ascii)
 
 
 def world_scenes(config) -> list:
@@ -82,34 +92,52 @@ def run_graphs(config) -> list:
     return graphs[: config.limit] if config.limit else graphs
 
 
-def facts_bytes(graph) -> int:
-    """Most UTF-8 bytes of the facts one caption of ``graph`` lists to the realisation prompt:
-    a caption states at most ``n_max`` of its graph's facts (:data:`.sampling.LEVELS`; the
-    sampler asserts it), so at most the ``n_max`` longest fact lines, one line each, as
-    :func:`.realise.describe_spec` words them."""
+def facts_bytes(graph, level: str | None = None) -> int:
+    """Most UTF-8 bytes of the facts one caption of ``graph`` lists to the realisation prompt
+    (at ``level``, or at any level): a caption states at most ``n_max`` of its graph's facts
+    (:data:`.sampling.LEVELS`; the sampler asserts it), and only of the kinds its level
+    states (L1 objects only, L2-OA no relations, L2-OR no attributes), so at most the
+    ``n_max`` longest such fact lines, one line each, as :func:`.realise.describe_spec`
+    words them."""
     names = {o.object_id: o.name for o in graph.objects}
-    lines = [f"- object: {o.name}" for o in graph.objects]
-    lines += [f"- attribute: the {o.name} is {a}" for o in graph.objects for a in o.attributes]
-    lines += [f"- relation: the {names.get(r.subject_id, '')} is {r.predicate} the "
-              f"{names.get(r.object_id, '')}" for r in graph.relationships]
-    most = max(s.n_max for s in LEVELS.values())
-    longest = sorted((len(x.encode("utf-8")) for x in lines), reverse=True)[:most]
-    return sum(longest) + max(len(longest) - 1, 0)  # the lines and the newlines between
+    specs = [LEVELS[level]] if level else list(LEVELS.values())
+    objects = [f"- object: {o.name}" for o in graph.objects]
+    attributes = [f"- attribute: the {o.name} is {a}" for o in graph.objects
+                  for a in o.attributes]
+    relations = [f"- relation: the {names.get(r.subject_id, '')} is {r.predicate} the "
+                 f"{names.get(r.object_id, '')}" for r in graph.relationships]
+    most = 0
+    for spec in specs:
+        lines = (objects + (attributes if spec.attributes else [])
+                 + (relations if spec.relations else []))
+        longest = sorted((len(x.encode("utf-8")) for x in lines), reverse=True)[:spec.n_max]
+        # the lines and the newlines between
+        most = max(most, sum(longest) + max(len(longest) - 1, 0))
+    return most
 
 
 def compass_plan(config) -> dict[str, dict[str, int]]:
     """Per distinct (kind, word) of the run's graphs one proposal call; per graph, level
-    and ``per_level`` one realisation call."""
+    and ``per_level`` one realisation call, bounded per graph and level (``parts``: that
+    graph's longest facts of that level's kinds, :func:`facts_bytes`)."""
     graphs = run_graphs(config)
     words = words_of(graphs)
     word = max((len(w.encode("utf-8")) for _, w, _ in words), default=0)
     kind = max((len(k) for k, _, _ in words), default=0)
+    # a fact line holds only the graphs' words and ASCII template text (:func:`facts_bytes`)
+    ascii = is_ascii(*(w for _, w, _ in words))
+
+    def realise(n: int, facts: int, parts: tuple = ()) -> Calls:
+        return Calls(n, max_tokens=realise_tokens(facts, ascii),
+                     prompt_bytes=template_bytes("compass.realise") + facts,
+                     fixed=(fixed_prompt("compass.realise", {"facts": facts}),), parts=parts)
+
+    parts = tuple(realise(config.per_level, facts_bytes(g, level))
+                  for g in graphs for level in LEVELS)
     facts = max((facts_bytes(g) for g in graphs), default=0)
     return {"propose same-category replacements": {"text": Calls(
-                len(words), max_tokens=PROPOSE_TOKENS,
+                len(words), max_tokens=propose_tokens(ascii),
                 prompt_bytes=template_bytes("compass.propose") + kind + word,
                 fixed=(fixed_prompt("compass.propose", {"kind": kind, "word": word}),))},
-            "realise positive (text backend)": {"text": Calls(
-                len(graphs) * len(LEVELS) * config.per_level, max_tokens=realise_tokens(facts),
-                prompt_bytes=template_bytes("compass.realise") + facts,
-                fixed=(fixed_prompt("compass.realise", {"facts": facts}),))}}
+            "realise positive (text backend)": {"text": realise(
+                len(graphs) * len(LEVELS) * config.per_level, facts, parts)}}

@@ -17,7 +17,7 @@ from __future__ import annotations
 from foilbench.construct.backends.vqa import API_MAX_TOKENS
 from foilbench.construct.composet.spec import IMAGE_NOTE, spec_text
 from foilbench.construct.composet.taxonomy import taxonomy_text
-from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls
+from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls, fixed_prompt
 from foilbench.construct.engine.prompts import template_bytes
 from foilbench.construct.engine.replies import json_reply_tokens
 
@@ -104,37 +104,44 @@ def composet_plan(config) -> dict[str, dict[str, int]]:
     note = len(IMAGE_NOTE.encode("utf-8"))  # steps 3 and 4 say the base image is attached
     side = config.size
 
-    def text(calls, prompt, fields, max_tokens, images=0):
+    def text(calls, prompt, most, max_tokens, images=0, fill=None):
+        """``most``: each field's most bytes (:func:`~foilbench.construct.engine.budget.
+        fixed_prompt`); ``fill``: the fields every request fills alike (counted as sent)."""
+        fields = sum(most.values()) + sum(len(v.encode("utf-8")) for v in (fill or {}).values())
         size = max(template_bytes(p) for p in prompt) + fields
         return Calls(calls, max_tokens=max_tokens, prompt_bytes=size, images=images,
-                     image_side=side)
+                     image_side=side, fixed=tuple(fixed_prompt(p, most, fill=fill)
+                                                  for p in prompt))
 
     bias = ("",) if not config.bias_variants else ("", ".bias")
-    qc = ({"text": text(n, ["composet.caption_qc"], spec, QC_TOKENS, images=1),
+    qc = ({"text": text(n, ["composet.caption_qc"], {"spec": spec}, QC_TOKENS, images=1),
            "vqa": Calls(n * qc_names(config), max_tokens=API_MAX_TOKENS, prompt_bytes=600,
                         images=1, image_side=side)} if config.caption_qc else {})
     listing = f * (FOIL_BYTES + 1)  # step 5 drops a longer line; one newline each
     return {
-        "base spec (step 1)": {"text": text(n, ["composet.base_spec"],
-                                            PARAMS_BYTES + RECENT_BYTES, SPEC_TOKENS)},
+        "base spec (step 1)": {"text": text(
+            n, ["composet.base_spec"], {"params": PARAMS_BYTES, "recent": RECENT_BYTES},
+            SPEC_TOKENS)},
         "base render (step 2)": {"image": Calls(n, prompt_bytes=template_bytes(
             "composet.base_image") + spec, image_side=side)},
         "caption QC vs base image": qc,
         "base check (detector)": {"detector": n},
         "instance captions (step 3)": {"text": text(
-            n * v, [f"composet.instance_captions{b}" for b in bias], spec + note,
-            INSTANCE_TOKENS, images=1)},
+            n * v, [f"composet.instance_captions{b}" for b in bias],
+            {"spec": spec, "image_note": note}, INSTANCE_TOKENS, images=1)},
         "foil enumeration (step 4)": {"text": text(
             n * v, [f"composet.foils{b}" for b in bias],
-            spec + note + INSTANCES_BYTES + len(taxonomy_text().encode()),
-            foil_tokens(config.foils_per_scene), images=1)},
-        "self-check (step 5)": {"text": text(n, ["composet.self_check"], spec + listing,
-                                             check_tokens(f))},
+            {"spec": spec, "image_note": note, "instances": INSTANCES_BYTES,
+             "n_foils": len(str(config.foils_per_scene))},
+            foil_tokens(config.foils_per_scene), images=1, fill={"taxonomy": taxonomy_text()})},
+        "self-check (step 5)": {"text": text(n, ["composet.self_check"],
+                                             {"spec": spec, "foils": listing}, check_tokens(f))},
         "foil render: edit region": {"detector": n * f},
         "foil render (step 6)": {"edit": Calls(n * f, prompt_bytes=template_bytes(
             "composet.foil_edit") + CAPTIONS_BYTES, image_side=side, edit=True)},
         "verify: drift and counts": {"detector": 2 * n * f},
         "verbosity (step 7)": {"text": text(
-            n * f * v, [f"composet.verbosity{b}" for b in bias], spec + CAPTIONS_BYTES,
-            VERBOSITY_TOKENS)},
+            n * f * v, [f"composet.verbosity{b}" for b in bias],
+            {"spec": spec, "base_caption": BASE_CAPTION_BYTES,
+             "foil_caption": CAPTIONS_BYTES - BASE_CAPTION_BYTES}, VERBOSITY_TOKENS)},
     }

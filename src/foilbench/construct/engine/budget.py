@@ -24,7 +24,11 @@ rule is printed with it) is a guide to plan with, never what the cap reserves.
 
 With ``count_tokens`` (``--dry-run --count-tokens``) a token-priced backend asks its
 provider's free count endpoint for the input tokens of each stage's fixed prompt part
-(:class:`FixedPrompt`) and bounds only the variable fields by their bytes.
+(:class:`FixedPrompt`) and bounds only the variable fields by their bytes; a field whose texts
+the plan knows (:attr:`Calls.known`: SugarCrepe's captions, Auto-Comp's concepts,
+questions and choices) is counted too, in one more request, and bounds the stage's sum.
+A stage whose calls differ in what bounds them (COMPASS's realisations, per graph and level)
+gives its groups (:attr:`Calls.parts`), and is bounded by the sum of theirs.
 
 The cap itself is held by the output folder's ledger (:mod:`.ledger`), per paid request.
 """
@@ -60,12 +64,16 @@ ALL_STAGES = "(all stages)"
 class FixedPrompt:
     """A stage's prompt with its fields empty (``system`` and ``user``: what a provider can
     count once) and what the fields add at most: ``field_bytes`` (their bytes at their most,
-    every occurrence) and ``fields`` (how many occurrences, two joints each)."""
+    every occurrence) and ``fields`` (how many occurrences, two joints each); ``known`` of
+    those occurrences are of the field whose texts the plan knows (:attr:`Calls.known`),
+    ``known_bytes`` of ``field_bytes`` are theirs."""
 
     system: str
     user: str
     field_bytes: int
     fields: int
+    known: int = 0
+    known_bytes: int = 0
 
     def bound(self, counted: int) -> int:
         """Most input tokens of a request, given the provider's ``counted`` tokens of the
@@ -77,18 +85,29 @@ class FixedPrompt:
         return counted + self.field_bytes + 2 * JOINT_TOKENS * self.fields
 
 
-def fixed_prompt(name: str, most: dict[str, int]) -> FixedPrompt:
+def fixed_prompt(name: str, most: dict[str, int], known: str = "",
+                 fill: dict[str, str] | None = None) -> FixedPrompt:
     """Packaged prompt ``name`` with every field of ``most`` in its user part empty, and
-    ``most``'s bytes for each occurrence of each field."""
+    ``most``'s bytes for each occurrence of each field; ``known`` names the field whose
+    texts the plan knows (:attr:`Calls.known`); ``fill`` gives the fields every request
+    fills with the same text (CompoSET's taxonomy), put in the fixed part, so the provider
+    counts them as they are sent.
+
+    >>> f = fixed_prompt("compass.propose", {"kind": 9, "word": 12})
+    >>> "$word" in f.user, f.field_bytes, f.fields
+    (False, 21, 2)
+    """
     from string import Template
 
     from foilbench.construct.engine.prompts import load_prompt
 
     p = load_prompt(name)
     n = {f: p.user.count(f"${f}") + p.user.count(f"${{{f}}}") for f in most}
-    user = Template(p.user).safe_substitute({f: "" for f in most})
+    user = Template(p.user).safe_substitute({**{f: "" for f in most}, **(fill or {})})
     # the system prompt is sent as written (:meth:`.stages.Context.text_request`)
-    return FixedPrompt(p.system, user, sum(n[f] * most[f] for f in most), sum(n.values()))
+    k = n.get(known, 0)
+    return FixedPrompt(p.system, user, sum(n[f] * most[f] for f in most), sum(n.values()),
+                       k, k * most.get(known, 0))
 
 
 class Calls(int):
@@ -97,7 +116,13 @@ class Calls(int):
     ``images`` sent with a text request, ``image_side`` (their side, or an image request's)
     ``edit`` (an image request edits an input image) and ``fixed`` (the stage's prompts with
     their fields empty, :class:`FixedPrompt`, for ``--count-tokens``; the call is bounded by
-    the largest). Arithmetic gives a plain int.
+    the largest), ``known`` (the texts of a field known at plan time, SugarCrepe's captions,
+    each sent in at most ``known_uses`` of the calls: ``--count-tokens`` counts them too and
+    bounds the stage's sum, :meth:`~foilbench.construct.backends.api_tokens.TokenPricedAPI.
+    counted_stage_bound`), ``parts`` (groups of these calls, each with its own smaller
+    bounds, their counts summing to this one's: the stage is bounded by the sum of the
+    groups' bounds; COMPASS's realisations per graph and level). Arithmetic gives a plain
+    int.
 
     >>> c = Calls(3, max_tokens=512, prompt_bytes=900)
     >>> c + 0, c.max_tokens, c.prompt_bytes
@@ -110,12 +135,20 @@ class Calls(int):
     image_side: int | None
     edit: bool
     fixed: tuple[FixedPrompt, ...]
+    known: tuple[str, ...]
+    known_uses: int
+    parts: tuple[Calls, ...]
 
     def __new__(cls, n: int, *, max_tokens: int | None = None, prompt_bytes: int | None = None,
                 images: int = 0, image_side: int | None = None, edit: bool = False,
-                fixed: tuple[FixedPrompt, ...] = ()) -> Calls:
+                fixed: tuple[FixedPrompt, ...] = (), known: tuple[str, ...] = (),
+                known_uses: int = 0, parts: tuple[Calls, ...] = ()) -> Calls:
+        if parts and sum(map(int, parts)) != int(n):
+            raise ValueError(f"the parts' calls sum to {sum(map(int, parts))}, not {int(n)}")
         obj = super().__new__(cls, int(n))
+        obj.parts = tuple(parts)
         obj.max_tokens, obj.prompt_bytes, obj.fixed = max_tokens, prompt_bytes, tuple(fixed)
+        obj.known, obj.known_uses = tuple(known), int(known_uses)
         obj.images, obj.image_side, obj.edit = int(images), image_side, bool(edit)
         return obj
 
@@ -208,8 +241,9 @@ class Estimate:
         if self.counted:
             out.append("  input     each stage's fixed prompt counted by its provider "
                        "(--count-tokens);")
-            out.append("            its fields at one token a byte, "
-                       f"+{JOINT_TOKENS} tokens a joint")
+            out.append("            its fields at one token a byte (texts the plan "
+                       "knows, counted too),")
+            out.append(f"            +{JOINT_TOKENS} tokens a joint")
         elif self.counted is not None:
             out.append("  input     no stage here names a prompt its provider can count "
                        "(--count-tokens):")
@@ -248,18 +282,33 @@ def estimate(plan: dict, backends: dict[str, Backend], count_tokens: bool = Fals
                 continue
             b = backends[role]
             spec = str(getattr(b, "spec", "") or getattr(b, "fingerprint", ""))
-            bound = getattr(b, "call_bound", None)
-            counting = count_tokens and getattr(b, "counts_tokens", False)
-            if isinstance(n, Calls) and callable(bound):
-                per = float(bound(n, count_tokens=True) if counting else bound(n))
-                if counting and n.fixed:
-                    est.counted = True
-            else:
-                per = float(b.cost_per_call_usd)
-            guess = getattr(b, "call_estimate", None)
-            typical = per
-            if isinstance(n, Calls) and callable(guess):
-                typical = float(guess(n))
+            total, typical, counted = _bounded(b, n, count_tokens)
+            if counted:
+                est.counted = True
+            if isinstance(n, Calls) and callable(getattr(b, "call_estimate", None)):
                 est.rules[spec] = str(getattr(b, "estimate_rule", ""))
-            est.rows.append(Row(stage, role, int(n), int(n) * per, spec, int(n) * typical))
+            est.rows.append(Row(stage, role, int(n), total, spec, typical))
     return est
+
+
+def _bounded(b: Backend, n: int, count_tokens: bool) -> tuple[float, float, bool]:
+    """(bound, estimate, whether a provider counted a fixed prompt) of ``n`` calls of one
+    stage on backend ``b``: the sum over :attr:`Calls.parts` where the plan gives them."""
+    if isinstance(n, Calls) and n.parts:
+        got = [_bounded(b, part, count_tokens) for part in n.parts]
+        return (sum(g[0] for g in got), sum(g[1] for g in got), any(g[2] for g in got))
+    bound = getattr(b, "call_bound", None)
+    counting = count_tokens and getattr(b, "counts_tokens", False)
+    stage_bound = getattr(b, "counted_stage_bound", None)
+    total, counted = None, False
+    if isinstance(n, Calls) and callable(bound):
+        per = float(bound(n, count_tokens=True) if counting else bound(n))
+        if counting and n.fixed:
+            counted = True
+            if n.known and callable(stage_bound):
+                total = min(float(stage_bound(n)), int(n) * per)
+    else:
+        per = float(b.cost_per_call_usd)
+    guess = getattr(b, "call_estimate", None)
+    typical = float(guess(n)) if isinstance(n, Calls) and callable(guess) else per
+    return (int(n) * per if total is None else total), int(n) * typical, counted

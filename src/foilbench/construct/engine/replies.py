@@ -81,17 +81,42 @@ def clean_sentence(text: str) -> str:
 JSON_FRAME_TOKENS = 32
 
 
-def json_reply_tokens(content_bytes: int) -> int:
+def is_ascii(*texts: object) -> bool:
+    """Whether every one of ``texts`` is plain ASCII (what :func:`json_reply_tokens` sizes
+    at one token per two bytes).
+
+    >>> is_ascii("a red mug", "left of"), is_ascii("a caf\u00e9")
+    (True, False)
+    """
+    return all(str(t).isascii() for t in texts)
+
+
+def content_tokens(content_bytes: int, ascii: bool = False) -> int:
+    """Output tokens for ``content_bytes`` of an answer's values (:func:`json_reply_tokens`'
+    rule, without the JSON frame): one per two bytes when ``ascii``, else one per byte.
+
+    >>> content_tokens(65, ascii=True), content_tokens(65)
+    (33, 65)
+    """
+    n = max(int(content_bytes), 0)
+    return -(-n // 2) if ascii else n
+
+
+def json_reply_tokens(content_bytes: int, ascii: bool = False) -> int:
     """The output budget of a JSON answer whose values hold at most ``content_bytes`` UTF-8
     bytes (issue 40: size each request's budget from what it asks for, not a flat 512).
 
-    One token a byte: no tokenizer makes more tokens than bytes (byte-level BPE and byte
-    fallback), so a compliant answer always fits, in any language; a typical English answer
-    uses about a quarter of it. Plus :data:`JSON_FRAME_TOKENS` for the JSON around it. A
-    reply past this budget is off task: it is dropped, not asked again (a model that thinks
-    gets its thinking room on top, :mod:`foilbench.construct.backends.api_tokens`).
+    One token per two content bytes when the request's own known inputs (its caption,
+    concept, words or facts: ``ascii``, :func:`is_ascii`) are all ASCII, else one token a
+    byte; plus :data:`JSON_FRAME_TOKENS` for the JSON around it. Why: English text runs
+    about 4 bytes a BPE token, so two bytes a token leaves a compliant English answer twice
+    its room; text that is not ASCII can take a token a byte (byte-level BPE and byte
+    fallback never make more), so it keeps a token a byte and fits in any language. The
+    provider enforces the budget, so the dry run's output bound stays a bound whatever the
+    rule. A reply past this budget is off task: it is dropped, not asked again (a model that
+    thinks gets its thinking room on top, :mod:`foilbench.construct.backends.api_tokens`).
 
-    >>> json_reply_tokens(64)
-    96
+    >>> json_reply_tokens(64), json_reply_tokens(64, ascii=True)
+    (96, 64)
     """
-    return JSON_FRAME_TOKENS + max(int(content_bytes), 0)
+    return JSON_FRAME_TOKENS + content_tokens(content_bytes, ascii)

@@ -38,7 +38,13 @@ import numpy as np
 
 from foilbench.construct.engine.export import ConstructResult
 from foilbench.construct.engine.log import Candidate
-from foilbench.construct.engine.replies import ReplyError, clean_sentence, parse_json, require
+from foilbench.construct.engine.replies import (
+    ReplyError,
+    clean_sentence,
+    is_ascii,
+    parse_json,
+    require,
+)
 from foilbench.construct.engine.stages import ConstructError, Context, Failure
 from foilbench.construct.sugarcrepe.plan import (
     CONCEPT_BYTES,
@@ -89,10 +95,13 @@ def _task(c: Candidate, step: str, **extra) -> dict:
 def _ask_caption_concept(ctx: Context, st, cands: list[Candidate], step: str) -> dict:
     """The locate and swap steps (both T=0) send one prompt per candidate with the same
     inputs: the caption and the kind of concept its type edits."""
+    def budget(caption: str) -> int:
+        return answer_tokens(step, nbytes(caption), ascii=is_ascii(caption))
+
     jobs = [(c.id, (ctx.text_request(prompt_name(step, c.data["type"]), _task(c, step),
                                      caption=c.data["caption"],
                                      concept=TYPES[c.data["type"]][1],
-                                     max_tokens=answer_tokens(step, nbytes(c.data["caption"]))),))
+                                     max_tokens=budget(c.data["caption"])),))
             for c in cands]
     return ctx.call_many(st, "text", jobs)
 
@@ -124,7 +133,8 @@ def stage_new_concept(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
             prompt_name("new_concept", c.data["type"]),
             _task(c, "new_concept", old=c.data["old"]), seed=c.data["seed"],
             caption=c.data["caption"], old=c.data["old"],
-            max_tokens=answer_tokens("new_concept", nbytes(c.data["caption"]))),))
+            max_tokens=answer_tokens("new_concept", nbytes(c.data["caption"]),
+                                     ascii=is_ascii(c.data["caption"]))),))
             for c in cands]
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
@@ -154,7 +164,8 @@ def stage_compose(ctx: Context, cands: list[Candidate]) -> list[Candidate]:
                 caption=c.data["caption"], old=c.data["old"], new=c.data["new"],
                 concept=TYPES[c.data["type"]][2],
                 max_tokens=answer_tokens("compose", nbytes(c.data["caption"]),
-                                         nbytes(c.data["new"]))),)))
+                                         nbytes(c.data["new"]), is_ascii(c.data["caption"]),
+                                         is_ascii(c.data["new"]))),)))
         results = ctx.call_many(st, "text", jobs)
         for c in cands:
             got = _reply(st, c, results[c.id], {"caption": str})
