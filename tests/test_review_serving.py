@@ -33,3 +33,30 @@ def test_only_a_reachable_host_is_warned(capsys, host, warned):
     assert (err == f"warning: binding to {host} makes the page reachable from other "
                    "machines; anyone who can reach it can record decisions\n") is warned
     assert (err == "") is not warned
+
+
+def test_a_study_page_on_a_reachable_host_is_warned_before_serving(capsys):
+    """Both Auto-Comp study commands (``review concepts``, ``review solvability``) warn as
+    ``review`` and ``review compare`` do; the study is closed even when serving fails."""
+    from foilbench.cli.review_studies import run_study
+
+    class Study:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    taken = socket.socket()
+    taken.bind(("0.0.0.0", 0))
+    taken.listen(1)
+    study = Study()
+    try:
+        with pytest.raises(click.ClickException, match="cannot listen on 0.0.0.0:"):
+            run_study(study, export_dir=None, report_only=False, as_json=False,
+                      export=str, lines=str, app=Starlette, announce=str, host="0.0.0.0",
+                      port=taken.getsockname()[1])
+    finally:
+        taken.close()
+    assert capsys.readouterr().err.startswith(
+        "warning: binding to 0.0.0.0 makes the study page reachable from other machines")
+    assert study.closed

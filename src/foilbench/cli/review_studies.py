@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import format_table
-from foilbench.cli.review_serving import serve_page
+from foilbench.cli.review_serving import serve_page, warn_if_reachable
 
 
 def study_options(*, report: str, exports: str, port: int):
@@ -54,6 +54,7 @@ def run_study(study, *, export_dir: Path | None, report_only: bool, as_json: boo
             rep = study.report()
             click.echo(json.dumps(rep, indent=2) if as_json else lines(rep))
             return
+        warn_if_reachable(host, "the study page", "load it and record answers")
         serve_page(app(), host, port, announce)
     finally:
         study.close()
