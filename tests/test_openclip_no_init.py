@@ -1,12 +1,12 @@
-"""A local safetensors model built on the meta device (models/openclip/meta_build.py) is the
-model open_clip's own loader builds: the same tensors, buffers, transforms, fingerprint and
-embeddings (bit for bit), the same errors for a file that does not fit, and open_clip's loader
-wherever the shortcut does not apply."""
+"""A model built from a local weights file without its random initialisation
+(models/openclip/no_init.py) is the model open_clip builds with it: the same tensors, buffers,
+transforms, fingerprint and embeddings (bit for bit), the same errors for a file that does not
+fit; and the skip is used only where open_clip loads every weight strictly."""
 
 from __future__ import annotations
 
-import logging
 import re
+import threading
 
 import numpy as np
 import open_clip
@@ -16,7 +16,7 @@ import torch
 import foilbench.models.openclip.adapter as adapter_module
 from _models_tiny import tiny_images, write_openclip_config  # noqa: E402
 from foilbench.errors import ModelError
-from foilbench.models.openclip import meta_build
+from foilbench.models.openclip import no_init
 from foilbench.models.registry import resolve_model
 
 TEXTS = ["a red cube left of a blue sphere", "a blue cube left of a red sphere", "two cats"]
@@ -32,11 +32,11 @@ def _cache(tmp_path, monkeypatch):
 def tiny(tmp_path_factory):
     from safetensors.torch import save_file
 
-    folder = tmp_path_factory.mktemp("metabuild")
-    cfg = write_openclip_config(folder, "fb-meta-tiny")
+    folder = tmp_path_factory.mktemp("noinit")
+    cfg = write_openclip_config(folder, "fb-noinit-tiny")
     open_clip.add_model_config(cfg)
     torch.manual_seed(3)
-    model = open_clip.create_model("fb-meta-tiny")
+    model = open_clip.create_model("fb-noinit-tiny")
     state = {k: v.contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(folder / "w.safetensors"))
     torch.save(state, folder / "w.pt")
@@ -45,22 +45,24 @@ def tiny(tmp_path_factory):
 
 @pytest.fixture
 def shortcut_calls(monkeypatch):
-    """What each call of the meta-device build returned (None: open_clip's loader was used)."""
+    """Per model built, how many random fills were skipped (None: none were, the skip was
+    not used)."""
     calls = []
-    real = adapter_module.build_without_init
+    real = adapter_module.random_fills_skipped
 
-    def spy(*args):
-        calls.append(real(*args))
-        return calls[-1]
+    def spy():
+        mode = real()
+        calls.append(mode)
+        return mode
 
-    monkeypatch.setattr(adapter_module, "build_without_init", spy)
+    monkeypatch.setattr(adapter_module, "random_fills_skipped", spy)
     return calls
 
 
 def open_clips_own(spec, monkeypatch):
-    """The adapter as open_clip's own loader builds it (the shortcut switched off)."""
+    """The adapter as open_clip builds it, random initialisation included."""
     with monkeypatch.context() as m:
-        m.setattr(adapter_module, "build_without_init", lambda *args: None)
+        m.setattr(adapter_module, "skips_init", lambda *args: False)
         return resolve_model(spec, device="cpu")
 
 
@@ -86,7 +88,7 @@ def assert_same_model(fast, slow):
 def test_tiny_config_model_equals_open_clips_loader(tiny, shortcut_calls, monkeypatch):
     spec = f"openclip:{tiny['cfg']}:{tiny['dir'] / 'w.safetensors'}"
     fast = resolve_model(spec, device="cpu")
-    assert shortcut_calls and shortcut_calls[0] is not None  # the shortcut built it
+    assert len(shortcut_calls) == 1 and shortcut_calls[0].skipped > 0  # skipped
     assert_same_model(fast, open_clips_own(spec, monkeypatch))
 
 
@@ -103,22 +105,36 @@ def test_vit_b_32_with_seeded_weights_equals_open_clips_loader(tmp_path, shortcu
     del state
     spec = f"openclip:ViT-B-32:{weights}"
     fast = resolve_model(spec, device="cpu")
-    assert shortcut_calls and shortcut_calls[0] is not None
+    assert len(shortcut_calls) == 1 and shortcut_calls[0].skipped > 0
     assert_same_model(fast, open_clips_own(spec, monkeypatch))
 
 
-def test_no_initialiser_writes_real_memory(tiny, shortcut_calls, monkeypatch):
-    touched = []
-    real = torch.nn.init.normal_
+def test_no_random_fill_reaches_the_model_and_other_threads_still_fill(tiny, shortcut_calls,
+                                                                      monkeypatch):
+    filled = []
+    real = torch.Tensor.normal_
 
     def watch(tensor, *args, **kwargs):
-        touched.append(tensor.is_meta)
+        filled.append(tensor.shape)
         return real(tensor, *args, **kwargs)
 
-    monkeypatch.setattr(torch.nn.init, "normal_", watch)
+    monkeypatch.setattr(torch.Tensor, "normal_", watch)
     resolve_model(f"openclip:{tiny['cfg']}:{tiny['dir'] / 'w.safetensors'}", device="cpu")
-    assert shortcut_calls[0] is not None
-    assert touched and all(touched)  # open_clip initialised, but only on the meta device
+    assert shortcut_calls[0].skipped > 0 and filled == []
+    # the same build with the skip switched off fills, so the watch above can see a fill
+    open_clips_own(f"openclip:{tiny['cfg']}:{tiny['dir'] / 'w.safetensors'}", monkeypatch)
+    assert filled
+
+
+def test_the_skip_holds_in_its_own_thread_only():
+    out = []
+    with no_init.random_fills_skipped() as mode:
+        worker = threading.Thread(target=lambda: out.append(torch.zeros(3).normal_()))
+        worker.start()
+        worker.join()
+        here = torch.zeros(3).normal_()
+    assert mode.skipped == 1 and torch.equal(here, torch.zeros(3))
+    assert not torch.equal(out[0], torch.zeros(3))
 
 
 def broken_file(tiny, tmp_path, how):
@@ -141,50 +157,29 @@ def broken_file(tiny, tmp_path, how):
     ("unexpected", "1 tensor(s) not in the model, e.g. extra.weight"),
     ("shape", "ln_final.weight is [7] in the file but [32] in the model"),
 ])
-def test_a_file_that_does_not_fit_is_refused_as_open_clips_loader_refuses(
+def test_a_file_that_does_not_fit_is_refused_as_open_clip_refuses_it(
         tiny, tmp_path, shortcut_calls, monkeypatch, how, words):
     spec = f"openclip:{tiny['cfg']}:{broken_file(tiny, tmp_path, how)}"
     with pytest.raises(ModelError, match=re.escape(words)) as fast:
         resolve_model(spec, device="cpu")
-    assert shortcut_calls == [None]  # the shortcut stepped aside
+    assert len(shortcut_calls) == 1  # built with the skip, refused all the same
     with pytest.raises(ModelError) as slow:
         open_clips_own(spec, monkeypatch)
     assert str(fast.value) == str(slow.value)
 
 
-def test_pt_files_take_open_clips_loader(tiny, shortcut_calls, monkeypatch):
+def test_pt_files_skip_too_and_equal_open_clips_build(tiny, shortcut_calls, monkeypatch):
     spec = f"openclip:{tiny['cfg']}:{tiny['dir'] / 'w.pt'}"
     adapter = resolve_model(spec, device="cpu")
-    assert shortcut_calls == [None]
+    assert shortcut_calls[0].skipped > 0
     assert_same_model(adapter, open_clips_own(spec, monkeypatch))
 
 
-def test_open_clips_random_init_line_is_not_logged_and_the_filter_goes(tiny, caplog):
-    filters = list(logging.getLogger().filters)
-    with caplog.at_level(logging.INFO):
-        resolve_model(f"openclip:{tiny['cfg']}:{tiny['dir'] / 'w.safetensors'}",
-                      device="cpu")
-    assert not [r for r in caplog.records if "initiali" in r.getMessage()]
-    assert logging.getLogger().filters == filters
-
-
-def test_the_causal_mask_is_the_text_towers_own():
-    tower = open_clip.transformer.TextTransformer(context_length=9, width=16, heads=2,
-                                                  layers=1, output_dim=8)
-    assert torch.equal(meta_build.causal_mask(tower.attn_mask.shape), tower.attn_mask)
-    assert meta_build.causal_mask((3, 4)) is None
-
-
-def test_a_meta_tensor_without_a_rule_sends_the_build_back():
-    class Odd(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.register_buffer("table", torch.ones(3), persistent=False)
-
-    with torch.device("meta"):
-        odd = Odd()
-    assert meta_build._rebuild_masks(odd) == "no rule makes .table again"
-    assert meta_build._left_on_meta(odd) == ".table was left on the meta device"
-    plain = torch.nn.Module()
-    plain.cached = torch.empty(2, device="meta")
-    assert meta_build._left_on_meta(plain) == ".cached was left on the meta device"
+def test_only_strictly_loaded_files_of_open_clips_own_towers_skip(tiny, tmp_path):
+    assert no_init.skips_init(open_clip, "fb-noinit-tiny", tiny["dir"] / "w.safetensors")
+    assert no_init.skips_init(open_clip, "ViT-B-32", tmp_path / "W.PTH")
+    assert not no_init.skips_init(open_clip, "fb-noinit-tiny", None)  # a tag or random weights
+    assert not no_init.skips_init(open_clip, "ViT-B-32", tmp_path / "w.npz")  # not strict
+    assert not no_init.skips_init(open_clip, "ViT-B-16-SigLIP", tmp_path / "w.safetensors")  # timm
+    assert no_init.skips_init(open_clip, "RN50-quickgelu", tmp_path / "w.safetensors")
+    assert not no_init.skips_init(open_clip, "coca_ViT-B-32", tmp_path / "w.safetensors")  # CoCa
