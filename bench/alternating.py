@@ -24,6 +24,7 @@ def parse_args(doc: str, repeats: int) -> argparse.Namespace:
     ap.add_argument("--cores", default="1")
     ap.add_argument("--repeats", type=int, default=repeats)
     ap.add_argument("--scenes", type=int, default=80)
+    ap.add_argument("--arch", default="tiny")
     ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "fb_bench_peers"))
     args = ap.parse_args()
     os.sched_setaffinity(0, [int(c) for c in args.cores.split(",")])

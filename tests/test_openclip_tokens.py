@@ -75,3 +75,47 @@ def test_one_tokenizer_per_architecture_and_config(monkeypatch):
     short = openclip_tokens.shared_tokenizer("short-ctx")
     assert short is not first and short.context_length == 32
     assert openclip_tokens.shared_tokenizer("short-ctx") is short
+
+
+PLAIN_ARCHS = ["ViT-B-32", "ViT-B-16", "RN50", "ViT-L-14", "convnext_base", "MobileCLIP-S1"]
+# a tokenizer name (Hugging Face), keyword arguments, or SigLIP in the name: not plain
+OTHER_ARCHS = ["ViT-B-16-SigLIP", "ViT-B-32-SigLIP2-256", "xlm-roberta-base-ViT-B-32",
+               "nllb-clip-base"]
+
+
+@pytest.mark.parametrize("arch", PLAIN_ARCHS + OTHER_ARCHS)
+def test_the_plain_key_is_given_only_where_open_clip_builds_its_default_tokenizer(arch):
+    cfg = open_clip.get_model_config(arch)
+    if cfg is None:
+        pytest.skip(f"{arch} is not in this open_clip")
+    key = openclip_tokens.plain_tokenizer_key(arch, cfg)
+    if arch in PLAIN_ARCHS:
+        # what open_clip builds for the name is exactly the plain tokenizer the key stands for
+        built = open_clip.get_tokenizer(arch)
+        assert type(built) is open_clip.tokenizer.SimpleTokenizer
+        plain = open_clip.tokenizer.SimpleTokenizer(context_length=built.context_length)
+        assert key == f"plain:{built.context_length}"
+        assert openclip_tokens.tokenizer_key(built) == openclip_tokens.tokenizer_key(plain)
+        assert torch.equal(built(TEXTS), plain(TEXTS))
+    else:
+        assert key is None
+    assert openclip_tokens.plain_tokenizer_key(f"hf-hub:org/{arch}", cfg) is None
+
+
+def test_architectures_with_the_plain_tokenizer_share_one(monkeypatch, tmp_path):
+    import json
+
+    monkeypatch.setattr(openclip_tokens, "_TOKENIZERS", {})
+    cfg = open_clip.get_model_config("ViT-B-32")
+    cfg["vision_cfg"]["layers"] = 2  # another architecture, the same text side
+    path = tmp_path / "fb-plain-tok.json"
+    path.write_text(json.dumps(cfg))
+    open_clip.add_model_config(path)
+    first = openclip_tokens.shared_tokenizer("fb-plain-tok")
+    assert openclip_tokens.shared_tokenizer("ViT-B-32") is first
+    assert torch.equal(first(TEXTS), open_clip.get_tokenizer("ViT-B-32")(TEXTS))
+    cfg["text_cfg"]["context_length"] = 32  # another context length: a tokenizer of its own
+    path.write_text(json.dumps(cfg))
+    open_clip.add_model_config(path)
+    short = openclip_tokens.shared_tokenizer("fb-plain-tok")
+    assert short is not first and short.context_length == 32

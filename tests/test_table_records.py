@@ -113,3 +113,30 @@ def test_validation_reads_the_cells_itertuples_gives():
     dup = pd.DataFrame([[1, "a"], [2, "b"]], columns=["x", "x"])
     assert _column_rows(dup, ["x"]) == [(1,), (2,)]
     assert _column_rows(pd.DataFrame(index=range(2)), []) == [(), ()]
+
+
+def test_a_flat_record_is_stored_as_the_full_walk_stores_it():
+    """store.db._clean's shortcut for flat records gives the walk's value, types and JSON."""
+    import json
+
+    from foilbench.store import db
+
+    def walk(value):  # _clean without the shortcut, at every level
+        return db._clean_any(value) if not isinstance(value, dict) else {
+            str(k): walk(v) for k, v in value.items()}
+
+    records = [
+        {"a": "x", "b": 1, "c": True, "d": None, "e": 2.5, "f": -0.0},
+        {"a": np.str_("x"), "b": np.int64(3)},  # numpy scalars: converted
+        {"a": float("nan"), "b": math.inf},  # not finite: null
+        {"a": [1, 2], "b": np.array([1.5, np.nan]), "c": {"d": (1, "e")}},  # nested
+        {1: "int key", "b": "x"},  # a key that is not a str
+        {"a": pd.Timestamp("2026-01-01"), "b": b"bytes"},  # other types: str()
+        {},
+    ]
+    for rec in records:
+        got, want = db._clean(rec), walk(rec)
+        assert got == want or json.dumps(got) == json.dumps(want), rec
+        assert [type(v) for v in got.values()] == [type(v) for v in want.values()], rec
+        assert db.to_json(rec) == json.dumps(want, sort_keys=True, ensure_ascii=False)
+        assert got is not rec

@@ -1,7 +1,7 @@
 """``summary.json``: the machine-readable outcome of one ``run`` invocation.
 
-Fields: ``format_version`` (:data:`~foilbench.runner.summary_schema.SUMMARY_FORMAT_VERSION`;
-the published JSON Schema is ``docs/summary.schema.json``, from
+Fields: ``format_version`` (:data:`SUMMARY_FORMAT_VERSION`, held here so a run does not import
+pydantic for one number; the published JSON Schema is ``docs/summary.schema.json``, from
 :mod:`foilbench.runner.summary_schema`), ``batch_id``, ``db_path``, ``provenance``,
 ``results`` (one flat row per run and metric, with its ``unit`` of n), ``runs`` (one block per
 run, see :func:`summary_entry`; on a tiered pair benchmark also ``by_tier``: metric -> tier ->
@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+SUMMARY_FORMAT_VERSION = 1  # when it changes: foilbench.runner.summary_schema's docstring
 SUMMARY_FIELDS = ("value", "k", "n", "ci_low", "ci_high", "ci_method", "chance", "ties", "unit")
 
 
@@ -75,8 +76,6 @@ def build_summary(*, batch_id: str, db_path: str, provenance: dict[str, Any], re
                   reference: dict[str, Any]) -> dict[str, Any]:
     """The whole ``summary.json`` document (before JSON cleaning)."""
     entries = [summary_entry(r) for r in records]
-    from foilbench.runner.summary_schema import SUMMARY_FORMAT_VERSION
-
     return {
         "format_version": SUMMARY_FORMAT_VERSION,
         "batch_id": batch_id,

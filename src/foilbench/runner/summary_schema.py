@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SUMMARY_FORMAT_VERSION = 1
+# the number lives beside the writer, which a run imports without pydantic
+from foilbench.runner.summary import SUMMARY_FORMAT_VERSION  # noqa: F401 - published here
 
 
 class _Closed(BaseModel):

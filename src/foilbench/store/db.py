@@ -45,8 +45,22 @@ def new_batch_id() -> str:
     return now.strftime("%Y%m%d-%H%M%S.") + f"{now.microsecond // 1000:03d}-{uuid.uuid4().hex[:4]}"
 
 
+_PLAIN = frozenset((str, int, bool, type(None)))
+
+
 def _clean(value: Any) -> Any:
-    """JSON-safe: numpy to Python, NaN to null, arrays to lists."""
+    """JSON-safe: numpy to Python, NaN to null, arrays to lists. A flat record whose keys are
+    ``str`` and whose values are exactly ``str``, ``int``, ``bool``, ``None`` or finite
+    ``float`` (the usual stored item) is already clean: copied as it is, without the walk
+    below (a run stores one per item)."""
+    if type(value) is dict and all(
+            type(k) is str and (type(v) in _PLAIN or (type(v) is float and math.isfinite(v)))
+            for k, v in value.items()):
+        return dict(value)
+    return _clean_any(value)
+
+
+def _clean_any(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return [_clean(v) for v in value.tolist()]
     if isinstance(value, (list, tuple)):

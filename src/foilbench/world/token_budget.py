@@ -74,6 +74,19 @@ def _bytes(piece: str) -> int:
     return len(piece.encode("utf-8"))
 
 
+PIECES_MEMO = 8192  # texts whose pieces and bound are remembered (a few MB)
+
+
+@lru_cache(maxsize=PIECES_MEMO)
+def counted_pieces(text: str) -> tuple[tuple[str, ...], int]:
+    """``(pieces(text), token_count(text))`` from one pass of the pre-tokeniser, remembered:
+    :func:`same_in_context` needs both for each text of a pair, and a positive caption is
+    paired with each of its negatives."""
+    found = tuple(pieces(text))
+    table = token_lengths()
+    return found, START_END + sum(table.get(p, _bytes(p)) for p in found)
+
+
 #: content tokens a 77-token CLIP encoder sees: open_clip's tokenize keeps
 #: [start] + tokens[:76], then writes the end token over the last, so 75 remain
 VISIBLE = CONTEXT - START_END
@@ -144,8 +157,8 @@ def same_in_context(a: str, b: str, kind: str = "auto") -> bool | None:
     ...                 + "and a red ball", kind="bound")
     True
     """
-    pa, pb = pieces(a), pieces(b)
-    if token_count(a) <= CONTEXT and token_count(b) <= CONTEXT:
+    (pa, na), (pb, nb) = counted_pieces(a), counted_pieces(b)
+    if na <= CONTEXT and nb <= CONTEXT:
         return pa == pb  # both whole within the context (bounds from above): no cut at all
     if kind == "bound" or long_tier_counter(kind).name == COUNTER_BOUND:
         return _same_by_bounds(pa, pb)
@@ -160,7 +173,7 @@ def visible_tokens(text: str) -> tuple[int, ...]:
     return tuple(_bpe_tokenizer().encode(text)[:VISIBLE])
 
 
-def _same_by_bounds(pa: list[str], pb: list[str]) -> bool | None:
+def _same_by_bounds(pa: Sequence[str], pb: Sequence[str]) -> bool | None:
     if pa == pb:
         return True
     k = next((i for i, (x, y) in enumerate(zip(pa, pb, strict=False)) if x != y),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import pickle  # only for its exception type: weights load with weights_only=True
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 
 from PIL import Image
@@ -56,6 +57,7 @@ from foilbench.models.openclip.fast import (
     trim_blocker,
 )
 from foilbench.models.openclip.importer import import_open_clip
+from foilbench.models.openclip.no_init import random_fills_skipped, skips_init
 from foilbench.models.openclip.pooled import encode_image_pooled, image_blocker
 from foilbench.models.openclip.spec import (
     looks_like_path,
@@ -142,10 +144,13 @@ class OpenClipAdapter(BatchedDualEncoder):
             warnings.warn(msg, stacklevel=3)
             log.warning(msg)
         pretrained = source.get("tag") or (str(weights) if weights else None)
+        # a local file overwrites every weight: no random initialisation first (no_init.py)
+        quick = random_fills_skipped() if skips_init(open_clip, arch, weights) else nullcontext()
         try:
-            model, _, preprocess = open_clip.create_model_and_transforms(
-                arch, pretrained=pretrained, device=self.device,
-                force_quick_gelu=force_quick_gelu, weights_only=True)
+            with quick:
+                model, _, preprocess = open_clip.create_model_and_transforms(
+                    arch, pretrained=pretrained, device=self.device,
+                    force_quick_gelu=force_quick_gelu, weights_only=True)
         except (RuntimeError, KeyError, ValueError, OSError, pickle.UnpicklingError,
                 AssertionError, *safetensors_errors()) as e:
             if weights is not None and (is_weights_only_refusal(e)

@@ -93,7 +93,9 @@ def shared_tokenizer(arch: str) -> Any:
 
     import open_clip
 
-    key = json.dumps([arch, open_clip.get_model_config(arch)], sort_keys=True, default=repr)
+    cfg = open_clip.get_model_config(arch)
+    key = plain_tokenizer_key(arch, cfg) or \
+        json.dumps([arch, cfg], sort_keys=True, default=repr)
     with _LOCK:
         found = _TOKENIZERS.get(key)
     if found is not None:
@@ -104,3 +106,23 @@ def shared_tokenizer(arch: str) -> Any:
         if len(_TOKENIZERS) >= MAX_TOKENIZERS:
             _TOKENIZERS.clear()
         return _TOKENIZERS.setdefault(key, tok)
+
+
+PLAIN_BLOCKERS = ("hf_tokenizer_name", "tokenizer_kwargs", "tokenizer_mode")
+
+
+def plain_tokenizer_key(arch: str, cfg: Any) -> str | None:
+    """``plain:<context length>`` when ``open_clip.get_tokenizer(arch)`` builds its default
+    ``SimpleTokenizer(context_length=...)`` with no other argument (open_clip 3.x: a built-in
+    name, no ``hf-hub:``/``local-dir:`` schema, no SigLIP in the name, a text config without
+    a tokenizer name, mode or keyword arguments), else None. Such architectures (the tiny
+    model's config and ViT-B-32, whose tokenizer the context check uses) share one
+    tokenizer, so its BPE tables and key are built once per run, not once per name."""
+    from open_clip.tokenizer import DEFAULT_CONTEXT_LENGTH
+
+    if not isinstance(cfg, dict) or ":" in arch or "siglip" in arch.lower():
+        return None
+    text = cfg.get("text_cfg", {})
+    if not isinstance(text, dict) or any(k in text for k in PLAIN_BLOCKERS):
+        return None
+    return f"plain:{text.get('context_length', DEFAULT_CONTEXT_LENGTH)!r}"
