@@ -8,7 +8,7 @@ import json
 
 from click.testing import CliRunner
 
-from foilbench.construct.compass.plan import compass_plan, facts_bytes
+from foilbench.construct.compass.plan import compass_plan, facts_bytes, levels_of
 from foilbench.construct.compass.scene_graph import SceneGraph, SGObject, SGRelation
 
 
@@ -24,6 +24,39 @@ def test_facts_bytes_is_the_longest_fact_lines_a_caption_can_state():
                                  for i in range(14)))
     long_line = len("- attribute: the o00 is " + "x" * 40)
     assert facts_bytes(many) == long_line + 11 * 13 + 11
+
+
+def test_a_level_the_graph_cannot_fill_is_not_planned(monkeypatch):
+    """L1 always; relations only over two distinct objects (a self-relation is not walked);
+    L3-OAR needs an attribute on an object such a relation joins. Each level left out is
+    one the sampler never fills (many seeds), and the plan counts one call fewer for it."""
+    import numpy as np
+
+    from foilbench.construct.compass.pipeline import CompassConfig
+    from foilbench.construct.compass.sampling import sample_caption_spec
+
+    bare = SceneGraph("a", (SGObject(0, "cup"), SGObject(1, "table")),
+                      (SGRelation(1, 0, "on", 0),))
+    apart = SceneGraph("b", (SGObject(0, "cup", ("red",)), SGObject(1, "table"),
+                             SGObject(2, "lamp")), (SGRelation(1, 1, "near", 2),))
+    full = SceneGraph("c", (SGObject(0, "cup", ("red",)), SGObject(1, "table")),
+                      (SGRelation(1, 0, "on", 1),))
+    assert levels_of(bare) == ["L1"]
+    assert levels_of(apart) == ["L1", "L2-OA", "L2-OR"]
+    assert levels_of(full) == ["L1", "L2-OA", "L2-OR", "L3-OAR"]
+    for graph in (bare, apart, full):
+        for level in set(["L1", "L2-OA", "L2-OR", "L3-OAR"]) - set(levels_of(graph)):
+            assert all(sample_caption_spec(graph, level, np.random.default_rng(seed)) is None
+                       for seed in range(200))
+    import foilbench.construct.compass.plan as compass_plan_module
+
+    calls = []
+    for graph in (bare, apart, full):
+        monkeypatch.setattr(compass_plan_module, "run_graphs", lambda _config, g=graph: [g])
+        got = compass_plan(CompassConfig(per_level=2))["realise positive (text backend)"]
+        calls.append(int(got["text"]))
+    # per_level 2 captions a level
+    assert calls == [2, 6, 8]
 
 
 def test_the_vqa_stage_plans_the_questions_the_checks_ask():
