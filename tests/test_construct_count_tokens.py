@@ -1,6 +1,6 @@
 """``--dry-run --count-tokens`` (issue 40): the providers' free token-count endpoints, their
 request shapes against the strict fake, and the one-sentence errors (no key, offline, not a
-dry run). The bound it gives is checked against the bill in test_construct_money_plan.py."""
+dry run). The bound it gives is checked against the bill in test_construct_money_builds.py."""
 
 from __future__ import annotations
 
