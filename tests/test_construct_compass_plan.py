@@ -5,6 +5,7 @@ through the strict Anthropic fake checked against the plan, stage by stage."""
 from __future__ import annotations
 
 import json
+import re
 
 from click.testing import CliRunner
 
@@ -70,6 +71,13 @@ def test_the_vqa_stage_plans_the_questions_the_checks_ask():
     assert int(position["attribute/relation check [minimal]"]["vqa"]) == 9
 
 
+def _user(request: dict) -> str:
+    """The user text of one Anthropic Messages request."""
+    return "".join(part.get("text", "") for m in json.loads(request["raw"])["messages"]
+                   for part in (m["content"] if isinstance(m["content"], list)
+                                else [{"text": m["content"]}]))
+
+
 def _sent(request: dict) -> tuple[str, int, int]:
     """(which prompt, prompt bytes, max_tokens) of one Anthropic Messages request."""
     body = json.loads(request["raw"])
@@ -96,6 +104,8 @@ def test_each_compass_request_fits_its_stages_plan(monkeypatch, tmp_path):
             "construct", "compass", "--text", "api:anthropic:claude-haiku-4-5", "--n-scenes",
             "3", "--no-progress", "--max-spend", "5", "--out", str(tmp_path / "o")])
         sent = [_sent(r) for r in server.requests]
+        asked = [re.findall(r"Kind: (.*)\nWord: (.*)", _user(r))[-1] for r in server.requests
+                 if _sent(r)[0] == "propose"]
     finally:
         server.close()
     assert sent, res.output
@@ -112,6 +122,10 @@ def test_each_compass_request_fits_its_stages_plan(monkeypatch, tmp_path):
         assert all(b <= calls.prompt_bytes and t <= calls.max_tokens for _, b, t in made[k])
     # each realisation's budget is its own facts' (issue 40), the plan's the largest
     assert len({t for _, _, t in made["realise"]}) > 1
+    # each proposal asks for one of its kind's known words (--count-tokens counts them)
+    known = {(part.fixed[0].user.split("Kind: ")[-1].split()[0], w)
+             for part in stage["propose"].parts for w in part.known}
+    assert sorted(asked) == sorted(known) and len(asked) == len(set(asked))
 
 
 def test_sugarcrepes_compose_bound_holds_a_concept_said_twice(tmp_path):

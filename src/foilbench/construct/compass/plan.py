@@ -139,10 +139,10 @@ def levels_of(graph) -> list[str]:
 
 
 def compass_plan(config) -> dict[str, dict[str, int]]:
-    """Per distinct (kind, word) of the run's graphs one proposal call; per graph, level it
-    can fill (:func:`levels_of`) and ``per_level`` one realisation call, bounded per graph
-    and level (``parts``: that
-    graph's longest facts of that level's kinds, :func:`facts_bytes`)."""
+    """Per distinct (kind, word) of the run's graphs one proposal call, grouped by kind
+    (``parts``); per graph, level it can fill (:func:`levels_of`) and ``per_level`` one
+    realisation call, bounded per graph and level (``parts``: that graph's longest facts of
+    that level's kinds, :func:`facts_bytes`)."""
     graphs = run_graphs(config)
     words = words_of(graphs)
     # a fact line holds only the graphs' words and ASCII template text (:func:`facts_bytes`)
