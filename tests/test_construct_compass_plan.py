@@ -5,10 +5,11 @@ through the strict Anthropic fake checked against the plan, stage by stage."""
 from __future__ import annotations
 
 import json
+import re
 
 from click.testing import CliRunner
 
-from foilbench.construct.compass.plan import compass_plan, facts_bytes
+from foilbench.construct.compass.plan import compass_plan, facts_bytes, levels_of
 from foilbench.construct.compass.scene_graph import SceneGraph, SGObject, SGRelation
 
 
@@ -26,6 +27,39 @@ def test_facts_bytes_is_the_longest_fact_lines_a_caption_can_state():
     assert facts_bytes(many) == long_line + 11 * 13 + 11
 
 
+def test_a_level_the_graph_cannot_fill_is_not_planned(monkeypatch):
+    """L1 always; relations only over two distinct objects (a self-relation is not walked);
+    L3-OAR needs an attribute on an object such a relation joins. Each level left out is
+    one the sampler never fills (many seeds), and the plan counts one call fewer for it."""
+    import numpy as np
+
+    from foilbench.construct.compass.pipeline import CompassConfig
+    from foilbench.construct.compass.sampling import sample_caption_spec
+
+    bare = SceneGraph("a", (SGObject(0, "cup"), SGObject(1, "table")),
+                      (SGRelation(1, 0, "on", 0),))
+    apart = SceneGraph("b", (SGObject(0, "cup", ("red",)), SGObject(1, "table"),
+                             SGObject(2, "lamp")), (SGRelation(1, 1, "near", 2),))
+    full = SceneGraph("c", (SGObject(0, "cup", ("red",)), SGObject(1, "table")),
+                      (SGRelation(1, 0, "on", 1),))
+    assert levels_of(bare) == ["L1"]
+    assert levels_of(apart) == ["L1", "L2-OA", "L2-OR"]
+    assert levels_of(full) == ["L1", "L2-OA", "L2-OR", "L3-OAR"]
+    for graph in (bare, apart, full):
+        for level in set(["L1", "L2-OA", "L2-OR", "L3-OAR"]) - set(levels_of(graph)):
+            assert all(sample_caption_spec(graph, level, np.random.default_rng(seed)) is None
+                       for seed in range(200))
+    import foilbench.construct.compass.plan as compass_plan_module
+
+    calls = []
+    for graph in (bare, apart, full):
+        monkeypatch.setattr(compass_plan_module, "run_graphs", lambda _config, g=graph: [g])
+        got = compass_plan(CompassConfig(per_level=2))["realise positive (text backend)"]
+        calls.append(int(got["text"]))
+    # per_level 2 captions a level
+    assert calls == [2, 6, 8]
+
+
 def test_the_vqa_stage_plans_the_questions_the_checks_ask():
     from foilbench.construct.autocomp.pipeline import AutocompConfig, plan
 
@@ -35,6 +69,13 @@ def test_the_vqa_stage_plans_the_questions_the_checks_ask():
     position = plan(AutocompConfig(tasks=("position",), ns=(2, 3), n_concepts=3))
     # a relation task asks one per relation (N - 1): 3 x (1 + 2)
     assert int(position["attribute/relation check [minimal]"]["vqa"]) == 9
+
+
+def _user(request: dict) -> str:
+    """The user text of one Anthropic Messages request."""
+    return "".join(part.get("text", "") for m in json.loads(request["raw"])["messages"]
+                   for part in (m["content"] if isinstance(m["content"], list)
+                                else [{"text": m["content"]}]))
 
 
 def _sent(request: dict) -> tuple[str, int, int]:
@@ -63,6 +104,8 @@ def test_each_compass_request_fits_its_stages_plan(monkeypatch, tmp_path):
             "construct", "compass", "--text", "api:anthropic:claude-haiku-4-5", "--n-scenes",
             "3", "--no-progress", "--max-spend", "5", "--out", str(tmp_path / "o")])
         sent = [_sent(r) for r in server.requests]
+        asked = [re.findall(r"Kind: (.*)\nWord: (.*)", _user(r))[-1] for r in server.requests
+                 if _sent(r)[0] == "propose"]
     finally:
         server.close()
     assert sent, res.output
@@ -79,6 +122,10 @@ def test_each_compass_request_fits_its_stages_plan(monkeypatch, tmp_path):
         assert all(b <= calls.prompt_bytes and t <= calls.max_tokens for _, b, t in made[k])
     # each realisation's budget is its own facts' (issue 40), the plan's the largest
     assert len({t for _, _, t in made["realise"]}) > 1
+    # each proposal asks for one of its kind's known words (--count-tokens counts them)
+    known = {(part.fixed[0].user.split("Kind: ")[-1].split()[0], w)
+             for part in stage["propose"].parts for w in part.known}
+    assert sorted(asked) == sorted(known) and len(asked) == len(set(asked))
 
 
 def test_sugarcrepes_compose_bound_holds_a_concept_said_twice(tmp_path):

@@ -1,6 +1,6 @@
 """``--dry-run --count-tokens`` (issue 40): the providers' free token-count endpoints, their
 request shapes against the strict fake, and the one-sentence errors (no key, offline, not a
-dry run). The bound it gives is checked against the bill in test_construct_money_plan.py."""
+dry run). The bound it gives is checked against the bill in test_construct_money_builds.py."""
 
 from __future__ import annotations
 
@@ -159,7 +159,11 @@ def test_count_tokens_tightens_the_bound_and_bills_nothing(strict, tmp_path):
     assert dry_bound(counted.output)[1] < dry_bound(plain.output)[1]
     assert "counted by its provider (--count-tokens)" in counted.output
     assert "--count-tokens" not in plain.output
-    assert len(strict.counts) == 2 and strict.billed_usd == 0
+    # each prompt counted once: the proposal prompt once a kind (its kind filled in) with
+    # one count of that kind's words joined, for object, attribute and relation, and the
+    # realisation prompt
+    assert len(strict.counts) == 3 * 2 + 1 and strict.billed_usd == 0
+    assert len({r["raw"] for r in strict.requests}) == len(strict.requests)
     assert not (tmp_path / "o" / "construction_log.jsonl").exists()
 
 

@@ -4,7 +4,8 @@ so the dry run bounds each stage by its own requests (issue 40).
 
 The counts are the pipeline's own: one proposal per distinct (kind, word) of the run's graphs
 (:func:`.pipeline.stage_propose`), one realisation per caption, at most ``per_level`` captions
-per graph and level (:func:`.captions.captions_for_graph`). The graphs are the run's own: the
+per graph and level it can fill (:func:`.captions.captions_for_graph`, :func:`levels_of`). The
+graphs are the run's own: the
 world scenes are sampled here as the run samples them (not rendered); a scene-graph file's
 graphs are read and cut to ``--limit`` (a graph with no image is dropped by the run, so
 counting it only loosens the bound).
@@ -116,16 +117,47 @@ def facts_bytes(graph, level: str | None = None) -> int:
     return most
 
 
+def levels_of(graph) -> list[str]:
+    """The levels ``graph`` can fill, known from the graph alone
+    (:func:`.sampling.sample_caption_spec` returns None for the others on every walk, so
+    :func:`.captions.captions_for_graph` realises no caption there): L1 always; a level
+    with relations only if some relation joins two distinct objects (the walk follows
+    those alone); L2-OA only if some object has an attribute; L3-OAR only if an object
+    with an attribute also has such a relation (its walk's objects are joined by them).
+    A level kept here may still go unfilled by a run's walks, so the count stays a bound.
+
+    >>> from foilbench.construct.compass.scene_graph import SceneGraph, SGObject
+    >>> levels_of(SceneGraph("g", (SGObject(1, "cube", ("red",)), SGObject(2, "ball"))))
+    ['L1', 'L2-OA']
+    """
+    joined = {i for r in graph.relationships if r.subject_id != r.object_id
+              for i in (r.subject_id, r.object_id)}
+    described = {o.object_id for o in graph.objects if o.attributes}
+    return [name for name, spec in LEVELS.items()
+            if (not spec.relations or joined) and (not spec.attributes or described)
+            and not (spec.relations and spec.attributes and not described & joined)]
+
+
 def compass_plan(config) -> dict[str, dict[str, int]]:
-    """Per distinct (kind, word) of the run's graphs one proposal call; per graph, level
-    and ``per_level`` one realisation call, bounded per graph and level (``parts``: that
-    graph's longest facts of that level's kinds, :func:`facts_bytes`)."""
+    """Per distinct (kind, word) of the run's graphs one proposal call, grouped by kind
+    (``parts``); per graph, level it can fill (:func:`levels_of`) and ``per_level`` one
+    realisation call, bounded per graph and level (``parts``: that graph's longest facts of
+    that level's kinds, :func:`facts_bytes`)."""
     graphs = run_graphs(config)
     words = words_of(graphs)
-    word = max((len(w.encode("utf-8")) for _, w, _ in words), default=0)
-    kind = max((len(k) for k, _, _ in words), default=0)
     # a fact line holds only the graphs' words and ASCII template text (:func:`facts_bytes`)
     ascii = is_ascii(*(w for _, w, _ in words))
+
+    def propose(kind: str) -> Calls:
+        """The proposals for one kind: the kind is the same text in each, so the provider
+        counts it with the prompt (``fill``); the words are known texts, each sent in the
+        one call that asks for it (``known``), and bounded at that kind's longest."""
+        mine = tuple(w for k, w, _ in words if k == kind)
+        word = max(len(w.encode("utf-8")) for w in mine)
+        return Calls(len(mine), max_tokens=propose_tokens(ascii),
+                     prompt_bytes=template_bytes("compass.propose") + len(kind) + word,
+                     fixed=(fixed_prompt("compass.propose", {"word": word}, known="word",
+                                         fill={"kind": kind}),), known=mine, known_uses=1)
 
     def realise(n: int, facts: int, parts: tuple = ()) -> Calls:
         return Calls(n, max_tokens=realise_tokens(facts, ascii),
@@ -133,11 +165,11 @@ def compass_plan(config) -> dict[str, dict[str, int]]:
                      fixed=(fixed_prompt("compass.realise", {"facts": facts}),), parts=parts)
 
     parts = tuple(realise(config.per_level, facts_bytes(g, level))
-                  for g in graphs for level in LEVELS)
+                  for g in graphs for level in levels_of(g))
     facts = max((facts_bytes(g) for g in graphs), default=0)
+    kinds = tuple(propose(k) for k in dict.fromkeys(k for k, _, _ in words))
     return {"propose same-category replacements": {"text": Calls(
                 len(words), max_tokens=propose_tokens(ascii),
-                prompt_bytes=template_bytes("compass.propose") + kind + word,
-                fixed=(fixed_prompt("compass.propose", {"kind": kind, "word": word}),))},
+                prompt_bytes=max((c.prompt_bytes for c in kinds), default=0), parts=kinds)},
             "realise positive (text backend)": {"text": realise(
-                len(graphs) * len(LEVELS) * config.per_level, facts, parts)}}
+                sum(map(int, parts)), facts, parts)}}
