@@ -172,7 +172,8 @@ def test_a_thinking_vqa_model_answers_where_32_tokens_alone_came_back_empty(stri
     image = Image.new("RGB", (64, 64), (200, 30, 30))
     assert vqa.answer(image, "What colour is the mug?", ["red", "blue"]) == "red"
     config = json.loads(strict.requests[-1]["raw"])["generationConfig"]
-    assert config["maxOutputTokens"] == 32 + 1024
+    # the answer's own budget: "blue" at two bytes a token (2) + the 12-token frame
+    assert config["maxOutputTokens"] == 14 + 1024
     # without the thinking room (budget 0 is refused room): the fake thinks 300 tokens first
     starved = StrictProviders(answer=lambda *a: "red")
     try:

@@ -143,13 +143,14 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
     (:class:`~foilbench.construct.engine.budget.Calls`, issue 40): the largest contextual
     prompt with its concept's caption and its ``MAX_NEW_TOKENS`` answer; the largest VQA
     prompt (question and choices, as :class:`~foilbench.construct.backends.vqa.APIVQA`
-    words it) with one image at ``--size``; an image prompt of the contextual caption at 4
+    words it) with one image at ``--size`` and the largest answer budget of its questions
+    (:func:`~foilbench.construct.backends.vqa.answer_tokens`); an image prompt of the contextual caption at 4
     bytes a token (a planning assumption: images are priced per image). With
     ``--count-tokens`` the prompts' fixed parts are counted, and so are their fields, all
     known here: each concept's caption (sent in at most ``contextual_tries`` calls) and each
     question and its choices (asked at most once a track, :func:`vqa_fixed`)."""
     from foilbench.construct.autocomp.checks import questions
-    from foilbench.construct.backends.vqa import API_MAX_TOKENS, API_PROMPT, choice_lines
+    from foilbench.construct.backends.vqa import API_PROMPT, answer_tokens, choice_lines
     from foilbench.construct.engine.budget import BYTES_PER_TOKEN, Calls, fixed_prompt
     from foilbench.construct.engine.prompts import template_bytes
 
@@ -178,8 +179,8 @@ def plan(config: AutocompConfig) -> dict[str, dict[str, int]]:
                                                           image_side=config.size)}
         out[f"object presence and count [{track}]"] = {"detector": n}
         out[f"attribute/relation check [{track}]"] = {"vqa": Calls(
-            len(asked), max_tokens=API_MAX_TOKENS, prompt_bytes=vqa, images=1,
-            image_side=config.size, fixed=(vqa_fixed(asked),) if asked else (),
+            len(asked), max_tokens=max((answer_tokens(q, ch) for q, ch, _ in asked), default=0),
+            prompt_bytes=vqa, images=1, image_side=config.size, fixed=(vqa_fixed(asked),) if asked else (),
             known=fields, known_uses=1)}
     return out
 

@@ -14,8 +14,9 @@ pipeline's choices instead, so a validator verdict is a plain comparison:
 ``api:anthropic|openai|gemini:MODEL[?effort=...&thinking=N]``  the image and ``API_PROMPT``
     (the question and the choices, one per line) at temperature 0 (1.0 for Gemini 3, its
     default that Google asks to keep; none for OpenAI reasoning
-    models), ``API_MAX_TOKENS`` for the answer plus room for thinking on thinking models
-    (:mod:`.api_tokens`); the reply is read by ``parse_choice_text``. A reply naming no choice
+    models), ``answer_tokens`` for the answer (sized from the longest choice, at most
+    ``API_MAX_TOKENS``) plus room for thinking on thinking models (:mod:`.api_tokens`); the
+    reply is read by ``parse_choice_text``. A reply naming no choice
     or several raises ``UnanswerableError`` (cached: the model answered); a cut, empty, refused
     or blocked reply is not cached and fails the call with its reason.
 """
@@ -49,6 +50,30 @@ VQA_PROMPT = "{question}\nAnswer the question using a single word or phrase."
 API_PROMPT = ("{question}\nChoose the answer from this list:\n{choices}\n"
               "Reply with the answer only, written exactly as in the list.")
 API_MAX_TOKENS = 32
+#: output tokens an answer may add around the choice it names ("Answer:", quotes, a period)
+ANSWER_FRAME_TOKENS = 12
+
+
+def answer_tokens(question: str, choices: Sequence[str]) -> int:
+    """The output budget of one VQA request (issue 40: each request's bound from its own max
+    output): the longest choice at :func:`~foilbench.construct.engine.replies.content_tokens`'
+    rule (two bytes a token when the question and choices are all ASCII, else one a byte)
+    plus :data:`ANSWER_FRAME_TOKENS`, never above :data:`API_MAX_TOKENS` (the flat budget it
+    replaces, still the bound of a plan that cannot know its choices). The provider enforces
+    it, so the output bound stays a bound; a cut reply is not cached and fails the call.
+
+    >>> answer_tokens("What colour is the cube?", ["red", "blue"])
+    14
+    >>> answer_tokens("Where is the cube?", ["left of", "to the right of"])
+    20
+    >>> answer_tokens("Quelle couleur ?", ["rouge", "vert\u00e2tre"]), answer_tokens("?", ["x" * 99])
+    (22, 32)
+    """
+    from foilbench.construct.engine.replies import content_tokens, is_ascii
+
+    longest = max((len(str(c).encode("utf-8")) for c in choices), default=0)
+    content = content_tokens(longest, ascii=is_ascii(question, *choices))
+    return min(API_MAX_TOKENS, ANSWER_FRAME_TOKENS + content)
 
 
 def choice_lines(choices: Sequence[str]) -> str:
@@ -192,11 +217,12 @@ class APIVQA(TokenPricedAPI, VQABackend):
         png = png_bytes(image)
         base = PROVIDERS[self.provider].base_url()
         sampled = request_temperature(self.provider, self.model, 0.0)  # Gemini 3: 1.0
+        budget = answer_tokens(question, choices)
         key = content_key("vqa-v2", base, self.provider, self.model, self.effort,
-                          self.thinking, text, png, API_MAX_TOKENS,
+                          self.thinking, text, png, budget,
                           *([{"temperature": sampled}] if sampled else []))
         return self._reply(key, "vqa", [("image", png), ("text", text)], [image.size],
-                           API_MAX_TOKENS).text
+                           budget).text
 
     def answer(self, image: Image.Image, question: str, choices: Sequence[str]) -> str:
         reply = self.ask(image, question, choices)
