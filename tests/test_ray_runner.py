@@ -45,16 +45,17 @@ from foilbench.runner.settings import DB_FILE  # noqa: E402
 threadpool_limits = threadpoolctl.threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
-# Ray Data's own DataContext reads its deprecated fields when copied to workers; under
-# `pytest -n 2` no other Ray test runs beside this module (tests/conftest.py)
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context"),
-              pytest.mark.usefixtures("one_ray_at_a_time")]
+# Ray Data's own DataContext reads its deprecated fields when copied to workers
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context")
 FAST = {"n_boot": 200, "progress": False}
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A local Ray instance whose workers know ``faulty-tiny`` and see the test folders."""
+def cluster(tmp_path_factory, one_ray_at_a_time):
+    """A local Ray instance whose workers know ``faulty-tiny`` and see the test folders.
+    Under ``pytest -n 2`` no other Ray test runs beside it (tests/conftest.py); the tests
+    here that start no Ray do not take that lock, so a worker that is handed one of them
+    never waits for the other worker's Ray tests to end."""
     fault, home = tmp_path_factory.mktemp("fault"), tmp_path_factory.mktemp("home")
     path = os.pathsep.join(p for p in (str(ROOT / "tests"), str(ROOT / "src"),
                                        os.environ.get("PYTHONPATH", "")) if p)
