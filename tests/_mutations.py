@@ -3,8 +3,9 @@
 Each mutation is one small edit a real regression could make to the scoring core
 (``scoring/`` protocols, ``stats/``, ``audit/crossfit.py``). It is applied to a copy of the
 ``foilbench`` package (every other file a symlink to the real one), and the test files that
-guard that code run against the copy in a fresh interpreter; the mutation is caught when a test
-fails. A snippet is looked up in the whole package, not at a fixed path, so a file that moves
+guard that code run against the copy in a fresh process that imports foilbench from the copy
+(forked from a job server that never imported foilbench: :class:`JobServer`); the mutation is
+caught when a test fails. A snippet is looked up in the whole package, not at a fixed path, so a file that moves
 is still found; a snippet that is missing or ambiguous is an error, never a skip (after a
 refactor, update the snippet here).
 
@@ -13,7 +14,10 @@ Run ``python tests/_mutations.py`` for the table of mutations and the test that 
 
 from __future__ import annotations
 
+import json
 import os
+import queue
+import select
 import shutil
 import subprocess
 import sys
@@ -128,36 +132,97 @@ def mutated_copy(pkg: Path, dest: Path, rel: Path | None, text: str | None) -> P
     return dest
 
 
-# Runs pytest with the copy first on sys.path, after checking foilbench really comes from it.
-BOOT = ("import sys; root = sys.argv[1]; sys.path.insert(0, root); import foilbench; "
-        "assert foilbench.__file__.startswith(root), ('foilbench not from the copy', "
-        "foilbench.__file__); import pytest; sys.exit(pytest.main(sys.argv[2:]))")
+# A job server: one interpreter that imports what every job imports anyway (numpy, pandas,
+# pytest: about half of a job's CPU time) but never foilbench, then forks a child per job.
+# The child puts the copy first on sys.path, checks foilbench really comes from it and runs
+# pytest, its output into a file; the server answers with the child's exit code. So each
+# job still gets a foilbench imported afresh from its own copy, without paying the
+# interpreter and library start-up again.
+SERVER = r"""
+import json, os, sys, traceback
+import numpy, pandas, pytest
+assert "foilbench" not in sys.modules
+for line in sys.stdin:
+    root, log, args = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.environ["PYTHONPATH"] = os.pathsep.join(
+                [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+            sys.path.insert(0, root)
+            import foilbench
+            assert foilbench.__file__.startswith(root), (
+                "foilbench not from the copy", foilbench.__file__)
+            code = int(pytest.main(args))
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        sys.exit(code)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status), flush=True)
+"""
 
 
-def run_tests(root: Path, tests: tuple[str, ...],
+class JobServer:
+    """One :data:`SERVER` process; :meth:`run` is one job at a time."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        self.proc = subprocess.Popen([sys.executable, "-c", SERVER], cwd=TESTS_DIR.parent,
+                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+
+    def run(self, root: Path, args: list[str], timeout: float) -> tuple[int, str]:
+        """(exit code, output) of ``pytest args`` with ``root`` first on the path."""
+        log = Path(root) / "pytest.log"
+        self.proc.stdin.write(json.dumps([str(root), str(log), args]) + "\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        reply = self.proc.stdout.readline() if ready else ""
+        out = log.read_text() if log.exists() else ""
+        if not reply.strip():
+            self.close()
+            raise RuntimeError(f"the job server gave no exit code (hang or crash):\n{out}")
+        return int(reply), out
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def run_tests(root: Path, tests: tuple[str, ...], server: JobServer,
               timeout: float = 600) -> tuple[int, list[str], str]:
     """pytest -x on ``tests`` with ``root`` first on the path: (exit code, failed node ids,
     output tail). ``timeout`` only guards against a hang; it is not a timed assertion."""
     missing = [t for t in tests if not (TESTS_DIR / t).is_file()]
     if missing:
         raise MutationTargetError(f"test files not found under {TESTS_DIR}: {missing}")
-    paths = [str(root)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), PYTHONDONTWRITEBYTECODE="1")
-    args = [sys.executable, "-c", BOOT, str(root), *(str(TESTS_DIR / t) for t in tests),
+    args = [*(str(TESTS_DIR / t) for t in tests),
             "-x", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
-    proc = subprocess.run(args, cwd=TESTS_DIR.parent, env=env, capture_output=True, text=True,
-                          timeout=timeout)
-    out = proc.stdout + proc.stderr
+    code, out = server.run(root, args, timeout)
     failed = [line[len("FAILED "):].split(" - ")[0] for line in out.splitlines()
               if line.startswith("FAILED ")]
-    return proc.returncode, failed, out[-3000:]
+    return code, failed, out[-3000:]
 
 
-def run_one(pkg: Path, m: Mutation | None, tests: tuple[str, ...]) -> Outcome:
+def run_one(pkg: Path, m: Mutation | None, tests: tuple[str, ...],
+            server: JobServer) -> Outcome:
     rel, text = locate(pkg, m) if m is not None else (None, None)
     with tempfile.TemporaryDirectory(prefix="foilbench-mutant-") as tmp:
         root = mutated_copy(pkg, Path(tmp), rel, text)
-        rc, failed, tail = run_tests(root, tests)
+        rc, failed, tail = run_tests(root, tests, server)
     return Outcome(m, rc, failed, tail)
 
 
@@ -169,16 +234,27 @@ def run_all(workers: int | None = None) -> dict[str, Outcome | Exception]:
     jobs: list[tuple[str, Mutation | None, tuple[str, ...]]] = [("", None, every)]
     jobs += [(m.name, m, m.tests) for m in MUTATIONS]
     workers = workers or max(1, min(2, os.cpu_count() or 1))
+    servers: queue.Queue[JobServer] = queue.Queue()
 
     def job(spec):
         key, m, tests = spec
+        server = servers.get()
         try:
-            return key, run_one(pkg, m, tests)
+            return key, run_one(pkg, m, tests, server)
         except MutationTargetError as e:
             return key, e
+        finally:
+            servers.put(server)
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(pool.map(job, jobs))
+    started = [JobServer() for _ in range(workers)]
+    for server in started:
+        servers.put(server)
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return dict(pool.map(job, jobs))
+    finally:
+        for server in started:
+            server.close()
 
 
 if __name__ == "__main__":

@@ -210,8 +210,12 @@ def test_scenes_under_the_foil_floor_are_dropped_and_counted(tmp_path):
 
     world = {r: resolve_backend(r, "world") for r in ("image", "edit", "detector")}
 
+    # two scenes suffice (the assert below checks it): the first gets every foil the template
+    # proposes, the second only 10, so one scene meets the floor and one is dropped
+    n_scenes = 2
+
     def build(out, floor):
-        config = ComposetConfig(n_scenes=4, foils_per_scene=22, size=64,
+        config = ComposetConfig(n_scenes=n_scenes, foils_per_scene=22, size=64,
                                 min_foils_per_scene=floor)
         run_pipeline("composet", config, {"text": ShortOnSomeScenes(), **world}, out,
                      progress=False)
@@ -226,7 +230,7 @@ def test_scenes_under_the_foil_floor_are_dropped_and_counted(tmp_path):
     build(kept, floor)
     assert set(short_items(kept).scene_id) == set(per_scene[per_scene >= floor].index)
     extras = json.loads((kept / "manifest.json").read_text())["extras"]
-    assert extras["scene_floor"] == {"min_foils": floor, "scenes_in": 4,
+    assert extras["scene_floor"] == {"min_foils": floor, "scenes_in": n_scenes,
                                      "scenes_dropped": len(under),
                                      "foils_by_dropped_scene": under.to_dict()}
     assert extras["config"]["min_foils_per_scene"] == floor

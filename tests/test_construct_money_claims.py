@@ -25,9 +25,32 @@ SPECS = ["--text", "api:openai:gpt-5-mini", "--image", "api:gemini-image:gemini-
          "--edit", "api:gemini-image:gemini-2.5-flash-image"]
 
 
+def slow_provider() -> StrictProviders:
+    server = StrictProviders(answer=composet_answer, image=composet_image)
+    # a slow provider keeps every process busy with requests the others need too
+    server.on_request = lambda path: time.sleep(0.2)
+    return server
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory):
+    """The reference: one process alone builds the folder against a provider of its own (the
+    same for every process count, so built once): its requests and its benchmark."""
+    server, folder = slow_provider(), tmp_path_factory.mktemp("alone")
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            server.environ(mp)
+            run_together(folder / "out", 1, {**os.environ, "PYTHONPATH": str(ROOT / "src"),
+                                             "FOILBENCH_HOME": str(folder / "home")})
+    finally:
+        server.close()
+    assert server.rejected == []
+    return {"requests": len(server.requests), "items": items_digest(folder / "out")}
+
+
 @pytest.fixture
 def strict(monkeypatch, tmp_path):
-    server = StrictProviders(answer=composet_answer, image=composet_image)
+    server = slow_provider()
     server.environ(monkeypatch)
     monkeypatch.setenv("FOILBENCH_HOME", str(tmp_path / "home"))
     yield server
@@ -74,17 +97,10 @@ def run_together(out: Path, n: int, env: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_concurrent_processes_pay_each_request_once(strict, tmp_path, n):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    # a slow provider keeps every process busy with requests the others need too
-    strict.on_request = lambda path: time.sleep(0.2)
-    alone = tmp_path / "alone"
-    run_together(alone, 1, {**env, "FOILBENCH_HOME": str(tmp_path / "home-alone")})
-    one_process = len(strict.requests)
-    billed_alone = strict.billed_usd
-    strict.requests.clear()
+def test_concurrent_processes_pay_each_request_once(alone, strict, tmp_path, n):
+    one_process = alone["requests"]
     out = tmp_path / "shared"
-    run_together(out, n, env)
+    run_together(out, n, {**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert strict.rejected == []
     dup = duplicates(strict.requests)
     print(f"{n} processes on one --out: {len(strict.requests)} requests, {dup} duplicates "
@@ -92,6 +108,6 @@ def test_concurrent_processes_pay_each_request_once(strict, tmp_path, n):
     assert dup == 0
     assert len(strict.requests) == one_process
     led = SpendLedger(out, 50)
-    assert led.settled == pytest.approx(strict.billed_usd - billed_alone)
+    assert led.settled == pytest.approx(strict.billed_usd)  # this provider billed only them
     assert led.requests == one_process and led.reserved == 0
-    assert items_digest(out) == items_digest(alone) != []
+    assert items_digest(out) == alone["items"] != []

@@ -43,10 +43,13 @@ def test_the_matrix_is_written_before_ray_shuts_down(tmp_path, monkeypatch):
         raise TeardownCrash("the driver died while Ray shut down")
 
     monkeypatch.setattr(ray, "shutdown", crashing_shutdown)
+    # the one worker is always placed here: a start slowed by busy CI processes past the
+    # default 120 s must not get it released and started again (tests/test_ray_runner.py)
     with warnings.catch_warnings(), pytest.raises(TeardownCrash):
         warnings.simplefilter("ignore")
-        sweep(["tiny-random"], ["tiny-builtin"], out, ray=RayOptions(max_workers=1),
-              n_boot=200, progress=False, use_cache=False)
+        sweep(["tiny-random"], ["tiny-builtin"], out,
+              ray=RayOptions(max_workers=1, start_timeout=600), n_boot=200, progress=False,
+              use_cache=False)
     assert not ray.is_initialized()
     assert len(seen) == 1 and set(FILES) <= seen[0]  # written while Ray still ran
 

@@ -45,16 +45,26 @@ from foilbench.runner.settings import DB_FILE  # noqa: E402
 threadpool_limits = threadpoolctl.threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
-# Ray Data's own DataContext reads its deprecated fields when copied to workers; under
-# `pytest -n 2` no other Ray test runs beside this module (tests/conftest.py)
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context"),
-              pytest.mark.usefixtures("one_ray_at_a_time")]
+# Ray Data's own DataContext reads its deprecated fields when copied to workers
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context")
 FAST = {"n_boot": 200, "progress": False}
+# Every worker of this local 2-CPU cluster is placed; the default start timeout (120 s) is for
+# a cluster that cannot place one (a lost node). Beside busy CI processes a worker's start
+# (its interpreter, torch) can take longer than that, and releasing it for a new one only
+# starts the wait over: the tests gave up a worker pair at 120 s and waited another 100 s.
+START_S = 600.0
+
+
+def ray_options(**settings) -> RayOptions:
+    return RayOptions(start_timeout=START_S, **settings)
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A local Ray instance whose workers know ``faulty-tiny`` and see the test folders."""
+def cluster(tmp_path_factory, one_ray_at_a_time):
+    """A local Ray instance whose workers know ``faulty-tiny`` and see the test folders.
+    Under ``pytest -n 2`` no other Ray test runs beside it (tests/conftest.py); the tests
+    here that start no Ray do not take that lock, so a worker that is handed one of them
+    never waits for the other worker's Ray tests to end."""
     fault, home = tmp_path_factory.mktemp("fault"), tmp_path_factory.mktemp("home")
     path = os.pathsep.join(p for p in (str(ROOT / "tests"), str(ROOT / "src"),
                                        os.environ.get("PYTHONPATH", "")) if p)
@@ -105,7 +115,7 @@ def ray_sweep(world, models, benches, out, options=None, **settings):
     lines: list[str] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        outcome = sweep(models, benches, world["root"] / out, ray=options or RayOptions(),
+        outcome = sweep(models, benches, world["root"] / out, ray=options or ray_options(),
                         log=lambda level, msg: lines.append(f"{level}: {msg}"),
                         **{"cache_dir": world["root"] / f"cache-{out}", **FAST, **settings})
     return outcome, lines
@@ -142,7 +152,7 @@ def test_a_worker_killed_mid_cell_is_retried_with_the_same_result(world, cluster
     (cluster / "die").touch()
     before = calls(cluster)
     out, lines = ray_sweep(world, ["faulty-tiny"], ["tiny-builtin"], "fault",
-                           RayOptions(retries=2))
+                           ray_options(retries=2))
     assert not (cluster / "die").exists()  # the fault fired
     pids = calls(cluster)[len(before):]
     assert len(pids) == 2 and pids[0] != pids[1]  # killed once, then a fresh process
@@ -156,7 +166,7 @@ def test_a_cell_whose_worker_always_dies_fails_alone(world, cluster):
     (cluster / "die-always").touch()
     try:
         out, lines = ray_sweep(world, ["faulty-tiny", "tiny-random", missing], ["tiny-builtin"],
-                               "dies", RayOptions(retries=1))
+                               "dies", ray_options(retries=1))
     finally:
         (cluster / "die-always").unlink()
     assert sorted(out.failures) == sorted([f"{missing} x tiny-builtin",
@@ -171,7 +181,7 @@ def test_a_cell_whose_worker_always_dies_fails_alone(world, cluster):
 
 def test_a_large_cell_split_in_shards_gives_the_same_result(world):
     model = world["models"][2]
-    out, _ = ray_sweep(world, [model], ["tiny-builtin"], "shards", RayOptions(shard_size=8),
+    out, _ = ray_sweep(world, [model], ["tiny-builtin"], "shards", ray_options(shard_size=8),
                        batch_size=4, use_cache=False)
     assert out.failures == [] and out.ray_stats.works == 5  # 2 image + 2 text shards, finish
     with one_thread():
