@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
+import stat
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -67,8 +69,11 @@ class ImageProblem:
     message: str
 
 
-def resolved_inside(root: Path, rel: str, resolved_root: Path | None = None) -> Path | None:
+def resolved_inside(root: Path, rel: str, resolved_root: Path | None = None,
+                    resolved_dirs: dict[str, Path] | None = None) -> Path | None:
     """``root / rel`` with symlinks resolved, or None when that lies outside the resolved root.
+    ``resolved_dirs`` (a caller checking many images, for one pass): folders resolved so far,
+    so an image's folder is resolved once (:func:`_resolved_in_folder`).
 
     >>> import tempfile; d = Path(tempfile.mkdtemp())
     >>> resolved_inside(d, "a/b.png") == d.resolve() / "a" / "b.png"
@@ -77,8 +82,31 @@ def resolved_inside(root: Path, rel: str, resolved_root: Path | None = None) -> 
     True
     """
     base = root.resolve() if resolved_root is None else resolved_root  # callers checking many
-    path = (root / rel).resolve()  # images of one folder resolve it once
+    full = root / rel  # images of one folder resolve it once
+    path = full.resolve() if resolved_dirs is None else _resolved_in_folder(full, resolved_dirs)
     return path if path.is_relative_to(base) else None
+
+
+def _resolved_in_folder(full: Path, resolved_dirs: dict[str, Path]) -> Path:
+    """``full.resolve()``, with its folder's resolution taken from ``resolved_dirs`` (and kept
+    there): a file that exists and is no symlink resolves to its resolved folder plus its
+    name, as ``os.path.realpath`` finds it one component at a time, with one ``lstat``
+    instead of one per component. Anything else (a symlink, a missing file, a loop, a name
+    ``..``) is resolved in full, as before."""
+    name = full.name
+    if name in ("", ".", ".."):
+        return full.resolve()
+    try:
+        mode = os.lstat(full).st_mode
+    except (OSError, ValueError):  # missing, a loop, a NUL byte: the full resolve says what
+        return full.resolve()
+    if stat.S_ISLNK(mode):
+        return full.resolve()
+    folder = str(full.parent)
+    resolved = resolved_dirs.get(folder)
+    if resolved is None:
+        resolved = resolved_dirs.setdefault(folder, full.parent.resolve())
+    return resolved / name
 
 
 def servable_root(root: str | Path) -> Path | None:
@@ -99,14 +127,16 @@ def servable_root(root: str | Path) -> Path | None:
 
 
 def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | None = None,
-                resolved_root: Path | None = None) -> ImageProblem | None:
+                resolved_root: Path | None = None,
+                resolved_dirs: dict[str, Path] | None = None) -> ImageProblem | None:
     """The first problem of image ``rel`` under ``root``, or None when it passes
-    (``resolved_root``: ``root.resolve()``, when the caller has it)."""
+    (``resolved_root``: ``root.resolve()``, when the caller has it; ``resolved_dirs``: see
+    :func:`resolved_inside`)."""
     from PIL import Image, UnidentifiedImageError
 
     shown = root / rel
     try:
-        path = resolved_inside(root, rel, resolved_root)
+        path = resolved_inside(root, rel, resolved_root, resolved_dirs)
     except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
         return ImageProblem(NOT_REGULAR, f"image {shown} is a symlink loop; only regular files "
                                          "are read as images")

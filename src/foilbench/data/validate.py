@@ -171,11 +171,12 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
                 rels.update(dict.fromkeys(v for v in paths if isinstance(v, str)))
     todo = [r for r in rels if r.strip() and "\x00" not in r and not _escapes_root(r)]
     base = bench.root.resolve()
+    folders: dict[str, Path] = {}  # each image folder resolved once in this pass
     ahead = ReadAhead([bench.root / r for r in todo])  # disk reads overlap the decoding
 
     def check(k: int) -> ImageProblem | None:
         ahead.reached(k)
-        return _image_check(bench, todo[k], True, base)
+        return _image_check(bench, todo[k], True, base, folders)
 
     workers = decode_workers()
     if workers < 2 or len(todo) < 2:
@@ -187,9 +188,11 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
 
 
 def _image_check(bench: Benchmark, rel: str, check_readable: bool,
-                 resolved_root: Path | None = None) -> ImageProblem | None:
+                 resolved_root: Path | None = None,
+                 resolved_dirs: dict[str, Path] | None = None) -> ImageProblem | None:
     """The file's problem; a derived image (not written yet) is checked at its source."""
-    found = check_image(bench.root, rel, decode=check_readable, resolved_root=resolved_root)
+    found = check_image(bench.root, rel, decode=check_readable, resolved_root=resolved_root,
+                        resolved_dirs=resolved_dirs)
     source = (bench.image_sources or {}).get(rel)
     if found is None or found.reason != MISSING or source is None:
         return found

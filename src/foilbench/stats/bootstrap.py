@@ -12,6 +12,8 @@ The interval is the (alpha/2, 1 - alpha/2) percentile of mean_b.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 DEFAULT_N_BOOT = 10_000
@@ -31,17 +33,51 @@ def _cluster_codes(clusters: np.ndarray | None, n: int) -> tuple[np.ndarray, int
 _MAX_CELLS = 4_000_000  # resamples are drawn in blocks of at most this many counts
 
 
+def _count_block(rng: np.random.Generator, b: int, g: int) -> np.ndarray:
+    """(b x g) draw counts: row r says how often each cluster was drawn in resample r."""
+    draws = rng.integers(0, g, size=(b, g))
+    offsets = (np.arange(b) * g)[:, None]
+    counts = np.bincount((draws + offsets).ravel(), minlength=b * g).reshape(b, g)
+    return counts.astype(np.float64)
+
+
+# the count matrix of one block depends on (g, n_boot, seed) only, not on the values: a
+# run's metric table bootstraps every metric, tier and breakdown group of one benchmark with
+# the same seed and, mostly, the same G (its scenes), so the matrix is drawn once and reused
+# (the same numbers as drawing it again). Kept for small matrices only (at most
+# _KEPT_CELLS counts each, a few of them), read-only.
+_KEPT_CELLS = 1_000_000
+_KEPT: dict[tuple[int, int, int], np.ndarray] = {}
+_KEPT_AT_MOST = 4
+_KEPT_LOCK = threading.Lock()
+
+
+def _kept_counts(g: int, n_boot: int, seed: int) -> np.ndarray:
+    key = (g, n_boot, seed)
+    with _KEPT_LOCK:
+        counts = _KEPT.pop(key, None)
+    if counts is None:
+        counts = _count_block(np.random.default_rng(seed), n_boot, g)
+        counts.setflags(write=False)
+    with _KEPT_LOCK:
+        _KEPT.pop(key, None)
+        while len(_KEPT) >= _KEPT_AT_MOST:
+            del _KEPT[next(iter(_KEPT))]  # the least recently used
+        _KEPT[key] = counts
+    return counts
+
+
 def _resampled_means(sums: np.ndarray, sizes: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     g = len(sums)
+    if n_boot * g <= _KEPT_CELLS:  # one block (_KEPT_CELLS <= _MAX_CELLS): drawn once
+        counts = _kept_counts(g, n_boot, seed)
+        return (counts @ sums) / (counts @ sizes)
     rng = np.random.default_rng(seed)
     block = max(1, _MAX_CELLS // g)
     out = np.empty(n_boot)
     for start in range(0, n_boot, block):  # blocks bound memory; each block is vectorised
         b = min(block, n_boot - start)
-        draws = rng.integers(0, g, size=(b, g))
-        offsets = (np.arange(b) * g)[:, None]
-        counts = np.bincount((draws + offsets).ravel(), minlength=b * g).reshape(b, g)
-        counts = counts.astype(np.float64)
+        counts = _count_block(rng, b, g)
         out[start : start + b] = (counts @ sums) / (counts @ sizes)
     return out
 

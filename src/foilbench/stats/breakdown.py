@@ -129,7 +129,21 @@ def default_breakdown_columns(table: pd.DataFrame, candidates: Sequence[str],
     ['tier']
     """
     return [c for c in candidates
-            if c in table.columns and c != cluster_col and table[c].map(group_label).nunique() > 1]
+            if c in table.columns and c != cluster_col and _label_count(table[c]) > 1]
+
+
+def _label_count(values: pd.Series) -> int:
+    """How many distinct :func:`group_label` s ``values`` holds. A column of strings or of
+    NumPy numbers or booleans is labelled by its distinct values (a run's long table repeats
+    each value thousands of times): there, values pandas counts as one (``0.0`` and
+    ``-0.0``, the missing ones) share a label. Any other column (an object column may mix
+    ``True`` and ``1``, equal but labelled apart; a categorical maps its categories only)
+    has every value labelled."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype)
+                                             and dtype.kind in "biuf"):
+        return len({group_label(v) for v in values.unique()})
+    return values.map(group_label).nunique()
 
 
 def group_label(value: object) -> str:

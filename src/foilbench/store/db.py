@@ -338,7 +338,8 @@ class ResultsStore:
         rows = self.con.execute(
             "SELECT item_id, scores, item FROM item_results WHERE run_id = ? "
             "ORDER BY item_index", [run_id]).fetchall()
-        table = pd.DataFrame([json.loads(r[2]) for r in rows])
+        # one parse of all records (a JSON array of them) instead of a call per item
+        table = pd.DataFrame(json.loads("[" + ",".join(r[2] for r in rows) + "]"))
         table["item_id"] = [r[0] for r in rows]
         table["scores"] = [np.asarray(r[1], dtype=np.float64) for r in rows]
         long = self.con.execute(
