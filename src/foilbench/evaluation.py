@@ -93,13 +93,16 @@ def metrics_of(result: EvalResult, unit: str = DEFAULT_UNIT, *, instance: str | 
                n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """The metric table of ``result`` with a ``unit`` column: items on most benchmarks,
     ``unit``'s plan on a tiered pair benchmark (``instance`` names its instance column)."""
+    from foilbench.stats.bootstrap import shared_resamples
+
     long = long_outcomes(result)
-    if instance is None:
-        return metric_table(long, by=by, candidates=METADATA_COLUMNS, method=ci_method,
-                            n_boot=n_boot, seed=seed).assign(unit="items")
-    return tiered_metric_table(long, unit=unit, instance=instance, by=by,
-                               candidates=METADATA_COLUMNS, method=ci_method, n_boot=n_boot,
-                               seed=seed)
+    with shared_resamples():  # one count matrix per (scenes, resamples, seed) for the table
+        if instance is None:
+            return metric_table(long, by=by, candidates=METADATA_COLUMNS, method=ci_method,
+                                n_boot=n_boot, seed=seed).assign(unit="items")
+        return tiered_metric_table(long, unit=unit, instance=instance, by=by,
+                                   candidates=METADATA_COLUMNS, method=ci_method,
+                                   n_boot=n_boot, seed=seed)
 
 
 def hashed_unit(bench: Benchmark, unit: str) -> str | None:

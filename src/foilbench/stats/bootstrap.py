@@ -12,7 +12,9 @@ The interval is the (alpha/2, 1 - alpha/2) percentile of mean_b.
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -43,27 +45,40 @@ def _count_block(rng: np.random.Generator, b: int, g: int) -> np.ndarray:
 
 # the count matrix of one block depends on (g, n_boot, seed) only, not on the values: a
 # run's metric table bootstraps every metric, tier and breakdown group of one benchmark with
-# the same seed and, mostly, the same G (its scenes), so the matrix is drawn once and reused
-# (the same numbers as drawing it again). Kept for small matrices only (at most
-# _KEPT_CELLS counts each, a few of them), read-only.
+# the same seed and, mostly, the same G (its scenes), so inside :func:`shared_resamples` the
+# matrix is drawn once and reused (the same numbers as drawing it again). Small matrices
+# only (at most _KEPT_CELLS counts each, _KEPT_AT_MOST of them), read-only, and dropped when
+# the block ends: nothing stays in the caller's process after a run.
 _KEPT_CELLS = 1_000_000
-_KEPT: dict[tuple[int, int, int], np.ndarray] = {}
 _KEPT_AT_MOST = 4
-_KEPT_LOCK = threading.Lock()
+_KEPT: ContextVar[dict[tuple[int, int, int], np.ndarray] | None] = ContextVar(
+    "foilbench_bootstrap_counts", default=None)
+
+
+@contextmanager
+def shared_resamples() -> Iterator[None]:
+    """Inside this block, bootstraps with the same clusters count, resamples and seed reuse
+    one count matrix (:func:`_kept_counts`); outside it every call draws its own. The
+    numbers are the same either way."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
 
 
 def _kept_counts(g: int, n_boot: int, seed: int) -> np.ndarray:
+    kept = _KEPT.get()
+    if kept is None:
+        return _count_block(np.random.default_rng(seed), n_boot, g)
     key = (g, n_boot, seed)
-    with _KEPT_LOCK:
-        counts = _KEPT.pop(key, None)
+    counts = kept.pop(key, None)
     if counts is None:
         counts = _count_block(np.random.default_rng(seed), n_boot, g)
         counts.setflags(write=False)
-    with _KEPT_LOCK:
-        _KEPT.pop(key, None)
-        while len(_KEPT) >= _KEPT_AT_MOST:
-            del _KEPT[next(iter(_KEPT))]  # the least recently used
-        _KEPT[key] = counts
+    while len(kept) >= _KEPT_AT_MOST:
+        del kept[next(iter(kept))]  # the least recently used
+    kept[key] = counts
     return counts
 
 
