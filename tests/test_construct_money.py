@@ -272,9 +272,27 @@ def test_four_capped_resumes_never_bill_past_the_cap(strict, tmp_path):
 def test_two_concurrent_processes_share_one_cap(strict, tmp_path):
     out = tmp_path / "o"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    # slow answers keep the first process busy while the second starts (on a loaded machine
-    # the first could spend the whole cap before the second made its first reservation)
-    strict.on_request = lambda path: time.sleep(0.3)
+    # slow answers keep the first process busy while the second starts, and the very first
+    # answer waits (at most 20 s) until the second process has written to the ledger: on a
+    # loaded machine the first could otherwise finish, or reserve the whole cap, before the
+    # second had even imported foilbench, and no two processes would share the cap
+    held = threading.Event()
+
+    def pids_in_ledger() -> set:
+        try:
+            return {r["pid"] for r in ledger_rows(out) if "pid" in r}
+        except (OSError, ValueError):  # not written yet, or a line being written
+            return set()
+
+    def slow_answer(path):
+        if not held.is_set():
+            held.set()
+            deadline = time.monotonic() + 20
+            while len(pids_in_ledger()) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+        time.sleep(0.3)
+
+    strict.on_request = slow_answer
     procs = [subprocess.Popen([sys.executable, "-m", "foilbench", *args(out, "--max-spend",
                                                                        "0.30")],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

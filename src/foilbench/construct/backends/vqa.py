@@ -67,7 +67,7 @@ def answer_tokens(question: str, choices: Sequence[str]) -> int:
     >>> answer_tokens("Where is the cube?", ["left of", "to the right of"])
     20
     >>> answer_tokens("Quelle couleur ?", ["rouge", "vert\u00e2tre"]), answer_tokens("?", ["x" * 99])
-    (22, 32)
+    (21, 32)
     """
     from foilbench.construct.engine.replies import content_tokens, is_ascii
 
