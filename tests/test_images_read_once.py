@@ -6,7 +6,6 @@ and the same prepared pixels; and the file is opened once, not three times."""
 from __future__ import annotations
 
 import hashlib
-import io
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +57,7 @@ def test_one_read_gives_the_same_problems_hashes_and_pixels_as_separate_opens(tm
     old = prepared.SharedPreparation([_preparer()])
     got, got_hashes = _checked(tmp_path, rels, new.check_pixels)
     want, want_hashes = _checked(tmp_path, rels,
-                                 lambda path, data, st: old.check_pixels(path))
+                                 lambda path, opened: old.check_pixels(path))
     assert got == want
     assert [p and p[0] for p in got] == [None, None, None, None, "corrupt_image",
                                          "corrupt_image", "unreadable_image",
@@ -85,7 +84,7 @@ def test_a_file_is_opened_once_for_header_hash_and_decode(tmp_path, monkeypatch)
     real_image_open = Image.open
 
     def image_open(fp, *args, **kwargs):
-        assert isinstance(fp, io.BytesIO), f"a second open of {fp}"
+        assert not isinstance(fp, (str, Path)), f"a second open of {fp}"
         return real_image_open(fp, *args, **kwargs)
 
     monkeypatch.setattr(images, "open_regular", counting)
@@ -100,19 +99,27 @@ def test_a_file_is_opened_once_for_header_hash_and_decode(tmp_path, monkeypatch)
 
 
 def test_a_file_over_the_whole_read_limit_is_streamed_as_before(tmp_path, monkeypatch):
-    """A file larger than READ_WHOLE_AT_MOST is never held whole by validation: the check
-    is given no bytes and hashes and decodes the file itself."""
+    """A file larger than READ_WHOLE_AT_MOST is never held whole: the check hashes it in
+    blocks and decodes it from the file, as without the opened file."""
     _files(tmp_path)
-    monkeypatch.setattr(images, "READ_WHOLE_AT_MOST", 100)
-    given = []
+    monkeypatch.setattr(prepared, "READ_WHOLE_AT_MOST", 100)
+    reads: list[int] = []
     shared = prepared.SharedPreparation([_preparer()])
 
-    def check(path, data, st):
-        given.append((path.name, data is None, st is None))
-        return shared.check_pixels(path, data, st)
+    class Counted:  # the opened file, its reads counted
+        def __init__(self, f):
+            self.fileno, self.seek, self._f = f.fileno, f.seek, f
+
+        def read(self, *n):
+            got = self._f.read(*n)
+            reads.append(len(got))
+            return got
+
+    def check(path, opened):
+        return shared.check_pixels(path, Counted(opened))
 
     with remembered_file_hashes(), pixels_checked_by(check):
         assert check_image(tmp_path, "good.jpg") is None
+        assert not reads and shared.counts["decoded"] == 1  # streamed from its own open
         assert check_image(tmp_path, "cut.png").reason == "corrupt_image"
-    assert given == [("good.jpg", True, True), ("cut.png", False, False)]  # 60 bytes: read
-    assert shared.counts["decoded"] == 1
+    assert reads == [60]  # 60 bytes: read whole from the file opened for the header

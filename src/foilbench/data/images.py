@@ -17,16 +17,15 @@ Three levels, cheapest first, each naming the file in its message:
    the compressed stream. Inside :func:`pixels_checked_by` (a run or sweep whose models share
    their image preparation) the decode is instead the engine's own, full one: the image is
    decoded and prepared for the models there, once (:mod:`foilbench.scoring.prepared`), so a
-   run never decodes an image twice. There the file is also read once: its bytes give the
-   header, the sha256 (remembered for the run's checksum, duplicate check and engine) and
-   the decode, instead of one open for each.
+   run never decodes an image twice. There the file is also opened once: the check reads
+   the bytes of the file opened for the header, and they give the sha256 (remembered for
+   the run's checksum, duplicate check and engine) and the decode.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import io
 import os
 import re
 import stat
@@ -47,13 +46,11 @@ CORRUPT = "corrupt_image"
 NOT_REGULAR = "not_a_regular_file"  # a FIFO, device, socket or symlink loop
 
 
-# decode(path, data, st) -> True when it decoded the pixels in full (a failure raises),
-# False when it leaves the check to check_image's own reduced decode. ``data``: the file's
-# bytes as check_image read them once (None for a file over READ_WHOLE_AT_MOST: read it
-# yourself), ``st`` the open file's fstat before that read (None with them), which keys
-# their remembered sha256 (:func:`foilbench.hashing.sha256_read`)
-PixelCheck = Callable[[Path, "bytes | None", "os.stat_result | None"], bool]
-READ_WHOLE_AT_MOST = 64 << 20  # a larger file is streamed: one thread never holds more
+# decode(path, opened) -> True when it decoded the pixels in full (a failure raises), False
+# when it leaves the check to check_image's own reduced decode. ``opened``: the regular file
+# check_image opened for the header (read it from its start; check_image closes it), so the
+# header, the hash and the decode are one open of the file, not three
+PixelCheck = Callable[[Path, "BinaryIO | None"], bool]
 _PIXEL_CHECK: contextvars.ContextVar[PixelCheck | None] = contextvars.ContextVar(
     "foilbench_pixel_check", default=None)
 
@@ -165,7 +162,7 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
         with warnings.catch_warnings():  # PIL's own bomb warning: our limit decides below
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             check = _PIXEL_CHECK.get() if decode else None
-            fp, data, st = _opened(path, whole=check is not None)
+            fp = open_regular(path)
             try:
                 im = Image.open(fp)
             except BaseException:
@@ -175,7 +172,7 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
             width, height = im.size
             if width * height > limit:
                 return ImageProblem(TOO_LARGE, _too_large(shown, width, height, limit))
-            if check is not None and check(path, data, st):
+            if check is not None and check(path, fp):
                 pass  # decoded in full (and prepared for the run's models)
             elif decode:
                 if im.format == "JPEG":
@@ -198,25 +195,6 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
         return ImageProblem(CORRUPT, f"image data corrupt or truncated (the header is valid): "
                                      f"{shown} ({e})")
     return None
-
-
-def _opened(path: Path, *, whole: bool
-            ) -> tuple[BinaryIO, bytes | None, os.stat_result | None]:
-    """``path`` opened for its header; with ``whole`` (a run's pixel check follows) its bytes
-    read once instead, with the open file's ``fstat``, so the header, the hash and the decode
-    are one read of the file, not three opens. A file over :data:`READ_WHOLE_AT_MOST` is
-    left open as a file (no bytes): the check streams it."""
-    fp = open_regular(path)
-    if not whole:
-        return fp, None, None
-    with contextlib.ExitStack() as keep:
-        keep.callback(fp.close)
-        st = os.fstat(fp.fileno())
-        if st.st_size > READ_WHOLE_AT_MOST:
-            keep.pop_all()
-            return fp, None, None
-        data = fp.read()
-    return io.BytesIO(data), data, st
 
 
 def _too_large(shown: Path, width: int, height: int, limit: int) -> str:

@@ -37,11 +37,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 DEFAULT_MEMORY_BYTES = 1024**3
+READ_WHOLE_AT_MOST = 64 << 20  # a file read whole by check_pixels; a larger one is streamed
 _PLAIN = (int, float, str, bool, type(None))
 _UNSET = object()
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("foilbench_shared_preparation",
@@ -171,8 +172,7 @@ class SharedPreparation:
             fp for fp in list(self.preparers)
             if fp == fingerprint or not self._has(fp, image_hash)]).get(fingerprint)
 
-    def check_pixels(self, path: Path, data: bytes | None = None,
-                     st: os.stat_result | None = None) -> bool:
+    def check_pixels(self, path: Path, opened: BinaryIO | None = None) -> bool:
         """Validation's pixel check done as the engine's decode (the run installs it with
         :func:`foilbench.data.images.pixels_checked_by`): the image decoded in full, in its
         own mode as the engine decodes it, and prepared for every registered fingerprint,
@@ -181,19 +181,22 @@ class SharedPreparation:
         on disk: pixels made from a full decode of these very bytes) is not decoded again.
         False (validation decodes it the reduced way) when nothing would keep the result: no
         preparer, or no disk cache and the memory full (it has dropped an array), so a cell
-        would decode the image again anyway. ``data`` (with ``st``, the open file's
-        ``fstat`` before the read): the file's bytes as validation read them once, hashed
-        and decoded from memory instead of opening the file twice more
-        (:func:`foilbench.data.images.check_image`)."""
+        would decode the image again anyway. ``opened``: the file as validation opened
+        it for the header (:func:`foilbench.data.images.check_image`); its bytes, read once
+        from the start (at most :data:`READ_WHOLE_AT_MOST`, else streamed as without it),
+        are hashed and decoded from memory instead of opening the file twice more."""
         if not self.preparers or (self.disk is None and self._evicted):
             return False
         from foilbench.hashing import sha256_file, sha256_read
 
         started = time.thread_time()
         try:
-            if data is None or st is None:
+            st = os.fstat(opened.fileno()) if opened is not None else None
+            if st is None or st.st_size > READ_WHOLE_AT_MOST:
                 self._check(path, sha256_file(path))
             else:
+                opened.seek(0)
+                data = opened.read()
                 self._check(path, sha256_read(st, data), data)
         finally:
             spent = time.thread_time() - started
