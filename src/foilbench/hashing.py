@@ -58,11 +58,17 @@ def sha256_file(path: str | Path, chunk: int = CHUNK) -> str:
     from foilbench.regular_files import open_regular
 
     memo = _FILE_HASHES.get()
+    if memo is not None:  # known: no need to open the file (stat follows symlinks as open does)
+        try:
+            known = memo.get(_identity(os.stat(path)))
+        except (OSError, ValueError):  # missing, a loop, a NUL: the open below says what
+            known = None
+        if known is not None:
+            return known
     with open_regular(path) as f:
         key = None
         if memo is not None:
-            st = os.fstat(f.fileno())
-            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            key = _identity(os.fstat(f.fileno()))
             known = memo.get(key)
             if known is not None:
                 return known
@@ -73,3 +79,25 @@ def sha256_file(path: str | Path, chunk: int = CHUNK) -> str:
     if memo is not None and key is not None:
         memo[key] = digest
     return digest
+
+
+def sha256_read(st: os.stat_result, data: bytes) -> str:
+    """Hex sha256 of ``data``, the whole content of the file whose ``fstat`` (taken on the
+    open file before the read) is ``st``: remembered, inside :func:`remembered_file_hashes`,
+    as :func:`sha256_file` remembers it, so a caller that has read a file once for its own
+    use (validation's header and decode) hashes it from those bytes and nobody reads it
+    again."""
+    memo = _FILE_HASHES.get()
+    key = _identity(st)
+    known = memo.get(key) if memo is not None else None
+    if known is not None:
+        return known
+    digest = hashlib.sha256(data).hexdigest()
+    if memo is not None:
+        memo[key] = digest
+    return digest
+
+
+def _identity(st: os.stat_result) -> tuple:
+    """What a remembered hash is keyed by: the file's identity and times."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

@@ -17,7 +17,9 @@ Three levels, cheapest first, each naming the file in its message:
    the compressed stream. Inside :func:`pixels_checked_by` (a run or sweep whose models share
    their image preparation) the decode is instead the engine's own, full one: the image is
    decoded and prepared for the models there, once (:mod:`foilbench.scoring.prepared`), so a
-   run never decodes an image twice.
+   run never decodes an image twice. There the file is also opened once: the check reads
+   the bytes of the file opened for the header, and they give the sha256 (remembered for
+   the run's checksum, duplicate check and engine) and the decode.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from foilbench.limits import MAX_IMAGE_PIXELS_ENV, max_image_pixels
 from foilbench.regular_files import not_regular_reason, open_regular
@@ -43,9 +46,11 @@ CORRUPT = "corrupt_image"
 NOT_REGULAR = "not_a_regular_file"  # a FIFO, device, socket or symlink loop
 
 
-# decode(path) -> True when it decoded the pixels in full (a failure raises), False when it
-# leaves the check to check_image's own reduced decode
-PixelCheck = Callable[[Path], bool]
+# decode(path, opened) -> True when it decoded the pixels in full (a failure raises), False
+# when it leaves the check to check_image's own reduced decode. ``opened``: the regular file
+# check_image opened for the header (read it from its start; check_image closes it), so the
+# header, the hash and the decode are one open of the file, not three
+PixelCheck = Callable[[Path, "BinaryIO | None"], bool]
 _PIXEL_CHECK: contextvars.ContextVar[PixelCheck | None] = contextvars.ContextVar(
     "foilbench_pixel_check", default=None)
 
@@ -156,6 +161,7 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
     try:
         with warnings.catch_warnings():  # PIL's own bomb warning: our limit decides below
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            check = _PIXEL_CHECK.get() if decode else None
             fp = open_regular(path)
             try:
                 im = Image.open(fp)
@@ -166,8 +172,7 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
             width, height = im.size
             if width * height > limit:
                 return ImageProblem(TOO_LARGE, _too_large(shown, width, height, limit))
-            check = _PIXEL_CHECK.get() if decode else None
-            if check is not None and check(path):
+            if check is not None and check(path, fp):
                 pass  # decoded in full (and prepared for the run's models)
             elif decode:
                 if im.format == "JPEG":

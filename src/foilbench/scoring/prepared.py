@@ -30,17 +30,19 @@ import contextvars
 import enum
 import hashlib
 import json
+import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 DEFAULT_MEMORY_BYTES = 1024**3
+READ_WHOLE_AT_MOST = 64 << 20  # a file read whole by check_pixels; a larger one is streamed
 _PLAIN = (int, float, str, bool, type(None))
 _UNSET = object()
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("foilbench_shared_preparation",
@@ -170,7 +172,7 @@ class SharedPreparation:
             fp for fp in list(self.preparers)
             if fp == fingerprint or not self._has(fp, image_hash)]).get(fingerprint)
 
-    def check_pixels(self, path: Path) -> bool:
+    def check_pixels(self, path: Path, opened: BinaryIO | None = None) -> bool:
         """Validation's pixel check done as the engine's decode (the run installs it with
         :func:`foilbench.data.images.pixels_checked_by`): the image decoded in full, in its
         own mode as the engine decodes it, and prepared for every registered fingerprint,
@@ -179,14 +181,23 @@ class SharedPreparation:
         on disk: pixels made from a full decode of these very bytes) is not decoded again.
         False (validation decodes it the reduced way) when nothing would keep the result: no
         preparer, or no disk cache and the memory full (it has dropped an array), so a cell
-        would decode the image again anyway."""
+        would decode the image again anyway. ``opened``: the file as validation opened
+        it for the header (:func:`foilbench.data.images.check_image`); its bytes, read once
+        from the start (at most :data:`READ_WHOLE_AT_MOST`, else streamed as without it),
+        are hashed and decoded from memory instead of opening the file twice more."""
         if not self.preparers or (self.disk is None and self._evicted):
             return False
-        from foilbench.hashing import sha256_file
+        from foilbench.hashing import sha256_file, sha256_read
 
         started = time.thread_time()
         try:
-            self._check(path, sha256_file(path))
+            st = os.fstat(opened.fileno()) if opened is not None else None
+            if st is None or st.st_size > READ_WHOLE_AT_MOST:
+                self._check(path, sha256_file(path))
+            else:
+                opened.seek(0)
+                data = opened.read()
+                self._check(path, sha256_read(st, data), data)
         finally:
             spent = time.thread_time() - started
             with self._lock:
@@ -201,18 +212,20 @@ class SharedPreparation:
             return {**self.counts, "preprocessings": len(self.preparers),
                     "check_cpu_seconds": round(self.check_cpu_seconds, 3)}
 
-    def _check(self, path: Path, image_hash: str) -> None:
+    def _check(self, path: Path, image_hash: str, data: bytes | None = None) -> None:
         """:meth:`_check_one` with the image's lock held (another thread checking a file
         with the same bytes is waited for, then this one finds the pixels kept)."""
         with self._lock:
             lock = self._checking.setdefault(image_hash, threading.Lock())
         with lock:
-            self._check_one(path, image_hash)
+            self._check_one(path, image_hash, data)
         with self._lock:
             if self._checking.get(image_hash) is lock and not lock.locked():
                 del self._checking[image_hash]  # a waiter still holds the object it needs
 
-    def _check_one(self, path: Path, image_hash: str) -> None:
+    def _check_one(self, path: Path, image_hash: str, data: bytes | None = None) -> None:
+        import io
+
         from PIL import Image
 
         missing = []
@@ -226,7 +239,7 @@ class SharedPreparation:
             self._remember((fp, image_hash), hit)
             self._count("disk_hits")
         if missing:
-            with Image.open(path) as image:
+            with Image.open(path if data is None else io.BytesIO(data)) as image:
                 image.load()
             self._count("decoded")
             self._prepare_all(image_hash, image, missing)
