@@ -386,7 +386,8 @@ def main() -> None:
     print(f"data ready in {time.perf_counter() - t0:.1f} s ({args.arch}; scale {args.scale}, "
           f"subset {args.subset}); load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; timed runs on cores "
-          f"{args.cores}, OMP_NUM_THREADS=1", flush=True)
+          + (f"{args.cores2}, OMP_NUM_THREADS=2" if args.two_threads_only
+             else f"{args.cores}, OMP_NUM_THREADS=1"), flush=True)
     # one folder per model and size, so runs of other sizes in the same work folder never meet
     runs = work / "runs" / f"{args.arch}-{f'sub{args.subset}' if args.subset else args.scale}"
     results = {}
