@@ -192,7 +192,7 @@ class SharedPreparation:
         started = time.thread_time()
         try:
             st = os.fstat(opened.fileno()) if opened is not None else None
-            if st is None or st.st_size > READ_WHOLE_AT_MOST:
+            if opened is None or st is None or st.st_size > READ_WHOLE_AT_MOST:
                 self._check(path, sha256_file(path))
             else:
                 opened.seek(0)
