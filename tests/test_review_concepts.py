@@ -296,3 +296,29 @@ def test_the_frame_reads_each_verdict_from_a_planted_log(tmp_path):
     assert by_key[f"{cid}/contextual"].caption == "a red cup by a blue lamp"
     assert by_key[f"{cid}/minimal"].caption.endswith("on a white background")
     assert by_key[f"{cid}/minimal"].concept_text() == "cup: red; lamp: blue"
+
+
+def test_a_suite_folder_names_the_auto_comp_construction_folder_inside(bench, tmp_path, capsys):
+    """A folder without a manifest (a suite's) is one error naming it and the folder inside
+    `review concepts` can open, never the pair benchmarks beside it (the pair review's hint)."""
+    import shutil
+
+    from _review_fixtures import write_review_bench
+
+    suite = tmp_path / "suite"
+    write_review_bench(suite / "world-pairs")
+    shutil.copytree(bench.root, suite / "ac", ignore=shutil.ignore_patterns("review"))
+    code, out, err = foilbench(capsys, "review", "concepts", str(suite), "--report")
+    assert code == 2
+    assert f"{suite} is not a benchmark folder (no manifest.json)" in err
+    assert f"Auto-Comp construction folder(s) ac: try `foilbench review concepts {suite / 'ac'}`" in err
+    assert "world-pairs" not in err and "pair" not in err
+    no_traceback(out + err)
+
+
+def test_a_folder_without_a_manifest_is_one_sentence_naming_it(tmp_path, capsys):
+    code, out, err = foilbench(capsys, "review", "concepts", str(tmp_path), "--report")
+    assert code == 2
+    assert f"{tmp_path} is not a benchmark folder (no manifest.json)" in err
+    assert "try" not in err and err.count(". ") == 0
+    no_traceback(out + err)

@@ -209,3 +209,29 @@ def test_a_real_confusion_set_past_50_is_capped_with_the_true_caption_kept(tmp_p
     assert set(unit.options) <= set(item["captions"])
     swap = [u for u in solvability_units(benches["swap"]) if u.condition == "minimal"][0]
     assert len(swap.options) == 1 + swap.negatives <= 6  # N! - 1 = 5 negatives at most
+
+
+def test_a_suite_folder_names_the_auto_comp_benchmark_inside(bench, tmp_path, capsys):
+    """A folder without a manifest (a suite's) is one error naming it and the folder inside
+    `review solvability` can open, never the pair benchmarks beside it (the pair review's hint)."""
+    import shutil
+
+    from _review_fixtures import write_review_bench
+
+    suite = tmp_path / "suite"
+    write_review_bench(suite / "world-pairs")
+    shutil.copytree(bench.root, suite / "ac", ignore=shutil.ignore_patterns("review"))
+    code, out, err = foilbench(capsys, "review", "solvability", str(suite), "--report")
+    assert code == 2
+    assert f"{suite} is not a benchmark folder (no manifest.json)" in err
+    assert f"Auto-Comp benchmark(s) ac: try `foilbench review solvability {suite / 'ac'}`" in err
+    assert "world-pairs" not in err and "pair" not in err
+    no_traceback(out + err)
+
+
+def test_a_folder_without_a_manifest_is_one_sentence_naming_it(tmp_path, capsys):
+    code, out, err = foilbench(capsys, "review", "solvability", str(tmp_path), "--report")
+    assert code == 2
+    assert f"{tmp_path} is not a benchmark folder (no manifest.json)" in err
+    assert "try" not in err and err.count(". ") == 0
+    no_traceback(out + err)

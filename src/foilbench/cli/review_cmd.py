@@ -8,8 +8,15 @@ from pathlib import Path
 import click
 
 from foilbench.cli._table import format_table
+from foilbench.cli.review_folder import checked_bench_dir
 from foilbench.cli.review_serving import serve_page, warn_if_reachable
-from foilbench.cli.review_studies import concepts_lines, run_study, solvability, study_options
+from foilbench.cli.review_studies import (
+    concepts_lines,
+    open_study,
+    run_study,
+    solvability,
+    study_options,
+)
 
 SUBCOMMANDS = ("serve", "status", "export", "concepts")
 SUBCOMMANDS += ("solvability",)  # Auto-Comp A.10 (cli/review_studies.py)
@@ -28,15 +35,9 @@ class ReviewGroup(click.Group):
 def _bench_dir(path: Path) -> Path:
     """The pair benchmark folder, with a helpful error for a suite folder."""
     from foilbench.cli.review_choice import folder_kind
-    from foilbench.review.units import ReviewError
 
-    if not (path / "manifest.json").exists():
-        pairs = sorted(p.parent.name for p in path.glob("*/manifest.json")
-                       if getattr(folder_kind(p.parent), "is_edit_pair", False))
-        hint = (f"; it holds the pair benchmark(s) {', '.join(pairs)}: try "
-                f"`foilbench review {path / pairs[0]}`") if pairs else ""
-        raise ReviewError(f"{path} is not a benchmark folder (no manifest.json){hint}")
-    return path
+    return checked_bench_dir(path, lambda p: getattr(folder_kind(p), "is_edit_pair", False),
+                             "pair benchmark(s)", "foilbench review")
 
 
 def review_dir_option(f):
@@ -257,11 +258,9 @@ def concepts(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: boo
     DIR's construction log), against their images (m match, x mismatch, u unsure); --report
     gives the agreement with the validator overall and per task x N x condition, with the
     confusion counts and the precision of passes and of rejects."""
-    from foilbench.data.format import load_benchmark
     from foilbench.review.concepts import ConceptChecks
 
-    checks = ConceptChecks(load_benchmark(_bench_dir(bench_dir)),
-                           review_dir or bench_dir / "review", n=n, seed=seed)
+    checks = open_study(ConceptChecks, "concepts", bench_dir, review_dir, n, seed)
 
     def export(folder: Path) -> str:
         from foilbench.review.concepts import export_concepts

@@ -8,6 +8,7 @@ import json
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -37,6 +38,42 @@ def study_options(*, report: str, exports: str, port: int):
         return f
 
     return decorate
+
+
+def _concepts_folder(folder: Path) -> bool:
+    """A folder the concept check opens: a construction's, with the log it samples from."""
+    from foilbench.cli.review_folder import has_columns
+    from foilbench.review.concept_frame import LOG_FILE
+    from foilbench.review.concepts import NEEDED
+
+    return (folder / LOG_FILE).is_file() and has_columns(folder, NEEDED)
+
+
+def _solvability_folder(folder: Path) -> bool:
+    """A benchmark the solvability study opens: items with the columns it reads."""
+    from foilbench.cli.review_folder import has_columns
+    from foilbench.review.solvability import NEEDED
+
+    return has_columns(folder, NEEDED)
+
+
+# study -> (what the folders it opens are, how to tell one), for a wrong folder's error
+STUDY_FOLDERS = {"concepts": ("Auto-Comp construction folder(s)", _concepts_folder),
+                 "solvability": ("Auto-Comp benchmark(s)", _solvability_folder)}
+
+
+def open_study(open_: Callable[..., Any], study: str, bench_dir: Path,
+               review_dir: Path | None, n: int, seed: int) -> Any:
+    """``open_(benchmark, folder, n=, seed=)`` on the Auto-Comp benchmark in ``bench_dir``
+    (answers in ``review_dir``, default ``bench_dir/review``), once the folder is checked: a
+    folder without a manifest is one error naming it and the folders inside that
+    ``foilbench review <study>`` can open."""
+    from foilbench.cli.review_folder import checked_bench_dir
+    from foilbench.data.format import load_benchmark
+
+    what, fits = STUDY_FOLDERS[study]
+    checked = checked_bench_dir(bench_dir, fits, what, f"foilbench review {study}")
+    return open_(load_benchmark(checked), review_dir or bench_dir / "review", n=n, seed=seed)
 
 
 def run_study(study, *, export_dir: Path | None, report_only: bool, as_json: bool,
@@ -132,14 +169,9 @@ def solvability(bench_dir: Path, n: int, seed: int, report_only: bool, as_json: 
     """Auto-Comp solvability (§6, A.10): pick the true caption of each sampled item among its
     Swap or Confusion options (at most 50, the true one always there, shuffled); --report
     gives accuracy per task x N x negative set x condition with Wilson intervals and chance."""
-    from foilbench.data.format import load_benchmark
     from foilbench.review.solvability import SolvabilityStudy, export_solvability
-    from foilbench.review.units import ReviewError
 
-    if not (bench_dir / "manifest.json").is_file():
-        raise ReviewError(f"{bench_dir} is not a benchmark folder (no manifest.json)")
-    study = SolvabilityStudy(load_benchmark(bench_dir), review_dir or bench_dir / "review",
-                             n=n, seed=seed)
+    study = open_study(SolvabilityStudy, "solvability", bench_dir, review_dir, n, seed)
 
     def export(folder: Path) -> str:
         o = export_solvability(study, folder)["overall"]

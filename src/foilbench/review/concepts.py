@@ -35,7 +35,6 @@ report is the same agreement over them, which there is the precision of passes, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from foilbench.data.format import Benchmark
@@ -97,20 +96,15 @@ class ConceptChecks:
         self.unit_by_key = {u.key: u for u in self.units}
 
     def _load(self, n: int, seed: int) -> None:
-        stored = self.log.meta("sample")
-        if stored is None:  # fixed now; another process may have fixed one first
+        def draw() -> dict:
             frame, left_out = judged_units(self.bench.root)
             units = balanced_sample(frame, n, seed)
-            stored = self.log.meta_or_store("sample", json.dumps(
-                {"design": DESIGN, "seed": seed, "n": n, "benchmark": self.bench.name,
-                 "frame": {"images": len(frame), "left_out": left_out,
-                           **{v: sum(u.validator == v for u in frame) for v in VALIDATOR}},
-                 "keys": [u.key for u in units], "units": [u.to_json() for u in units]}))
-        meta = json.loads(stored)
-        if (meta["seed"], meta["n"]) != (seed, n):
-            raise ReviewError(f"{self.path} holds a sample drawn with seed {meta['seed']} "
-                              f"and size {meta['n']}; pass those, or use another "
-                              "--review-dir for a new sample")
+            return {"design": DESIGN, "seed": seed, "n": n, "benchmark": self.bench.name,
+                    "frame": {"images": len(frame), "left_out": left_out,
+                              **{v: sum(u.validator == v for u in frame) for v in VALIDATOR}},
+                    "keys": [u.key for u in units], "units": [u.to_json() for u in units]}
+
+        meta = self.log.fixed_sample(seed, n, draw)
         self.design = meta.get("design", LEGACY)
         if self.design == LEGACY:
             by_key = {u.key: u for u in concept_units(self.bench)}
@@ -193,32 +187,24 @@ STEM = "concept_checks"  # concept_checks_report.json, concept_checks_decisions.
 def concepts_report(bench_dir: str | Path, review_dir: str | Path | None = None,
                     n: int = SAMPLE_SIZE, seed: int = 0) -> dict:
     """The concordance report for a construction folder (the sample is fixed on first use)."""
-    from foilbench.data.format import load_benchmark
+    from foilbench.review.study_export import study_report
 
-    checks = ConceptChecks(load_benchmark(bench_dir), review_dir or Path(bench_dir) / "review",
-                           n=n, seed=seed)
-    try:
-        return checks.report()
-    finally:
-        checks.close()
+    return study_report(ConceptChecks, bench_dir, review_dir, n, seed)
 
 
 def export_concepts(checks: ConceptChecks, out_dir: str | Path) -> dict:
     """Write ``concept_checks_report.json`` and ``concept_checks_decisions.parquet`` (every
     verdict in order beside the validator's) to a new or empty ``out_dir``; the report."""
-    from foilbench.review.study_export import write_study
+    from foilbench.review.study_export import export_study
 
-    rep = checks.report()
-    rows = []
-    for seq, key, verdict, at in checks.log.history():
-        u = checks.unit_by_key.get(key)
-        if u is not None:
-            rows.append({"seq": seq, "unit": key, "task": u.task, "n_objects": u.n_objects,
-                         "condition": u.condition, "validator": u.validator,
-                         "validator_reason": u.reason, "human": verdict,
-                         "agrees": None if verdict == "unsure" else verdict == AGREES[
-                             u.validator], "at": at})
-    write_study(out_dir, STEM, rep, rows, ["seq", "unit", "task", "n_objects", "condition",
-                                           "validator", "validator_reason", "human", "agrees",
-                                           "at"])
-    return rep
+    def row(seq: int, u: ConceptUnit, verdict: str, at: str) -> dict:
+        return {"seq": seq, "unit": u.key, "task": u.task, "n_objects": u.n_objects,
+                "condition": u.condition, "validator": u.validator,
+                "validator_reason": u.reason, "human": verdict,
+                "agrees": None if verdict == "unsure" else verdict == AGREES[u.validator],
+                "at": at}
+
+    return export_study(checks, out_dir, STEM, row, ["seq", "unit", "task", "n_objects",
+                                                     "condition", "validator",
+                                                     "validator_reason", "human", "agrees",
+                                                     "at"])

@@ -37,7 +37,6 @@ counting.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,17 +145,10 @@ class SolvabilityStudy:
         self.log = StudyLog(Path(folder) / DB_FILE)
         self.path = self.log.path
         try:
-            stored = self.log.meta("sample")
-            if stored is None:  # fixed now; another process may have fixed one first
-                units = sample_units(solvability_units(bench, seed), n, seed)
-                stored = self.log.meta_or_store("sample", json.dumps(
-                    {"seed": seed, "n": n, "benchmark": bench.name, "max_options": MAX_OPTIONS,
-                     "units": [u.to_json() for u in units]}))
-            meta = json.loads(stored)
-            if (meta["seed"], meta["n"]) != (seed, n):
-                raise ReviewError(f"{self.path} holds a sample drawn with seed "
-                                  f"{meta['seed']} and size {meta['n']}; pass those, or use "
-                                  "another --review-dir for a new sample")
+            meta = self.log.fixed_sample(seed, n, lambda: {
+                "seed": seed, "n": n, "benchmark": bench.name, "max_options": MAX_OPTIONS,
+                "units": [u.to_json() for u in
+                          sample_units(solvability_units(bench, seed), n, seed)]})
             self.units = [SolvabilityUnit.from_json(d) for d in meta["units"]]
         except BaseException:
             self.log.close()
@@ -219,33 +211,25 @@ STEM = "solvability"  # solvability_report.json, solvability_decisions.parquet
 def solvability_report(bench_dir: str | Path, review_dir: str | Path | None = None,
                        n: int = SAMPLE_SIZE, seed: int = 0) -> dict:
     """The study's report for a benchmark folder (the sample is fixed on first use)."""
-    from foilbench.data.format import load_benchmark
+    from foilbench.review.study_export import study_report
 
-    study = SolvabilityStudy(load_benchmark(bench_dir),
-                             review_dir or Path(bench_dir) / "review", n=n, seed=seed)
-    try:
-        return study.report()
-    finally:
-        study.close()
+    return study_report(SolvabilityStudy, bench_dir, review_dir, n, seed)
 
 
 def export_solvability(study: SolvabilityStudy, out_dir: str | Path) -> dict:
     """Write ``solvability_report.json`` and ``solvability_decisions.parquet`` (every pick in
     order, with its item's group, options and whether it was the true caption) to a new or
     empty ``out_dir``; returns the report."""
-    from foilbench.review.study_export import write_study
+    from foilbench.review.study_export import export_study
 
-    rep = study.report()
-    rows = []
-    for seq, key, pick, at in study.log.history():
-        u = study.unit_by_key.get(key)
-        if u is not None:
-            rows.append({"seq": seq, "item_id": key, "task": u.task, "n_objects": u.n_objects,
-                         "negative_set": u.negative_set, "condition": u.condition,
-                         "options": len(u.options), "answer": u.answer, "pick": int(pick),
-                         "correct": int(pick) == u.answer,
-                         "picked_text": u.options[int(pick)], "at": at})
-    write_study(out_dir, STEM, rep, rows, ["seq", "item_id", "task", "n_objects",
-                                           "negative_set", "condition", "options", "answer",
-                                           "pick", "correct", "picked_text", "at"])
-    return rep
+    def row(seq: int, u: SolvabilityUnit, pick: str, at: str) -> dict:
+        return {"seq": seq, "item_id": u.key, "task": u.task, "n_objects": u.n_objects,
+                "negative_set": u.negative_set, "condition": u.condition,
+                "options": len(u.options), "answer": u.answer, "pick": int(pick),
+                "correct": int(pick) == u.answer, "picked_text": u.options[int(pick)],
+                "at": at}
+
+    return export_study(study, out_dir, STEM, row, ["seq", "item_id", "task", "n_objects",
+                                                    "negative_set", "condition", "options",
+                                                    "answer", "pick", "correct",
+                                                    "picked_text", "at"])

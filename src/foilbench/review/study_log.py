@@ -9,11 +9,15 @@ the page or killing the server loses nothing and a rerun resumes. The schema is 
 
 from __future__ import annotations
 
+import json
 import secrets
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+
+from foilbench.review.units import ReviewError
 
 
 class StudyLog:
@@ -41,6 +45,20 @@ class StudyLog:
         with self.lock, self.db:
             self.db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (key, default))
             return self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+
+    def fixed_sample(self, seed: int, n: int, draw: Callable[[], dict]) -> dict:
+        """The study's sample: the stored one, else ``draw()`` (a JSON dict holding ``seed``
+        and ``n``) stored now, so a resumed study sees the same units. Another process may
+        store one first; that one counts. One drawn with another seed or size is an error."""
+        stored = self.meta("sample")
+        if stored is None:
+            stored = self.meta_or_store("sample", json.dumps(draw()))
+        meta = json.loads(stored)
+        if (meta["seed"], meta["n"]) != (seed, n):
+            raise ReviewError(f"{self.path} holds a sample drawn with seed {meta['seed']} "
+                              f"and size {meta['n']}; pass those, or use another "
+                              "--review-dir for a new sample")
+        return meta
 
     def csrf_secret(self) -> str:
         return self.meta_or_store("csrf_secret", secrets.token_hex(32))
