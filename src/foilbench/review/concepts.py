@@ -39,8 +39,8 @@ from pathlib import Path
 
 from foilbench.data.format import Benchmark
 from foilbench.review.concept_frame import VALIDATOR, ConceptUnit, judged_units
-from foilbench.review.study_log import StudyLog
-from foilbench.review.study_sample import rate, sample_concepts
+from foilbench.review.study_log import LoggedStudy
+from foilbench.review.study_sample import SAMPLE_SIZE, rate, sample_concepts
 from foilbench.review.units import ReviewError
 
 __all__ = ["ConceptChecks", "ConceptUnit", "agreement", "balanced_sample", "concept_units"]
@@ -48,7 +48,6 @@ __all__ = ["ConceptChecks", "ConceptUnit", "agreement", "balanced_sample", "conc
 DB_FILE = "concept_checks.sqlite"
 VERDICTS = ("match", "mismatch", "unsure")
 AGREES = {"pass": "match", "reject": "mismatch"}
-SAMPLE_SIZE = 200  # Auto-Comp A.10: "a balanced subset of 200 concepts"
 DESIGN = "before-verdict"  # the sample is drawn from passes and rejects alike
 LEGACY = "passes-only"  # review folders made before: validated images only
 NEEDED = ("concept_id", "condition", "image", "task", "objects", "values", "n_objects")
@@ -80,31 +79,20 @@ def balanced_sample(units: list[ConceptUnit], n: int, seed: int) -> list[Concept
             for u in sorted(us, key=lambda u: (order.get(u.condition, 2), u.key))]
 
 
-class ConceptChecks:
+class ConceptChecks(LoggedStudy):
     """The sample and the decisions of one reviewer (module docstring)."""
 
-    def __init__(self, bench: Benchmark, folder: str | Path, n: int = SAMPLE_SIZE,
-                 seed: int = 0) -> None:
-        self.bench = bench
-        self.log = StudyLog(Path(folder) / DB_FILE)
-        self.path = self.log.path
-        try:
-            self._load(n, seed)
-        except BaseException:
-            self.log.close()
-            raise
-        self.unit_by_key = {u.key: u for u in self.units}
+    DB_FILE = DB_FILE
 
-    def _load(self, n: int, seed: int) -> None:
-        def draw() -> dict:
-            frame, left_out = judged_units(self.bench.root)
-            units = balanced_sample(frame, n, seed)
-            return {"design": DESIGN, "seed": seed, "n": n, "benchmark": self.bench.name,
-                    "frame": {"images": len(frame), "left_out": left_out,
-                              **{v: sum(u.validator == v for u in frame) for v in VALIDATOR}},
-                    "keys": [u.key for u in units], "units": [u.to_json() for u in units]}
+    def draw(self, n: int, seed: int) -> dict:
+        frame, left_out = judged_units(self.bench.root)
+        units = balanced_sample(frame, n, seed)
+        return {"design": DESIGN, "seed": seed, "n": n, "benchmark": self.bench.name,
+                "frame": {"images": len(frame), "left_out": left_out,
+                          **{v: sum(u.validator == v for u in frame) for v in VALIDATOR}},
+                "keys": [u.key for u in units], "units": [u.to_json() for u in units]}
 
-        meta = self.log.fixed_sample(seed, n, draw)
+    def units_of(self, meta: dict) -> list[ConceptUnit]:
         self.design = meta.get("design", LEGACY)
         if self.design == LEGACY:
             by_key = {u.key: u for u in concept_units(self.bench)}
@@ -112,12 +100,11 @@ class ConceptChecks:
             if gone:
                 raise ReviewError(f"{self.path}: the benchmark no longer has sampled image "
                                   f"{gone[0]!r}; use another --review-dir")
-            self.units = [by_key[k] for k in meta["keys"]]
             self.frame: dict = {"images": None, "left_out": {}, "pass": len(by_key),
                                 "reject": None}
-        else:
-            self.units = [ConceptUnit.from_json(d) for d in meta["units"]]
-            self.frame = meta["frame"]
+            return [by_key[k] for k in meta["keys"]]
+        self.frame = meta["frame"]
+        return [ConceptUnit.from_json(d) for d in meta["units"]]
 
     def decide(self, key: str, verdict: str) -> None:
         if key not in self.unit_by_key:
@@ -147,8 +134,6 @@ class ConceptChecks:
             "is the precision of passes; start a new --review-dir for the study of §6")
         return rep
 
-    def close(self) -> None:
-        self.log.close()
 
 
 def agreement(units: list[ConceptUnit], verdicts: dict[str, str]) -> dict:

@@ -44,13 +44,12 @@ import numpy as np
 
 from foilbench.data.format import Benchmark
 from foilbench.hashing import sha256_text
-from foilbench.review.study_log import StudyLog
-from foilbench.review.study_sample import rate, sample_concepts
+from foilbench.review.study_log import LoggedStudy
+from foilbench.review.study_sample import SAMPLE_SIZE, rate, sample_concepts
 from foilbench.review.units import ReviewError
 
 DB_FILE = "solvability.sqlite"
 MAX_OPTIONS = 50  # App. A.10: "limited to 50 options for feasibility"
-SAMPLE_SIZE = 200  # App. A.10: "a balanced subset of 200 concepts"
 NEEDED = ("item_id", "image", "captions", "concept_id", "task", "n_objects", "condition",
           "negative_set")
 
@@ -136,24 +135,18 @@ def sample_units(units: list[SolvabilityUnit], n: int, seed: int) -> list[Solvab
     return [u for us in sample_concepts(units, n, seed) for u in us]
 
 
-class SolvabilityStudy:
+class SolvabilityStudy(LoggedStudy):
     """The sample and the picks of one person (module docstring)."""
 
-    def __init__(self, bench: Benchmark, folder: str | Path, n: int = SAMPLE_SIZE,
-                 seed: int = 0) -> None:
-        self.bench = bench
-        self.log = StudyLog(Path(folder) / DB_FILE)
-        self.path = self.log.path
-        try:
-            meta = self.log.fixed_sample(seed, n, lambda: {
-                "seed": seed, "n": n, "benchmark": bench.name, "max_options": MAX_OPTIONS,
-                "units": [u.to_json() for u in
-                          sample_units(solvability_units(bench, seed), n, seed)]})
-            self.units = [SolvabilityUnit.from_json(d) for d in meta["units"]]
-        except BaseException:
-            self.log.close()
-            raise
-        self.unit_by_key = {u.key: u for u in self.units}
+    DB_FILE = DB_FILE
+
+    def draw(self, n: int, seed: int) -> dict:
+        units = sample_units(solvability_units(self.bench, seed), n, seed)
+        return {"seed": seed, "n": n, "benchmark": self.bench.name,
+                "max_options": MAX_OPTIONS, "units": [u.to_json() for u in units]}
+
+    def units_of(self, meta: dict) -> list[SolvabilityUnit]:
+        return [SolvabilityUnit.from_json(d) for d in meta["units"]]
 
     def decide(self, key: str, choice: object) -> None:
         """Record that the person picked option ``choice`` (its position) of item ``key``."""
@@ -179,8 +172,6 @@ class SolvabilityStudy:
         rep["benchmark"], rep["max_options"] = self.bench.name, MAX_OPTIONS
         return rep
 
-    def close(self) -> None:
-        self.log.close()
 
 
 def accuracy(units: list[SolvabilityUnit], picks: dict[str, int]) -> dict:

@@ -16,7 +16,9 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
+from foilbench.review.study_sample import SAMPLE_SIZE
 from foilbench.review.units import ReviewError
 
 
@@ -83,3 +85,34 @@ class StudyLog:
 
     def close(self) -> None:
         self.db.close()
+
+
+class LoggedStudy:
+    """What both Auto-Comp studies are: a benchmark, a sample fixed in a :class:`StudyLog` in
+    the review folder on first use, and its units by key. A study names its ``DB_FILE`` and
+    says how to draw a sample (``draw``: a JSON dict with ``seed``, ``n`` and the units) and
+    read one back (``units_of``)."""
+
+    DB_FILE = ""
+
+    def __init__(self, bench: Any, folder: str | Path, n: int = SAMPLE_SIZE,
+                 seed: int = 0) -> None:
+        self.bench = bench
+        self.log = StudyLog(Path(folder) / self.DB_FILE)
+        self.path = self.log.path
+        try:
+            self.units = self.units_of(self.log.fixed_sample(seed, n,
+                                                             lambda: self.draw(n, seed)))
+        except BaseException:  # a study that did not open leaves no file open
+            self.log.close()
+            raise
+        self.unit_by_key = {u.key: u for u in self.units}
+
+    def draw(self, n: int, seed: int) -> dict:
+        raise NotImplementedError
+
+    def units_of(self, meta: dict) -> list[Any]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.log.close()

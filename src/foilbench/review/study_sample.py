@@ -19,6 +19,7 @@ import numpy as np
 from foilbench.review.units import ReviewError
 
 T = TypeVar("T")
+SAMPLE_SIZE = 200  # App. A.10: "a balanced subset of 200 concepts"
 
 
 class ConceptMember(Protocol):
