@@ -19,13 +19,12 @@ strict proportions over decided items with Wilson 95% intervals, overall and per
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 from foilbench.data.format import Benchmark, load_benchmark
 from foilbench.kinds import kinds_where
+from foilbench.review.event_log import immediate, open_event_db, standing, utc_now
 from foilbench.review.units import ReviewError
 
 DB_NAME = "choice_decisions.sqlite"
@@ -84,11 +83,7 @@ class ChoiceStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript(_SCHEMA)
+        self.db = open_event_db(self.path, _SCHEMA)
 
     def close(self) -> None:
         self.db.close()
@@ -103,34 +98,22 @@ class ChoiceStore:
             raise ReviewError(f"unknown verdict {verdict!r} for item {item!r}; expected one of "
                               f"{', '.join(VERDICTS)}")
         cur = self.db.execute("INSERT INTO events (item, verdict, created) VALUES (?, ?, ?)",
-                              (item, verdict, _now()))
+                              (item, verdict, utc_now()))
         return int(cur.lastrowid)
 
     def _standing(self) -> list[tuple[int, str, str]]:
-        rows = self.db.execute("SELECT seq, item, verdict, reverts FROM events ORDER BY seq")
-        live: dict[int, tuple[str, str]] = {}
-        for seq, item, verdict, reverts in rows:
-            if reverts is None:
-                live[seq] = (item, verdict)
-            else:
-                live.pop(reverts, None)
-        return [(seq, item, verdict) for seq, (item, verdict) in live.items()]
+        return standing(self.db.execute("SELECT seq, item, verdict, reverts FROM events "
+                                        "ORDER BY seq"))
 
     def undo(self) -> tuple[str, str] | None:
         """Revert the most recent standing decision; ``(item, verdict)`` reverted or None."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            standing = self._standing()
-            if not standing:
-                self.db.execute("COMMIT")
+        with immediate(self.db):
+            live = self._standing()
+            if not live:
                 return None
-            seq, item, verdict = standing[-1]
+            seq, item, verdict = live[-1]
             self.db.execute("INSERT INTO events (item, verdict, reverts, created) "
-                            "VALUES (?, NULL, ?, ?)", (item, seq, _now()))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+                            "VALUES (?, NULL, ?, ?)", (item, seq, utc_now()))
         return item, verdict
 
     def current(self) -> dict[str, str]:
@@ -153,10 +136,6 @@ def rate(k: int, n: int) -> dict:
         return {"k": k, "n": n, "rate": None, "ci_low": None, "ci_high": None}
     lo, hi = wilson_ci(k, n)
     return {"k": k, "n": n, "rate": k / n, "ci_low": lo, "ci_high": hi}
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class ChoiceSession:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
 from pathlib import Path
 
 from foilbench.data.format import Benchmark
@@ -38,6 +37,7 @@ from foilbench.review.compare_pairs import (
     fingerprint,
     negatives,
 )
+from foilbench.review.event_log import immediate, open_event_db, standing, utc_now
 from foilbench.review.units import ReviewError
 
 DB_NAME = "compare_decisions.sqlite"
@@ -58,10 +58,6 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 class CompareStore:
     """The pairs and the append-only decision log (module docstring)."""
 
@@ -75,11 +71,7 @@ class CompareStore:
             self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
                                       isolation_level=None, check_same_thread=False)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript(_SCHEMA)
+        self.db = open_event_db(self.path, _SCHEMA)
 
     def close(self) -> None:
         self.db.close()
@@ -94,18 +86,13 @@ class CompareStore:
 
     def init_pairs(self, meta: dict[str, str], pairs: list[ComparePair]) -> None:
         """Store the drawn pairs and what they were drawn from, in one transaction."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(self.db):
             self.db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             self.db.executemany(
                 "INSERT INTO pairs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(p.pair_id, p.family, p.match, p.left, p.a.item_id, p.a.image, p.a.positive,
                   p.a.negative, p.b.item_id, p.b.image, p.b.positive, p.b.negative, i)
                  for i, p in enumerate(pairs)])
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
 
     def pairs(self) -> list[ComparePair]:
         rows = self.db.execute("SELECT pair_id, family, match, left, a_item, a_image, "
@@ -120,34 +107,22 @@ class CompareStore:
                 raise ReviewError(f"pair {pair_id!r}: unknown {name} answer {value!r}; "
                                   f"expected one of {', '.join(ANSWERS)}")
         cur = self.db.execute("INSERT INTO events (pair_id, commonsense, grammar, created) "
-                              "VALUES (?, ?, ?, ?)", (pair_id, commonsense, grammar, _now()))
+                              "VALUES (?, ?, ?, ?)", (pair_id, commonsense, grammar, utc_now()))
         return int(cur.lastrowid)
 
     def _standing(self) -> list[tuple[int, str, str, str]]:
-        live: dict[int, tuple[str, str, str]] = {}
-        for seq, pair, cs, gr, reverts in self.db.execute(
-                "SELECT seq, pair_id, commonsense, grammar, reverts FROM events ORDER BY seq"):
-            if reverts is None:
-                live[seq] = (pair, cs, gr)
-            else:
-                live.pop(reverts, None)
-        return [(seq, *v) for seq, v in live.items()]
+        return standing(self.db.execute("SELECT seq, pair_id, commonsense, grammar, reverts "
+                                        "FROM events ORDER BY seq"))
 
     def undo(self) -> str | None:
         """Revert the most recent standing decision; the pair it was about, or None."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            standing = self._standing()
-            if not standing:
-                self.db.execute("COMMIT")
+        with immediate(self.db):
+            live = self._standing()
+            if not live:
                 return None
-            seq, pair = standing[-1][0], standing[-1][1]
+            seq, pair = live[-1][0], live[-1][1]
             self.db.execute("INSERT INTO events (pair_id, reverts, created) VALUES (?, ?, ?)",
-                            (pair, seq, _now()))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+                            (pair, seq, utc_now()))
         return pair
 
     def current(self) -> dict[str, tuple[str, str]]:
