@@ -1,7 +1,7 @@
 // foilbench review, negative validation (SugarCrepe §4.1 Stage 2): one item at a time, the
 // verdict keys 1/2/3; every verdict is POSTed and committed before the view moves on. Text
 // from the benchmark is inserted with textContent only.
-// $, api, toast, pct and nextPendingIndex are common.js's (page.html loads it first).
+// $, api, toast, pct, nextPendingIndex, postOnce and undoThenReload are common.js's (page.html loads it first).
 "use strict";
 
 const S = {items: [], verdicts: [], pos: 0, busy: false};
@@ -42,28 +42,22 @@ function nextPending() {
   render();
 }
 
-async function decide(verdict) {
-  if (S.busy) return;
-  S.busy = true;
-  try {
-    const it = S.items[S.pos];
-    const res = await api("/api/decide", {item: it.item_id, verdict});
+function decide(verdict) {
+  const it = S.items[S.pos];
+  return postOnce(S, "/api/decide", {item: it.item_id, verdict}, (res) => {
     it.verdict = verdict;
     renderSummary(res.summary);
     nextPending();
-  } catch (e) { toast(e.message); } finally { S.busy = false; }
+  });
 }
 
-async function undo() {
-  try {
-    const res = await api("/api/undo", {});
-    if (!res.undone) { toast("nothing to undo"); return; }
+function undo() {
+  return undoThenReload("/api/items", (res, again) => {
     const i = S.items.findIndex((x) => x.item_id === res.undone.item);
-    const again = (await api("/api/items")).items;
-    S.items.forEach((x, k) => { x.verdict = again[k].verdict; });
+    S.items.forEach((x, k) => { x.verdict = again.items[k].verdict; });
     if (i >= 0) S.pos = i;
     renderSummary(res.summary); render();
-  } catch (e) { toast(e.message); }
+  });
 }
 
 async function start() {

@@ -35,6 +35,26 @@ function nextPendingIndex(list, start, pending) {
   return -1;
 }
 
+// POST `body` to `path` unless `state` is still waiting on an earlier one (`state.busy`: one
+// answer at a time, so a key held down sends one), then `took(reply)`; a refusal is a toast.
+async function postOnce(state, path, body, took) {
+  if (state.busy) return;
+  state.busy = true;
+  try {
+    took(await api(path, body));
+  } catch (e) { toast(e.message); } finally { state.busy = false; }
+}
+
+// Undo the last standing answer, then `reload(reply, list)` with the page's list fetched
+// again from `path` (the answers as the server now has them); a toast when none was left.
+async function undoThenReload(path, reload) {
+  try {
+    const res = await api("/api/undo", {});
+    if (!res.undone) { toast("nothing to undo"); return; }
+    reload(res, await api(path));
+  } catch (e) { toast(e.message); }
+}
+
 // A one-page study (Auto-Comp's concept check and solvability): the units from /api/state,
 // one at a time, blind (the server sends progress only). `spec.noun` names a unit in the
 // progress line; `spec.pending(u)` says it waits for an answer; `spec.show(u, decide)` draws

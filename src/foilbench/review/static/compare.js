@@ -1,7 +1,7 @@
 // foilbench review, hard-negative comparison (SugarCrepe App. E.2): one pair at a time, two
 // questions (keys 1/2/3 and 4/5/6); the pair is POSTed once both are answered. Text from the
 // benchmarks is inserted with textContent only; the page never learns which side is which.
-// $, api, toast and nextPendingIndex are common.js's (page.html loads it first).
+// $, api, toast, nextPendingIndex, postOnce and undoThenReload are common.js's (page.html loads it first).
 "use strict";
 
 const S = {pairs: [], questions: {}, pos: 0, draft: {}, busy: false};
@@ -48,27 +48,22 @@ async function answer(criterion, side) {
   S.draft[criterion] = side;
   render();
   if (!S.draft.commonsense || !S.draft.grammar) return;
-  S.busy = true;
-  try {
-    const p = S.pairs[S.pos];
-    const res = await api("/api/decide", {pair: p.pair_id, commonsense: S.draft.commonsense,
-                                          grammar: S.draft.grammar});
+  const p = S.pairs[S.pos];
+  await postOnce(S, "/api/decide", {pair: p.pair_id, commonsense: S.draft.commonsense,
+                                    grammar: S.draft.grammar}, (res) => {
     p.answers = Object.assign({}, S.draft);
     renderProgress(res.progress);
     nextPending();
-  } catch (e) { toast(e.message); } finally { S.busy = false; }
+  });
 }
 
-async function undo() {
-  try {
-    const res = await api("/api/undo", {});
-    if (!res.undone) { toast("nothing to undo"); return; }
-    const again = (await api("/api/pairs")).pairs;
-    S.pairs.forEach((x, k) => { x.answers = again[k].answers; });
+function undo() {
+  return undoThenReload("/api/pairs", (res, again) => {
+    S.pairs.forEach((x, k) => { x.answers = again.pairs[k].answers; });
     const i = S.pairs.findIndex((x) => x.pair_id === res.undone);
     if (i >= 0) S.pos = i;
     S.draft = {}; renderProgress(res.progress); render();
-  } catch (e) { toast(e.message); }
+  });
 }
 
 async function start() {
