@@ -16,6 +16,7 @@ is our choice, built on its scene-clustered bootstrap (App. C).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import combinations
 
 import pandas as pd
@@ -54,6 +55,17 @@ def by_benchmark(runs) -> dict[str, list]:
     for r in runs:
         out.setdefault(r.run["benchmark_checksum"], []).append(r)
     return out
+
+
+def benchmark_frames(runs, frame) -> Iterator[tuple[str, pd.DataFrame]]:
+    """``(benchmark name, frame(runs, labels))`` per benchmark, leaving out those whose runs
+    ``frame`` cannot stack (it returns None): how a section with one table per benchmark
+    (relations, robustness) finds its tables; ``labels`` are :func:`model_labels`."""
+    labels = model_labels(runs)
+    for group in by_benchmark(runs).values():
+        df = frame(group, labels)
+        if df is not None:
+            yield group[0].run["benchmark_name"], df
 
 
 def primary_rows(runs) -> pd.DataFrame:

@@ -67,17 +67,13 @@ def relation_rows(df: pd.DataFrame, task: str) -> tuple[list[str], list[list]]:
 
 def relations_section(runs) -> str:
     """'' when no run holds N = 2 Swap items with relations."""
-    from foilbench.report.headline import by_benchmark, model_labels
+    from foilbench.report.headline import benchmark_frames
 
-    labels = model_labels(runs)
     parts = []
-    for group in by_benchmark(runs).values():
-        df = _frame(group, labels)
-        if df is None:
-            continue
+    for name, df in benchmark_frames(runs, _frame):
         for task in relation_tasks(df):
             heads, rows = relation_rows(df, task)
-            parts.append(f"<h3>{esc(group[0].run['benchmark_name'])}: {esc(task)}, N = 2, "
+            parts.append(f"<h3>{esc(name)}: {esc(task)}, N = 2, "
                          "Swap</h3>" + table(heads, rows,
                                              numeric=[False] + [True] * (len(heads) - 1)))
     if not parts:

@@ -82,16 +82,12 @@ def robustness_tables(df: pd.DataFrame) -> dict[str, list[list]]:
 
 def robustness_section(runs) -> str:
     """'' unless some pair benchmark holds runs of two or more models."""
-    from foilbench.report.headline import by_benchmark, model_labels
+    from foilbench.report.headline import benchmark_frames
 
-    labels = model_labels(runs)
     parts = []
-    for group in by_benchmark(runs).values():
-        df = _frame(group, labels)
-        if df is None:
-            continue
+    for name, df in benchmark_frames(runs, _frame):
         t = robustness_tables(df)
-        parts.append(f"<h3>{esc(group[0].run['benchmark_name'])}</h3>")
+        parts.append(f"<h3>{esc(name)}</h3>")
         parts.append(table(["tier", "models", "scenes", "majority", "scene-hard for a majority",
                             "scene-hard for none"], t["majority"],
                            numeric=[False, True, True, False, True, True]))
