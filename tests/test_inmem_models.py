@@ -216,3 +216,19 @@ def test_live_names_are_checked(tiny_clip):
         foilbench.from_open_clip(torch.nn.Linear(2, 2), tiny_clip["preprocess"],
                                  tiny_clip["tokenizer"])
     assert live_clip(tiny_clip, name=None).info.spec == "openclip-live:CLIP"
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, "8", 2.0])
+def test_a_bad_batch_size_is_one_error_naming_the_function(tiny_clip, batch_size):
+    class Dual(torch.nn.Linear):  # what from_hf asks of a dual encoder, nothing more
+        def get_image_features(self, **kwargs): ...
+
+        def get_text_features(self, **kwargs): ...
+
+    with pytest.raises(ModelError, match=r"^from_open_clip: batch_size must be an integer "
+                                         r">= 1, got "):
+        live_clip(tiny_clip, batch_size=batch_size)
+    with pytest.raises(ModelError, match=r"^from_hf: batch_size must be an integer >= 1, "
+                                         r"got "):
+        foilbench.from_hf(Dual(2, 2), image_processor=object(), tokenizer=object(),
+                          batch_size=batch_size)

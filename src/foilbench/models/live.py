@@ -144,6 +144,17 @@ class LiveNetwork:
     _mode: EvalMode
     model: Any
 
+    def _hold(self, module: Any, batch_size: Any, what: str) -> None:
+        """Keep the caller's ``module`` as it is (its device and dtype: no move, no cast) and
+        a batch size, checked here for both adapters; ``what`` is the wrapping function."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ModelError(f"{what}: batch_size must be an integer >= 1, got "
+                             f"{batch_size!r}")
+        self.model = module
+        self.device, self.torch_dtype = first_float(module)
+        self.dtype_name = dtype_name(self.torch_dtype)
+        self.batch_size = batch_size
+
     def fingerprint_for(self, dtype: str) -> str:
         raise ModelError(f"{self._spec}: a model held in memory is evaluated in its own "
                          "dtype; precision= would cast the caller's model")

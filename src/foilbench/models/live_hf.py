@@ -23,8 +23,6 @@ from foilbench.models.live import (
     EvalMode,
     LiveNetwork,
     display_name,
-    dtype_name,
-    first_float,
     module_of,
     probe_sha256,
     weights_sha256,
@@ -61,13 +59,8 @@ class LiveHF(LiveNetwork, HFDualEncoder):
                              "get_image_features/get_text_features)")
         if score is not None and score not in SCORES:
             raise ModelError(f"from_hf: score={score!r}; choose one of {', '.join(SCORES)}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ModelError(f"from_hf: batch_size must be an integer >= 1, got "
-                             f"{batch_size!r}")
-        self.model, self.image_processor, self.tokenizer = module, image_processor, tokenizer
-        self.device, self.torch_dtype = first_float(module)
-        self.dtype_name = dtype_name(self.torch_dtype)
-        self.batch_size = batch_size
+        self._hold(module, batch_size, "from_hf")
+        self.image_processor, self.tokenizer = image_processor, tokenizer
         self.is_sigmoid_model = getattr(module, "logit_bias", None) is not None
         self.score = score or ("sigmoid" if self.is_sigmoid_model else "cosine")
         self.text_padding = "max_length" if self.is_sigmoid_model else "longest"

@@ -31,8 +31,6 @@ from foilbench.models.live import (
     EvalMode,
     LiveNetwork,
     display_name,
-    dtype_name,
-    first_float,
     module_of,
     probe_sha256,
     stable_repr,
@@ -79,13 +77,8 @@ class LiveOpenClip(LiveNetwork, OpenClipAdapter):
                              "them)")
         if score not in SCORES:
             raise ModelError(f"from_open_clip: score={score!r}; choose cosine or logit")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ModelError(f"from_open_clip: batch_size must be an integer >= 1, got "
-                             f"{batch_size!r}")
-        self.model, self.preprocess, self.tokenizer = module, preprocess, tokenizer
-        self.device, self.torch_dtype = first_float(module)
-        self.dtype_name = dtype_name(self.torch_dtype)
-        self.batch_size, self.score = batch_size, score
+        self._hold(module, batch_size, "from_open_clip")
+        self.preprocess, self.tokenizer, self.score = preprocess, tokenizer, score
         self.activation = "quick_gelu" if any(type(m).__name__ == "QuickGELU"
                                               for m in module.modules()) else "gelu"
         if quick_gelu is not None and quick_gelu != (self.activation == "quick_gelu"):
