@@ -194,3 +194,16 @@ def test_no_location_word_near_a_bin_edge():
     far = Scene((Obj("cube", "red", x=0.1, y=0.5), Obj("cube", "red", x=0.45, y=0.9)))
     e = apply_edit(far, "modify_color", 0, target=0, value="blue")
     assert e.base_phrase.text() == "a red cube on the left"
+
+
+@pytest.mark.parametrize("name,noun", [
+    ("modify_color", "colour"), ("modify_pattern", "pattern"), ("modify_material", "material"),
+    ("modify_transparency", "transparency"), ("modify_shape", "shape"),
+    ("modify_object", "object"),
+])
+def test_an_unknown_asked_value_is_named_before_any_object_is_tried(name, noun):
+    """The check ``modify_with(asks=...)`` makes for all six: the value and what it is, with
+    the possible ones, even for a target that is no object (the value is checked first)."""
+    with pytest.raises(ValueError, match=f"^unknown {noun} 'mauve'; possible: ") as info:
+        apply_edit(scene5(), name, 0, target=9, value="mauve")
+    assert not isinstance(info.value, EditImpossible)

@@ -55,8 +55,12 @@ def _check_target(edit_type: str, scene: Scene, target: int | None) -> list[int]
 def modify_with(edit_type: str, category: str, operation: str, attribute: str,
             options: Callable[[Obj], Sequence[str]], allowed_desc: str,
             scene: Scene, rng: np.random.Generator, target: int | None, value: str | None,
-            required: tuple[str, ...]) -> Edit:
-    """Change ``attribute`` of one object to another allowed value, with contrasting phrases."""
+            required: tuple[str, ...], asks: tuple[str, Sequence[str]] | None = None) -> Edit:
+    """Change ``attribute`` of one object to another allowed value, with contrasting phrases.
+    ``asks``: what an asked ``value`` is called and the values that may be asked for, checked
+    first (an unknown one is a clear error, not "no object can change")."""
+    if value is not None and asks is not None:
+        check_choice(asks[0], value, asks[1])
     indices = _check_target(edit_type, scene, target) or shuffled(rng, range(len(scene.objects)))
     for i in indices:
         obj = scene.objects[i]
@@ -122,53 +126,47 @@ def _swap(edit_type: str, attribute: str, scene: Scene, rng: np.random.Generator
 
 
 def modify_color(scene, rng, target=None, value=None):
-    if value is not None:
-        check_choice("colour", value, tuple(COLORS))
     return modify_with("modify_color", "identity_appearance", "modify", "color",
                    lambda o: tuple(COLORS), "any colour of " + ", ".join(COLORS),
-                   scene, rng, target, value, ("color",))
+                   scene, rng, target, value, ("color",),
+                   asks=("colour", tuple(COLORS)))
 
 
 def modify_pattern(scene, rng, target=None, value=None):
-    if value is not None:
-        check_choice("pattern", value, PATTERNS)
     return modify_with("modify_pattern", "identity_appearance", "modify", "pattern",
                    lambda o: PATTERNS, "patterns " + ", ".join(PATTERNS),
-                   scene, rng, target, value, ("pattern", "color"))
+                   scene, rng, target, value, ("pattern", "color"),
+                   asks=("pattern", PATTERNS))
 
 
 def modify_material(scene, rng, target=None, value=None):
-    if value is not None:
-        check_choice("material", value, MATERIALS)
     return modify_with("modify_material", "identity_appearance", "modify", "material",
                    lambda o: MATERIALS, "materials " + ", ".join(MATERIALS),
-                   scene, rng, target, value, ("material", "color"))
+                   scene, rng, target, value, ("material", "color"),
+                   asks=("material", MATERIALS))
 
 
 def modify_transparency(scene, rng, target=None, value=None):
-    if value is not None:
-        check_choice("transparency", value, TRANSPARENCIES)
     return modify_with("modify_transparency", "identity_appearance", "modify", "transparency",
                    lambda o: TRANSPARENCIES, "transparencies " + ", ".join(TRANSPARENCIES),
-                   scene, rng, target, value, ("transparency", "color"))
+                   scene, rng, target, value, ("transparency", "color"),
+                   asks=("transparency", TRANSPARENCIES))
 
 
 def modify_shape(scene, rng, target=None, value=None):
-    if value is not None:
-        check_choice("shape", value, SHAPE_CATEGORIES)
     return modify_with("modify_shape", "identity_appearance", "modify", "category",
                    lambda o: SHAPE_CATEGORIES if o.category in SHAPE_CATEGORIES else (),
                    "a geometric solid (" + ", ".join(SHAPE_CATEGORIES) + ") changing shape",
-                   scene, rng, target, value, ("color",))
+                   scene, rng, target, value, ("color",),
+                   asks=("shape", SHAPE_CATEGORIES))
 
 
 def modify_object(scene, rng, target=None, value=None):
-    if value is not None:
-        check_choice("object", value, OBJECT_CATEGORIES)
     return modify_with("modify_object", "identity_appearance", "replace", "category",
                    lambda o: OBJECT_CATEGORIES if o.category in OBJECT_CATEGORIES else (),
                    "an everyday object (" + ", ".join(OBJECT_CATEGORIES) + ") replaced by "
-                   "another", scene, rng, target, value, ("color",))
+                   "another", scene, rng, target, value, ("color",),
+                   asks=("object", OBJECT_CATEGORIES))
 
 
 def _states_of(categories):
