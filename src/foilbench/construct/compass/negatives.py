@@ -166,25 +166,28 @@ def _tiered(candidates: list[str], group_of: dict[str, str], old: str) -> list[l
     return [same, [c for c in candidates if c not in same]]
 
 
+def _absent_words(pools: PrimitivePools, graph: SceneGraph, kind: str, value: str,
+                  candidates: list[str], present: set[str]) -> list[str]:
+    """The words of ``kind`` that may replace ``value``: of its category, absent from the
+    scene (by lemma), then past the lexical and the similarity filter; one path for objects
+    and attributes alike."""
+    pool = pools.same_category(kind, value, candidates, graph.closed_world)
+    absent = pools.lexically_filtered(value, [w for w in pool if lemma(w) not in present],
+                                      kind, graph.closed_world)
+    return pools.similar_filtered(value, absent, kind)
+
+
 def replacement_tiers(graph: SceneGraph, spec: CaptionSpec, index: int,
                       pools: PrimitivePools) -> list[list[str]]:
     """Valid replacement values for primitive ``index``, preferred tier first."""
     prim = spec.primitives[index]
     present = {lemma(w) for w in graph.vocabulary()}
     if prim.kind == "object":
-        pool = pools.same_category("object", prim.value, list(pools.objects),
-                                   graph.closed_world)
-        absent = pools.lexically_filtered(prim.value, [n for n in pool
-                                                       if lemma(n) not in present],
-                                          "object", graph.closed_world)
-        return [pools.similar_filtered(prim.value, absent, "object")]
+        return [_absent_words(pools, graph, "object", prim.value, list(pools.objects),
+                              present)]
     if prim.kind == "attribute":
-        pool = pools.same_category("attribute", prim.value, list(pools.attribute_groups),
-                                   graph.closed_world)
-        absent = pools.lexically_filtered(prim.value, [a for a in pool
-                                                       if lemma(a) not in present],
-                                          "attribute", graph.closed_world)
-        absent = pools.similar_filtered(prim.value, absent, "attribute")
+        absent = _absent_words(pools, graph, "attribute", prim.value,
+                               list(pools.attribute_groups), present)
         return _tiered(absent, pools.attribute_groups, prim.value)
     assert prim.target_id is not None
     subject, target = spec.name_of(prim.object_id), spec.name_of(prim.target_id)
