@@ -1,8 +1,8 @@
-"""A run on a benchmark that is neither COMPASS-style nor Auto-Comp does not import their
-analysis code (``analysis.compass``, and ``foilbench.negatives`` with construction's
-Auto-Comp modules): each is imported where such a run needs it (runner/cell.compass_summary,
-analysis/autocomp_valid.nominal_chance), part of a run's fixed cost
-(docs/performance.md)."""
+"""A pair run (no caption candidates, neither COMPASS-style nor Auto-Comp) does not import
+the code of the others: ``analysis.compass``, ``foilbench.negatives`` with construction's
+Auto-Comp modules, and the blind audit (``audit.blind``); each is imported where a run needs
+it (runner/cell.compass_summary, analysis/autocomp_valid.nominal_chance,
+runner/reference.blind_reference), part of a run's fixed cost (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-DEFERRED = ("foilbench.analysis.compass", "foilbench.negatives",
+DEFERRED = ("foilbench.analysis.compass", "foilbench.negatives", "foilbench.audit.blind",
             "foilbench.construct.autocomp.captions")
 
 
-def test_a_plain_pair_run_imports_no_compass_or_autocomp_code(tmp_path):
+def test_a_pair_run_imports_no_compass_autocomp_or_blind_audit_code(tmp_path):
     code = (
         "import sys\n"
         "from foilbench import runner\n"
