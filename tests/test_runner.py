@@ -13,7 +13,6 @@ from foilbench import runner
 from foilbench.data.format import load_benchmark
 from foilbench.errors import FoilbenchError
 from foilbench.models.tiny import build_tiny_random
-from foilbench.runner import reference as reference_mod
 from foilbench.runner.settings import RunnerError, RunSettings
 from foilbench.store.db import ResultsStore, to_json
 
@@ -108,7 +107,9 @@ def test_blind_reference_is_computed_once_per_benchmark_and_reused(env, monkeypa
         def boom(*args, **kwargs):
             raise AssertionError("recomputed")
 
-        monkeypatch.setattr(reference_mod, "blind_audit_captions", boom)
+        import foilbench.audit.blind as audit_blind
+
+        monkeypatch.setattr(audit_blind, "blind_audit_captions", boom)
         assert runner.blind_reference(bench, store) == first
         # the same checksum with items dropped is another audit, not the stored one
         bench.items = bench.items.iloc[:10].reset_index(drop=True)
@@ -135,7 +136,6 @@ def test_second_run_reads_the_blind_row_and_the_report_does_not_recompute(env, m
 
     import foilbench.audit.blind as audit_blind
 
-    monkeypatch.setattr(reference_mod, "blind_audit_captions", boom)
     monkeypatch.setattr(audit_blind, "blind_audit_captions", boom)
     second = runner.run(["tiny-random"], [folder], env / "out", report=True, **quiet())
     assert second.reference["choice"]["blind"] == blind

@@ -24,8 +24,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from foilbench.negatives import expected_counts
-
 BY = ("negative_set", "task", "n_objects", "condition")
 COMPACT_BY = ("negative_set", "n_objects")
 NEEDED = ("r1", "r1_valid", "chance_r1", "chance_r1_valid", "n_true_negatives")
@@ -35,6 +33,8 @@ def nominal_chance(negative_set: str, task: str, n: int) -> float:
     """The paper's closed-form chance 1 / (1 + closed-form negatives); NaN if it has none."""
     if negative_set not in ("swap", "confusion"):
         return math.nan
+    from foilbench.negatives import expected_counts  # (construction's code: only here)
+
     k = expected_counts(task, int(n))[negative_set]
     return 1.0 / (1 + k) if k else math.nan
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import os
 import re
 import stat
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from foilbench.limits import MAX_IMAGE_PIXELS_ENV, max_image_pixels
-from foilbench.regular_files import not_regular_reason, open_regular
+from foilbench.regular_files import file_kind, not_regular_reason, open_regular
 
 OUTSIDE_ROOT = "image_outside_root"
 MISSING = "missing_image"
@@ -137,8 +138,10 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
     """The first problem of image ``rel`` under ``root``, or None when it passes
     (``resolved_root``: ``root.resolve()``, when the caller has it; ``resolved_dirs``: see
     :func:`resolved_inside`)."""
-    from PIL import Image, UnidentifiedImageError
-
+    path = None if resolved_dirs is None else _plain_regular(root, rel, resolved_root,
+                                                              resolved_dirs)
+    if path is not None:  # a regular file inside the folder: no other stat to ask
+        return _header_and_pixels(root, rel, path, decode, max_pixels)
     shown = root / rel
     try:
         path = resolved_inside(root, rel, resolved_root, resolved_dirs)
@@ -151,12 +154,67 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
         return ImageProblem(OUTSIDE_ROOT, f"image {shown} resolves to {(root / rel).resolve()}, "
                                           f"outside the benchmark folder {root.resolve()} "
                                           "(symlinks out of the folder are refused)")
-    not_regular = not_regular_reason(path)
+    not_regular, present = _kind_of(path)
     if not_regular:  # a FIFO would block the read below forever: refused before any read
         return ImageProblem(NOT_REGULAR, f"image {shown} is {not_regular}; only regular files "
                                          "are read as images")
-    if not path.is_file():
+    if not present:
         return ImageProblem(MISSING, f"image missing: {shown}")
+    return _header_and_pixels(root, rel, path, decode, max_pixels)
+
+
+def _kind_of(path: Path) -> tuple[str | None, bool]:
+    """(:func:`foilbench.regular_files.not_regular_reason`, ``path.is_file()``) from one
+    ``stat``. A stat that fails but for a loop asks ``is_file`` itself, so a missing file is
+    missing and any other error is raised or not as this Python's ``is_file`` does."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symlink loop", False
+        return None, path.is_file()
+    except ValueError:  # a NUL byte in the name
+        return "a path holding a NUL byte", False
+    return (None, True) if stat.S_ISREG(mode) else (file_kind(mode), False)
+
+
+def _plain_regular(root: Path, rel: str, resolved_root: Path | None,
+                   resolved_dirs: dict[str, Path]) -> Path | None:
+    """What :func:`resolved_inside` gives for ``rel``, found with one ``lstat`` and string
+    work, when ``rel`` is plain (``/``-separated names, none empty, ``.`` or ``..``) and
+    names a regular file (no symlink) whose resolved folder lies inside the resolved root;
+    else None, and the caller takes the general path, which words every problem. A regular
+    file needs no other stat: it is no FIFO, no loop, and present."""
+    if os.sep != "/" or os.altsep:
+        return None
+    parts = rel.split("/")
+    if "" in parts or "." in parts or ".." in parts or "\x00" in rel:
+        return None
+    top = str(root)
+    full = f"{top}/{rel}" if top != "/" else f"/{rel}"
+    try:
+        mode = os.lstat(full).st_mode
+    except OSError:
+        return None
+    if not stat.S_ISREG(mode):
+        return None
+    folder = full.rpartition("/")[0] or "/"  # str(Path(full).parent)
+    resolved = resolved_dirs.get(folder)
+    if resolved is None:
+        resolved = resolved_dirs.setdefault(folder, Path(folder).resolve())
+    base = str(root.resolve() if resolved_root is None else resolved_root)
+    inside = str(resolved)
+    if inside != base and not inside.startswith(base.rstrip("/") + "/"):
+        return None
+    return resolved / parts[-1]
+
+
+def _header_and_pixels(root: Path, rel: str, path: Path, decode: bool,
+                       max_pixels: int | None) -> ImageProblem | None:
+    """Levels 2 and 3 of :func:`check_image` for the regular file at resolved ``path``
+    (``root / rel`` is made only for a message)."""
+    from PIL import Image, UnidentifiedImageError
+
     limit = max_image_pixels() if max_pixels is None else max_pixels
     try:
         with warnings.catch_warnings():  # PIL's own bomb warning: our limit decides below
@@ -171,7 +229,7 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
         with fp, im:
             width, height = im.size
             if width * height > limit:
-                return ImageProblem(TOO_LARGE, _too_large(shown, width, height, limit))
+                return ImageProblem(TOO_LARGE, _too_large(root / rel, width, height, limit))
             if check is not None and check(path, fp):
                 pass  # decoded in full (and prepared for the run's models)
             elif decode:
@@ -181,19 +239,19 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
     except Image.DecompressionBombError as e:  # beyond PIL's own limit: still from the header
         claimed = re.search(r"\((\d+) pixels\)", str(e))
         size = f"{int(claimed.group(1)):,} pixels" if claimed else "too many pixels"
-        return ImageProblem(TOO_LARGE, f"image {shown} claims {size}, over the limit of "
+        return ImageProblem(TOO_LARGE, f"image {root / rel} claims {size}, over the limit of "
                                        f"{limit:,} (read from its header, nothing decoded; a "
                                        "possible decompression bomb)")
     except UnidentifiedImageError:
         return ImageProblem(UNREADABLE, f"image unreadable (not an image file PIL knows): "
-                                        f"{shown}")
+                                        f"{root / rel}")
     except MemoryError:
         raise
     except Exception as e:  # a corrupt stream raises OSError, SyntaxError, ValueError, ...
         if not decode:
-            return ImageProblem(UNREADABLE, f"image unreadable: {shown} ({e})")
+            return ImageProblem(UNREADABLE, f"image unreadable: {root / rel} ({e})")
         return ImageProblem(CORRUPT, f"image data corrupt or truncated (the header is valid): "
-                                     f"{shown} ({e})")
+                                     f"{root / rel} ({e})")
     return None
 
 

@@ -13,6 +13,7 @@ written yet is checked at its source instead of as a file.
 from __future__ import annotations
 
 import functools
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -60,6 +61,8 @@ class Problem:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _escapes_root(rel: str) -> bool:
+    if ".." not in rel:  # no step up: only an absolute or drive path escapes
+        return rel.replace("\\", "/").startswith("/") or (len(rel) > 1 and rel[1] == ":")
     p = PurePosixPath(rel.replace("\\", "/"))
     if p.is_absolute() or (len(rel) > 1 and rel[1] == ":"):
         return True
@@ -160,7 +163,7 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
     import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
-    from foilbench.limits import decode_workers
+    from foilbench.limits import decode_workers, max_image_pixels
 
     rels: dict[str, None] = {}
     for col in spec.image_columns:
@@ -172,11 +175,13 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
     todo = [r for r in rels if r.strip() and "\x00" not in r and not _escapes_root(r)]
     base = bench.root.resolve()
     folders: dict[str, Path] = {}  # each image folder resolved once in this pass
-    ahead = ReadAhead([bench.root / r for r in todo])  # disk reads overlap the decoding
+    top = os.path.join(bench.root, "")  # (the paths are only opened: strings will do)
+    ahead = ReadAhead([top + r for r in todo])  # disk reads overlap the decoding
+    limit = max_image_pixels() if todo else None  # read once for the pass
 
     def check(k: int) -> ImageProblem | None:
         ahead.reached(k)
-        return _image_check(bench, todo[k], True, base, folders)
+        return _image_check(bench, todo[k], True, base, folders, limit)
 
     workers = decode_workers()
     if workers < 2 or len(todo) < 2:
@@ -189,10 +194,11 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
 
 def _image_check(bench: Benchmark, rel: str, check_readable: bool,
                  resolved_root: Path | None = None,
-                 resolved_dirs: dict[str, Path] | None = None) -> ImageProblem | None:
+                 resolved_dirs: dict[str, Path] | None = None,
+                 max_pixels: int | None = None) -> ImageProblem | None:
     """The file's problem; a derived image (not written yet) is checked at its source."""
     found = check_image(bench.root, rel, decode=check_readable, resolved_root=resolved_root,
-                        resolved_dirs=resolved_dirs)
+                        resolved_dirs=resolved_dirs, max_pixels=max_pixels)
     source = (bench.image_sources or {}).get(rel)
     if found is None or found.reason != MISSING or source is None:
         return found

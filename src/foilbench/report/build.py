@@ -32,24 +32,30 @@ class RunData:
         return f"{self.run['model_spec']} · {self.run['benchmark_name']}"
 
 
-def load_runs(db_path: str | Path, run_ids: list[str]) -> list[RunData]:
+def load_runs(db_path: str | Path, run_ids: list[str],
+              held: dict[str, pd.DataFrame] | None = None) -> list[RunData]:
     """The runs ``run_ids`` (ids or unique prefixes); none given: every stored run but
-    repeats (:mod:`foilbench.store.repeats`)."""
+    repeats (:mod:`foilbench.store.repeats`). ``held``: per-item tables by full run id that
+    the caller holds, equal to what the store would give
+    (:func:`foilbench.store.held_items.held_item_results`), used instead of reading them."""
     from foilbench.store.repeats import stored_repeats
 
     with ResultsStore(db_path, read_only=True) as store:
         if not run_ids:  # every run, one per (model, benchmark, settings)
             run_ids, _ = stored_repeats(store.con)
-        return [_load_run(store, r) for r in run_ids]
+        return [_load_run(store, r, held or {}) for r in run_ids]
 
 
-def _load_run(store: ResultsStore, run_id: str) -> RunData:
+def _load_run(store: ResultsStore, run_id: str, held: dict[str, pd.DataFrame]) -> RunData:
     run = store.get_run(run_id)
     blind = None
     if kind_of(run["benchmark_kind"]).has_caption_candidates and isinstance(run.get("benchmark_checksum"), str):
         blind = store.load_blind_reference(run["benchmark_checksum"],
                                            n_items=int(run["n_items"]))
-    return RunData(run, store.load_metrics(run_id), store.load_item_results(run_id),
+    items = held.get(run["run_id"])
+    if items is None:
+        items = store.load_item_results(run_id)
+    return RunData(run, store.load_metrics(run_id), items,
                    compass=store.load_compass(run_id), blind=blind)
 
 
@@ -87,9 +93,11 @@ def render_report(runs: list[RunData]) -> str:
                 script=SORT_JS + DETAILS_JS)
 
 
-def write_report(db_path: str | Path, run_ids: list[str], out_path: str | Path) -> Path:
-    """Write one self-contained HTML file for ``run_ids`` (all runs when empty)."""
+def write_report(db_path: str | Path, run_ids: list[str], out_path: str | Path,
+                 held: dict[str, pd.DataFrame] | None = None) -> Path:
+    """Write one self-contained HTML file for ``run_ids`` (all runs when empty); ``held``:
+    see :func:`load_runs`."""
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(load_runs(db_path, list(run_ids))), encoding="utf-8")
+    out.write_text(render_report(load_runs(db_path, list(run_ids), held)), encoding="utf-8")
     return out

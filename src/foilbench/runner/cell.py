@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from foilbench.analysis.compass import compass_tables, markdown_table
 from foilbench.data.format import Benchmark
 from foilbench.evaluation import Evaluation, RunRecord, evaluate_run, run_config_hash, store_run
 from foilbench.models.live import refresh_fingerprint
@@ -112,6 +111,8 @@ def compass_summary(result: EvalResult) -> dict[str, Any] | None:
     items = result.benchmark.items
     if "role" not in items.columns or "r1" not in result.outcomes:
         return None
+    from foilbench.analysis.compass import compass_tables, markdown_table  # COMPASS runs only
+
     tables = compass_tables(items.assign(r1=result.outcomes["r1"]))
     return {"gap": tables["gap"].to_dict(orient="records"),
             "table2": tables["table2"].to_dict(orient="records"),

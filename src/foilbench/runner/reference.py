@@ -17,9 +17,6 @@ from typing import Any
 
 import pandas as pd
 
-from foilbench.audit.blind import blind_audit_captions, reference_from_audit
-from foilbench.audit.scorers import CHEAP_SCORERS
-from foilbench.audit.text import choice_captions, cluster_labels, edit_types
 from foilbench.data.format import Benchmark
 from foilbench.runner.log import Log
 from foilbench.runner.setup import ensure_checksum
@@ -38,6 +35,8 @@ def chance_rows(metrics: pd.DataFrame) -> dict[str, float]:
 
 def audit_key(captions: list[list[str]], types: Any, clusters: Any) -> str:
     """sha256 (first 16 hex) of the audit settings and inputs."""
+    from foilbench.audit.scorers import CHEAP_SCORERS
+
     blob = json.dumps({"version": AUDIT_VERSION, "scorers": list(CHEAP_SCORERS),
                        "folds": FOLDS, "seed": AUDIT_SEED, "captions": captions,
                        "types": [str(t) for t in types], "clusters": [str(c) for c in clusters]},
@@ -51,6 +50,11 @@ def blind_reference(bench: Benchmark, store: Any = None) -> dict[str, dict]:
     holds one, else computed and, with a store, kept there."""
     if not bench.item_kind.has_caption_candidates:
         return {}
+    # the audit's code is imported by the kinds that have one (a pair run never needs it)
+    from foilbench.audit import blind as audit_blind
+    from foilbench.audit.scorers import CHEAP_SCORERS
+    from foilbench.audit.text import choice_captions, cluster_labels, edit_types
+
     captions = choice_captions(bench)
     types, clusters = edit_types(bench), cluster_labels(bench)
     key, checksum = audit_key(captions, types, clusters), ensure_checksum(bench)
@@ -59,9 +63,9 @@ def blind_reference(bench: Benchmark, store: Any = None) -> dict[str, dict]:
         if stored is not None:
             return stored["reference"]
     try:
-        audit = blind_audit_captions(captions, types, clusters, CHEAP_SCORERS, FOLDS,
-                                     AUDIT_SEED)
-        reference, note = reference_from_audit(audit), None
+        audit = audit_blind.blind_audit_captions(captions, types, clusters, CHEAP_SCORERS,
+                                                 FOLDS, AUDIT_SEED)
+        reference, note = audit_blind.reference_from_audit(audit), None
     except ValueError as e:  # fewer clusters than folds: too small for a cross-fitted row
         audit, reference, note = None, {}, str(e)
     reference = json.loads(to_json(reference))

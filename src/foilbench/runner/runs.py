@@ -243,6 +243,7 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
     cache = open_cache(settings, log)
     revision = git_revision()
     records: list[CellRecord] = []
+    held: dict[str, Any] = {}  # per-item tables of the cells written here, by run id
     store = SharedStore(db_path, notify=lambda msg: log("warning", msg))
     if ray_options is not None:
         from foilbench.runner.ray.runs import ray_run_records
@@ -278,6 +279,8 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
                     shown("warning", f"{spec} on {bench.name}: {line}")
                 records.append(write_cell(store, cell, batch_id=batch_id,
                                           metadata=hooks.metadata))
+                if report:  # the report's per-item table, as written (before any hook)
+                    _hold_items(held, records[-1])
                 progress.cell_done()
                 hooks.deliver(records[-1])
     finally:
@@ -301,5 +304,15 @@ def _run_cells(model_specs: list[str], loaded: list, benches: list, settings: Ru
 
         with contained_warnings(log):
             outcome.report_path = write_report(db_path, outcome.run_ids,
-                                               batch_dir / "report.html")
+                                               batch_dir / "report.html", held)
     return outcome
+
+
+def _hold_items(held: dict[str, Any], record: CellRecord) -> None:
+    """Keep the per-item table the store would give back for ``record``, just written, so
+    the report need not read it (:mod:`foilbench.store.held_items`; None: it reads it)."""
+    from foilbench.store.held_items import held_item_results
+
+    table = held_item_results(record.result)
+    if table is not None:
+        held[record.run_id] = table
