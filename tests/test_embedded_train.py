@@ -149,9 +149,13 @@ def test_real_training_scenes_are_disjoint_from_the_benchmark():
     assert not {scene_signature(s) for s in scenes} & benchmark_scene_signatures()
 
 
-def test_cli_trains_a_tiny_standin_model(tmp_path):
+def test_cli_trains_a_tiny_standin_model(tmp_path, monkeypatch):
+    import foilbench.train.pipeline as pipeline
     from foilbench.cli.main import cli
 
+    # the shipped recipe with 4 twin pairs, not 8,000 (--scenes sets only the scenes): the
+    # options' wiring is what is tested here; the twins' own tests use TINY_DATA's 4 too
+    monkeypatch.setattr(pipeline, "SHIPPED_DATA", replace(pipeline.SHIPPED_DATA, n_twins=4))
     result = CliRunner().invoke(cli, ["train", "--model", "plain", "--world", "standin",
                                       "--steps", "2", "--finetune-steps", "1", "--scenes",
                                       "10", "--batch-size", "4", "--threads", "1",

@@ -65,3 +65,16 @@ def test_verdicts():
     assert verdict(ray, lost(None), alive={"a"}, detection=25) is None
     old = 25 + MARGIN_S + 1  # past detection: Ray would have said if the node were dead
     assert verdict(ray, lost(None, age=old), alive={"a"}, detection=25) == "process"
+
+
+def test_a_worker_lost_on_the_driver_s_own_node_died_alone_without_a_probe():
+    ray = FakeRay()
+    # no probe, no time waited: the driver's node lives while the driver runs on it
+    assert verdict(ray, lost("home"), alive={"home", "b"}, detection=25, home="home") == \
+        "process"
+    # another node is not judged by that: it still waits for its probe or the detection time
+    assert verdict(ray, lost("b"), alive={"home", "b"}, detection=25, home="home") is None
+    assert verdict(ray, lost("b", ("err", None)), alive={"home", "b"}, detection=25,
+                   home="home") == "node"
+    # Ray's own word that the node is dead still comes first
+    assert verdict(ray, lost("home"), alive={"b"}, detection=25, home="home") == "node"

@@ -148,12 +148,22 @@ def test_ray_sweep_stores_what_the_sequential_sweep_stores_then_resumes(world, c
     assert len(stored(world["root"] / "ray" / DB_FILE)) == 12
 
 
-def test_a_worker_killed_mid_cell_is_retried_with_the_same_result(world, cluster):
+def test_a_worker_killed_mid_cell_is_retried_with_the_same_result(world, cluster,
+                                                                   monkeypatch):
+    import foilbench.runner.ray.schedule as schedule
+
+    probes: list[str] = []
+    real_probe = schedule.probe
+    monkeypatch.setattr(schedule, "probe",
+                        lambda ray, node: (probes.append(node), real_probe(ray, node))[1])
     (cluster / "die").touch()
     before = calls(cluster)
     out, lines = ray_sweep(world, ["faulty-tiny"], ["tiny-builtin"], "fault",
                            ray_options(retries=2))
     assert not (cluster / "die").exists()  # the fault fired
+    # the worker died on the driver's own node: judged a process death at once, no probe
+    # (runner/ray/recover.py); a probe is for a worker on another node (test_ray_node_loss)
+    assert probes == [] and any("worker died; retry 1 of 2" in line for line in lines)
     pids = calls(cluster)[len(before):]
     assert len(pids) == 2 and pids[0] != pids[1]  # killed once, then a fresh process
     assert out.failures == [] and out.computed == 1

@@ -6,8 +6,10 @@ Its work waits here, not yet retried and not yet failed, until the cause is know
 - its node is gone (Ray lists it dead, or a zero-CPU probe task pinned to that node cannot
   run): the work moves to a live worker and uses no retry (a lost node is not the cell's
   fault);
-- its node is alive (the probe answered): the process died (killed, out of memory), so the
-  work is retried on a new worker, ``retries`` times, then fails;
+- its node is alive (the probe answered, or it is the driver's own node, which Ray lists
+  alive: the driver runs there, so no probe is sent and nothing waits for one): the process
+  died (killed, out of memory), so the work is retried on a new worker, ``retries`` times,
+  then fails;
 - neither is known after Ray's node-death detection time (health-check period x failure
   threshold + timeout, read from Ray's config) and a margin: a retry is used.
 
@@ -83,11 +85,16 @@ class Lost:
     error: BaseException | None = None
 
 
-def verdict(ray: Any, lost: Lost, alive: set[str], detection: float) -> str | None:
+def verdict(ray: Any, lost: Lost, alive: set[str], detection: float,
+            home: str | None = None) -> str | None:
     """``"node"`` (its node is gone), ``"process"`` (only the process died) or ``None``
-    (not known yet)."""
+    (not known yet). ``home``: the driver's node; a worker lost there died alone, since that
+    node lives while the driver runs on it (a probe there would only start a process to say
+    so, seconds on a busy machine, beside the retry it holds up)."""
     if lost.node is not None and lost.node not in alive:
         return "node"
+    if lost.node is not None and lost.node == home:
+        return "process"
     if lost.probe is not None:
         ready, _ = ray.wait([lost.probe], timeout=0)
         if ready:
@@ -130,6 +137,7 @@ class Recovering:
     no_room_since: float | None
     attempts: dict[Any, int]
     detection: float
+    home: str | None
     per_actor: dict[str, Any]
     options: Any
     log: Any
@@ -195,7 +203,7 @@ class Recovering:
             return
         alive = alive_nodes(self.ray)
         for lost in list(self.lost):
-            cause = verdict(self.ray, lost, alive, self.detection)
+            cause = verdict(self.ray, lost, alive, self.detection, self.home)
             if cause is None:
                 continue
             self.lost.remove(lost)

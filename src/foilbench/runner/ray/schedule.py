@@ -122,12 +122,14 @@ class Scheduler(Recovering):
         self.lost: list[Lost] = []
         self.no_room_since: float | None = None
         self.attempts: dict[Any, int] = {}  # retries used, per call (work, or a model's load)
+        self.home: str | None = None  # the driver's node (set when Ray is joined)
 
     # -- setup ------------------------------------------------------------------------------
     def _start(self) -> None:
         ray = self.ray
         cluster = ray.cluster_resources()
         self.detection = detection_seconds(ray)
+        self.home = ray.get_runtime_context().get_node_id()  # the driver's node
         self.per_actor = resources(self.options, self.settings.device, cluster)
         self.stats.slots = worker_slots(self.options, self.per_actor, cluster)
         device = worker_device(self.settings.device, self.per_actor["num_gpus"])
@@ -136,7 +138,7 @@ class Scheduler(Recovering):
         if self.settings.use_cache and not self.options.shared_cache:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-            here = ray.get_runtime_context().get_node_id()
+            here = self.home
             root = str(EmbeddingCache(self.settings.cache_dir).root)
             self.cache_server = f"foilbench-cache-{uuid.uuid4().hex[:12]}"
             self._cache_actor = ray.remote(CacheServer).options(
@@ -304,7 +306,7 @@ class Scheduler(Recovering):
         if not isinstance(err, self.ray.exceptions.RayTaskError):  # the worker is lost
             self._started(worker)
             lost = Lost(model, work, worker.node, time.perf_counter(), error=err)
-            if worker.node is not None:
+            if worker.node is not None and worker.node != self.home:  # see ray.recover
                 lost.probe = probe(self.ray, worker.node)
             self.lost.append(lost)
             self._release(worker)
