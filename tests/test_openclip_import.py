@@ -76,3 +76,23 @@ def test_timm_hidden_for_an_own_tower_and_brought_back_for_a_timm_tower(tmp_path
     pick = [next(line for line in out.splitlines() if line.startswith("emb "))
             for out in (hidden, never)]
     assert pick[0] == pick[1]
+
+
+def test_counting_clip_tokens_imports_open_clip_without_timm_transformers_or_the_compiler():
+    """``construct``'s caption checks count CLIP BPE tokens; a process that only counts
+    imports open_clip without what ViT-B-32's tokenizer has no use for, and counts exactly as
+    open_clip's own tokenizer (the one imported the ordinary way in this process)."""
+    import open_clip
+
+    texts = ["a red cube on the left of a blue sphere",
+             "Two  GLOSSY mugs, one behind the other; the vase isn't there!"]
+    fresh = _run("import sys, json\n"
+                 "from foilbench.world.token_budget import long_tier_counter\n"
+                 "c = long_tier_counter('bpe')\n"
+                 f"print(json.dumps([[c.count(t) for t in {texts!r}], c.exact,\n"
+                 "    sorted(m for m in ('timm', 'transformers', 'torch._dynamo')\n"
+                 "           if m in sys.modules)]))\n")
+    counts, exact, imported = json.loads(fresh.strip().splitlines()[-1])
+    assert exact and imported == []
+    own = open_clip.get_tokenizer("ViT-B-32")
+    assert counts == [len(own.encode(t)) + 2 for t in texts]  # + start and end tokens

@@ -88,11 +88,27 @@ def shared_tokenizer(arch: str) -> Any:
     """``open_clip.get_tokenizer(arch)`` with :func:`share_encode` applied, built once per
     process for each architecture name and model config (what ``get_tokenizer`` reads: the
     text config's context length, tokenizer name and keyword arguments). Tokenizers keep no
-    per-model state, so the adapters may share the object."""
+    per-model state, so the adapters may share the object. When open_clip is not imported
+    yet, it is imported without what ``arch``'s shipped config has no use for
+    (:mod:`.importer`): a process that only counts tokens (``construct``'s caption checks)
+    skips ``transformers``, ``timm`` and torch's compiler, most of open_clip's import time
+    (an architecture open_clip does not ship imports everything, as before). An open_clip
+    already imported is used as it is."""
     import json
+    import sys
 
-    import open_clip
+    open_clip = sys.modules.get("open_clip")
+    if open_clip is None:
+        from foilbench.models.openclip.importer import (
+            config_needs_timm,
+            config_needs_transformers,
+            import_open_clip,
+            packaged_config,
+        )
 
+        shipped = packaged_config(arch)
+        open_clip = import_open_clip(config_needs_transformers(shipped),
+                                     config_needs_timm(shipped))
     cfg = open_clip.get_model_config(arch)
     key = plain_tokenizer_key(arch, cfg) or \
         json.dumps([arch, cfg], sort_keys=True, default=repr)
