@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from foilbench.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
+SERIAL_MARK = re.compile(r"(?<![\"'])\bpytest\.mark\.serial\b(?![\"'])")
 PAGES = ["README.md", "docs/intervals.md", "docs/construction.md", "docs/performance.md"]
 FENCE = re.compile(r"```(bash|python)\n(.*?)```", re.S)
 
@@ -80,6 +81,17 @@ def test_the_setup_commands_are_the_two_documented_ones():
     assert setup[0].strip().endswith("pip install torch==2.13.0 -e . && foilbench run")
     assert "pip install -q torch==2.14.1 torchvision==0.29.1 -e '.[dev]' && mypy && pytest" \
         in setup[1]
+
+
+def test_every_serial_test_file_is_named_in_the_test_command():
+    """The second pytest of the test command runs only the files it names, and the first
+    deselects every ``serial`` test: a serial test in an unnamed file would run nowhere."""
+    command = blocks("README.md", "bash")[1]
+    named = set(command.split("pytest -m serial", 1)[1].split())
+    marked = {f"tests/{p.name}" for p in sorted((ROOT / "tests").glob("test_*.py"))
+              if SERIAL_MARK.search(p.read_text(encoding="utf-8"))}
+    assert marked and marked == named, (marked, named)
+    assert (ROOT / ".ci" / "run").read_text().count(command.split("&& mypy", 1)[1].strip()) == 1
 
 
 def test_the_python_blocks_run_as_written(tmp_path, monkeypatch):
