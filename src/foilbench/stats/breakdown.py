@@ -158,12 +158,15 @@ def group_label(value: object) -> str:
 def metric_table(table: pd.DataFrame, *, by: Sequence[str] | None = None,
                  candidates: Sequence[str] | None = None, method: str = "auto",
                  cluster_col: str | None = CLUSTER_COLUMN, n_boot: int = DEFAULT_N_BOOT,
-                 seed: int = DEFAULT_SEED, level: float = 0.95) -> pd.DataFrame:
+                 seed: int = DEFAULT_SEED, level: float = 0.95,
+                 overall: bool = True) -> pd.DataFrame:
     """Overall rows (``group_by == ""``) then one row per (column, value), for every metric.
 
     ``by`` names the breakdown columns (any column of ``table``); ``by=None`` takes those of
     ``candidates`` that vary (:func:`default_breakdown_columns`; callers pass the data schema's
-    metadata columns), and one of the two must be given.
+    metadata columns), and one of the two must be given. ``overall=False`` leaves the overall
+    rows out (a caller that has them in another unit): each row is summarised on its own,
+    with its own seeded bootstrap, so the other rows are the same either way.
     """
     if by is None and candidates is None:
         raise ValueError("metric_table needs by= (breakdown columns) or candidates= (the "
@@ -177,7 +180,7 @@ def metric_table(table: pd.DataFrame, *, by: Sequence[str] | None = None,
     columns = default_breakdown_columns(table, candidates or []) if by is None else list(by)
     rows = []
     for metric, part in table.groupby("metric", sort=False):
-        groups = [("", "", part)]
+        groups = [("", "", part)] if overall else []
         for col in columns:
             labels = part[col].map(group_label)
             groups += [(col, val, part[labels == val]) for val in sorted(labels.unique())]
