@@ -60,3 +60,14 @@ def test_tiered_table_summarises_each_row_once_and_keeps_its_numbers(unit, monke
     after = tiered_metric_table(table, **kwargs)
     assert len(calls) == len(after)  # no row summarised and thrown away
     pd.testing.assert_frame_equal(after, before, check_exact=True)
+
+
+def test_metrics_keep_the_order_of_their_first_rows():
+    table = _long(n_instances=60)
+    order = ["text", "image", "group"]  # neither sorted nor the table's first order
+    parts = [table[table["metric"] == "text"].assign(metric=m) for m in order]
+    table = pd.concat(parts, ignore_index=True).astype({"metric": "string"})
+    out = tiered_metric_table(table, instance="foil_id", by=["tier"], n_boot=200)
+    assert list(dict.fromkeys(out["metric"])) == order
+    firsts = out.groupby("metric", sort=False)["group_by"].first()
+    assert (firsts == "").all()  # each metric's overall row first, then its tiers

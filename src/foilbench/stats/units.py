@@ -122,7 +122,8 @@ def tiered_metric_table(table: pd.DataFrame, *, unit: str = DEFAULT_UNIT, instan
             parts.append(rows(both, name, "per_tier"))
         else:
             parts.append(rows(table, col, other_unit))
-    order = {m: i for i, m in enumerate(dict.fromkeys(table["metric"]))}
+    # metrics in their first row's order (unique() keeps it, without a Python loop per row)
+    order = {m: i for i, m in enumerate(table["metric"].unique())}
     out = pd.concat([p.assign(_part=i) for i, p in enumerate(parts)], ignore_index=True)
     out = out.assign(_m=out["metric"].map(order)).sort_values(["_m", "_part"], kind="stable")
     return out[UNIT_COLUMNS].reset_index(drop=True)
