@@ -69,3 +69,35 @@ def test_missing_columns_empty_frames_and_bad_outcomes_are_named():
     tierless.loc[3, "tier"] = None
     with pytest.raises(ValueError, match="row 3 of model 'm' has no 'tier'"):
         unit_table(tierless)
+
+
+def _scenes_frame(n_instances: int = 120):
+    """Two models, three tiers, 40 scenes: ``auto`` takes the scene bootstrap everywhere."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    return pd.DataFrame([{"model": m, "foil_id": f"i{i}", "tier": t, "scene_id": f"s{i // 3}",
+                          "group": float(rng.random() < 0.3)}
+                         for m in ("a", "b") for i in range(n_instances)
+                         for t in ("short", "medium", "long")])
+
+
+def test_bootstraps_share_one_count_matrix_and_keep_their_numbers(monkeypatch):
+    import contextlib
+
+    from foilbench.stats import bootstrap
+
+    df = _scenes_frame()
+    monkeypatch.setattr(bootstrap, "shared_resamples", contextlib.nullcontext)
+    alone = unit_table(df, n_boot=2000, seed=3)  # each bootstrap draws its own matrix
+    monkeypatch.undo()
+    drawn = []
+    real = bootstrap._count_block
+    monkeypatch.setattr(bootstrap, "_count_block",
+                        lambda rng, b, g: drawn.append((b, g)) or real(rng, b, g))
+    shared = unit_table(df, n_boot=2000, seed=3)
+    assert shared["ci_method"].str.startswith("bootstrap").all()
+    # 5 rows per model, every one a bootstrap over the same 40 scenes: one matrix for all 10
+    assert len(shared) == 10 and drawn == [(2000, 40)]
+    pd.testing.assert_frame_equal(shared, alone, check_exact=True)
+    assert bootstrap._KEPT.get() is None  # nothing kept after the table

@@ -112,3 +112,40 @@ def test_items_not_all_plain_are_read_from_the_store(env):
         assert held_item_results(result) is not None
     finally:
         result.benchmark.items = items
+
+
+# columns whose cells are plain but of mixed types: pandas must infer the same dtype from
+# the held table's columns as from the store's parsed dicts
+MIXED = {"ints_none": (1, None), "floats_none": (0.5, None), "bools_none": (True, None),
+         "int_float": (1, 2.5), "bool_int": (True, 1), "bool_float": (False, 1.5),
+         "strs_none": ("a", None), "nones": (None, None), "str_bool": ("x", True),
+         "big_int": (2 ** 63, 1), "below_int64": (-2 ** 63 - 1, 1)}
+
+
+def test_held_table_built_by_column_types_mixed_columns_as_the_store_does(env):
+    import json
+
+    from foilbench.store.db import to_json
+    from foilbench.table_records import table_records
+
+    outcome = _run(env, "colour_pairs", report=False)
+    result = outcome.records[-1].result
+    items = result.benchmark.items
+    n = len(items)
+    try:
+        result.benchmark.items = items.assign(**{
+            name: pd.Series([pair[k % 2] for k in range(n)], dtype=object)
+            for name, pair in MIXED.items()})
+        held = held_item_results(result)
+        assert held is not None  # every cell plain
+        # what ResultsStore.load_item_results parses from the JSON _item_frame stores
+        stored = pd.DataFrame(json.loads(
+            "[" + ",".join(to_json(r) for r in table_records(result.benchmark.items)) + "]"))
+    finally:
+        result.benchmark.items = items
+    names = [c for c in stored.columns if c != "item_id"]
+    assert held.columns.tolist()[:len(stored.columns)] == stored.columns.tolist()
+    for col in names:
+        assert held[col].dtype == stored[col].dtype, col
+        assert ([(type(v), repr(v)) for v in held[col].tolist()]
+                == [(type(v), repr(v)) for v in stored[col].tolist()]), col

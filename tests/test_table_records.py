@@ -140,3 +140,8 @@ def test_a_flat_record_is_stored_as_the_full_walk_stores_it():
         assert [type(v) for v in got.values()] == [type(v) for v in want.values()], rec
         assert db.to_json(rec) == json.dumps(want, sort_keys=True, ensure_ascii=False)
         assert got is not rec
+    # the store's per-item texts: one encoder for all, each text to_json's, keys sorted or not
+    for sort_keys in (True, False):
+        assert db.json_texts(records, sort_keys=sort_keys) == [
+            db.to_json(rec, sort_keys=sort_keys) for rec in records]
+    assert db.json_texts([{"b": 1, "a": "é"}]) == ['{"a": "é", "b": 1}']

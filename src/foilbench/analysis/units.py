@@ -37,7 +37,17 @@ LABELS = {"per_tier": "per tier (n = instances in the tier)",
 
 def unit_table(df: pd.DataFrame, metric: str = "group", units=UNITS, instance: str = "foil_id",
                method: str = "auto", n_boot: int = 10_000, seed: int = 42) -> pd.DataFrame:
-    """Per model and unit: value, n, interval and its method (see the module docstring)."""
+    """Per model and unit: value, n, interval and its method (see the module docstring).
+    The bootstraps share one count matrix per (scenes, resamples, seed)
+    (:func:`foilbench.stats.bootstrap.shared_resamples`: the same numbers, drawn once)."""
+    from foilbench.stats.bootstrap import shared_resamples
+
+    with shared_resamples():
+        return _unit_table(df, metric, units, instance, method, n_boot, seed)
+
+
+def _unit_table(df: pd.DataFrame, metric: str, units, instance: str, method: str,
+                n_boot: int, seed: int) -> pd.DataFrame:
     from foilbench.stats.breakdown import summarise
 
     bad = [u for u in units if u not in UNITS]

@@ -167,7 +167,9 @@ def _image_statuses(bench: Benchmark, spec) -> dict[str, ImageProblem | None]:
 
     rels: dict[str, None] = {}
     for col in spec.image_columns:
-        rels.update(dict.fromkeys(v for v in bench.items[col] if isinstance(v, str)))
+        # tolist: the column's cells as Python objects in one pass (an Arrow-backed column
+        # iterated cell by cell boxes each one slowly)
+        rels.update(dict.fromkeys(v for v in bench.items[col].tolist() if isinstance(v, str)))
     for col in spec.image_list_columns:
         for paths in bench.items[col]:
             if isinstance(paths, (list, tuple, np.ndarray)):

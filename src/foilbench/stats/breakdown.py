@@ -132,6 +132,22 @@ def default_breakdown_columns(table: pd.DataFrame, candidates: Sequence[str],
             if c in table.columns and c != cluster_col and _label_count(table[c]) > 1]
 
 
+def group_labels(values: pd.Series) -> pd.Series:
+    """``values.map(group_label)``, the same labels: for a column of strings or of NumPy
+    numbers or booleans with no missing value, :func:`group_label` is asked once per distinct
+    value (``pd.factorize``; values it counts as one, ``0.0`` and ``-0.0``, share a label as
+    they do when each is labelled), not once per row of a run's long table. Any other column
+    is labelled value by value."""
+    dtype = values.dtype
+    if (isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype)
+                                              and dtype.kind in "biuf")) \
+            and not values.isna().any():
+        codes, uniques = pd.factorize(values)
+        labels = np.array([group_label(v) for v in uniques], dtype=object)
+        return pd.Series(labels[codes], index=values.index, dtype=object)
+    return values.map(group_label)
+
+
 def _label_count(values: pd.Series) -> int:
     """How many distinct :func:`group_label` s ``values`` holds. A column of strings or of
     NumPy numbers or booleans is labelled by its distinct values (a run's long table repeats
@@ -158,12 +174,15 @@ def group_label(value: object) -> str:
 def metric_table(table: pd.DataFrame, *, by: Sequence[str] | None = None,
                  candidates: Sequence[str] | None = None, method: str = "auto",
                  cluster_col: str | None = CLUSTER_COLUMN, n_boot: int = DEFAULT_N_BOOT,
-                 seed: int = DEFAULT_SEED, level: float = 0.95) -> pd.DataFrame:
+                 seed: int = DEFAULT_SEED, level: float = 0.95,
+                 overall: bool = True) -> pd.DataFrame:
     """Overall rows (``group_by == ""``) then one row per (column, value), for every metric.
 
     ``by`` names the breakdown columns (any column of ``table``); ``by=None`` takes those of
     ``candidates`` that vary (:func:`default_breakdown_columns`; callers pass the data schema's
-    metadata columns), and one of the two must be given.
+    metadata columns), and one of the two must be given. ``overall=False`` leaves the overall
+    rows out (a caller that has them in another unit): each row is summarised on its own,
+    with its own seeded bootstrap, so the other rows are the same either way.
     """
     if by is None and candidates is None:
         raise ValueError("metric_table needs by= (breakdown columns) or candidates= (the "
@@ -177,9 +196,9 @@ def metric_table(table: pd.DataFrame, *, by: Sequence[str] | None = None,
     columns = default_breakdown_columns(table, candidates or []) if by is None else list(by)
     rows = []
     for metric, part in table.groupby("metric", sort=False):
-        groups = [("", "", part)]
+        groups = [("", "", part)] if overall else []
         for col in columns:
-            labels = part[col].map(group_label)
+            labels = group_labels(part[col])
             groups += [(col, val, part[labels == val]) for val in sorted(labels.unique())]
         for col, val, sub in groups:
             stats = summarise(sub["outcome"].to_numpy(), chance=sub["chance"].to_numpy(),

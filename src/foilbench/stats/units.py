@@ -104,8 +104,10 @@ def tiered_metric_table(table: pd.DataFrame, *, unit: str = DEFAULT_UNIT, instan
         keys = [] if col is None else [col]
         if row_unit == "instance":
             frame = instance_means(frame, instance, keys, cluster_col)
+        # a breakdown's call leaves out the overall rows it would only drop (a bootstrap
+        # over every item per metric and breakdown column)
         out = metric_table(frame, by=keys, method=method, cluster_col=cluster_col,
-                           n_boot=n_boot, seed=seed, level=level)
+                           n_boot=n_boot, seed=seed, level=level, overall=col is None)
         out = out[out["group_by"] == ("" if col is None else col)]
         return out.assign(unit=row_unit)
 
@@ -120,7 +122,8 @@ def tiered_metric_table(table: pd.DataFrame, *, unit: str = DEFAULT_UNIT, instan
             parts.append(rows(both, name, "per_tier"))
         else:
             parts.append(rows(table, col, other_unit))
-    order = {m: i for i, m in enumerate(dict.fromkeys(table["metric"]))}
+    # metrics in their first row's order (unique() keeps it, without a Python loop per row)
+    order = {m: i for i, m in enumerate(table["metric"].unique())}
     out = pd.concat([p.assign(_part=i) for i, p in enumerate(parts)], ignore_index=True)
     out = out.assign(_m=out["metric"].map(order)).sort_values(["_m", "_part"], kind="stable")
     return out[UNIT_COLUMNS].reset_index(drop=True)

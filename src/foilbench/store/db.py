@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,13 @@ def to_json(value: Any, *, sort_keys: bool = True) -> str:
     """JSON text of ``value`` (cleaned as above); ``sort_keys=False`` keeps dict order, e.g.
     the column order of table records."""
     return json.dumps(_clean(value), sort_keys=sort_keys, ensure_ascii=False)
+
+
+def json_texts(values: Iterable[Any], *, sort_keys: bool = True) -> list[str]:
+    """:func:`to_json` of each value, the same text, from one encoder made once for all of
+    them (``json.dumps`` with options makes one per call; a run stores one text per item)."""
+    encode = json.JSONEncoder(sort_keys=sort_keys, ensure_ascii=False).encode
+    return [encode(_clean(v)) for v in values]
 
 
 def _remove_new_store(path: Path) -> None:
@@ -209,7 +217,7 @@ class ResultsStore:
             "item_index": np.arange(len(items), dtype=np.int32),
             "item_id": items["item_id"].astype(str).to_numpy(),
             "scores": [np.asarray(s, dtype=np.float64).tolist() for s in result.scores],
-            "item": [to_json(r) for r in table_records(items)],
+            "item": json_texts(table_records(items)),
         })
 
     @staticmethod

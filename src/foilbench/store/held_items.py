@@ -9,8 +9,8 @@ builds the same table from it, the same values of the same types in the same ord
 - an item is stored as its record's JSON with sorted keys (``ResultsStore._item_frame``,
   :func:`foilbench.store.db.to_json`). When every cell is plain (exactly ``str``, ``int``,
   ``bool``, ``None`` or a finite ``float``), parsing that JSON gives back the record's own
-  values with the keys sorted, so the table is the same ``pd.DataFrame`` call on those
-  dicts, made without the JSON;
+  values with the keys sorted, so the table is the ``pd.DataFrame`` of those values, made
+  column by column without the JSON or a dict per item;
 - the scores go through the list of floats they are stored as, the outcomes, ties and chance
   are the arrays stored (``float64``, ``bool``, ``float64``), one column each per metric in
   the order written.
@@ -47,9 +47,9 @@ def held_item_results(result: Any) -> pd.DataFrame | None:
                    for v in values):
             return None
         cells[name] = values
-    keys = sorted(names)  # to_json's sort_keys
-    table = pd.DataFrame([dict(zip(keys, row, strict=True))
-                          for row in zip(*(cells[k] for k in keys), strict=True)])
+    # to_json's sort_keys; built by column: pandas infers each column's dtype from its
+    # values as it does for the store's list of parsed dicts (the test holds the two equal)
+    table = pd.DataFrame({k: cells[k] for k in sorted(names)})
     table["item_id"] = items["item_id"].astype(str).tolist()
     table["scores"] = [np.asarray(np.asarray(s, dtype=np.float64).tolist(), dtype=np.float64)
                        for s in result.scores]
