@@ -13,7 +13,8 @@ from PIL import Image
 
 from foilbench.data import images, validate
 from foilbench.data.images import check_image
-from foilbench.regular_files import not_regular_reason
+from foilbench import regular_files
+from foilbench.regular_files import not_regular_reason, regular_status
 
 
 @pytest.fixture
@@ -42,6 +43,7 @@ def _counting(monkeypatch) -> dict[str, int]:
     fake = SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
     fake.stat, fake.lstat = counted("stat"), counted("lstat")
     monkeypatch.setattr(images, "os", fake)
+    monkeypatch.setattr(regular_files, "os", fake)
     return calls
 
 
@@ -65,7 +67,7 @@ def test_outside_a_pass_one_stat_says_kind_and_presence(tree, monkeypatch):
                                  "a/./one.png", "a//one.png"])
 def test_one_stat_answers_as_the_two_calls(tree, rel):
     path = tree / rel
-    assert images._kind_of(path) == (not_regular_reason(path), path.is_file())
+    assert regular_status(path) == (not_regular_reason(path), path.is_file())
 
 
 @pytest.mark.parametrize("rel,reason,wording", [

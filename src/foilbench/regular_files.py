@@ -53,12 +53,19 @@ def not_regular_reason(path: str | Path) -> str | None:
     """Why ``path`` cannot be read as a data file ('a FIFO (named pipe)', 'a symlink loop',
     ...), or None when it is a regular file or does not exist (missing is the caller's case).
     Reads no byte."""
+    return regular_status(path)[0]
+
+
+def regular_status(path: str | Path) -> tuple[str | None, bool]:
+    """(:func:`not_regular_reason`, ``Path(path).is_file()``) from one ``stat``: a caller that
+    needs both asks once. A stat that fails but for a loop asks ``is_file`` itself, so a
+    missing file is missing and any other error is raised or not as ``is_file`` does."""
     try:
         mode = os.stat(path).st_mode
     except OSError as e:
         if e.errno == errno.ELOOP:
-            return "a symlink loop"
-        return None
+            return "a symlink loop", False
+        return None, Path(path).is_file()
     except ValueError:  # a NUL byte in the name
-        return "a path holding a NUL byte"
-    return None if stat.S_ISREG(mode) else file_kind(mode)
+        return "a path holding a NUL byte", False
+    return (None, True) if stat.S_ISREG(mode) else (file_kind(mode), False)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import errno
 import os
 import re
 import stat
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from foilbench.limits import MAX_IMAGE_PIXELS_ENV, max_image_pixels
-from foilbench.regular_files import file_kind, not_regular_reason, open_regular
+from foilbench.regular_files import not_regular_reason, open_regular, regular_status
 
 OUTSIDE_ROOT = "image_outside_root"
 MISSING = "missing_image"
@@ -154,28 +153,13 @@ def check_image(root: Path, rel: str, *, decode: bool = True, max_pixels: int | 
         return ImageProblem(OUTSIDE_ROOT, f"image {shown} resolves to {(root / rel).resolve()}, "
                                           f"outside the benchmark folder {root.resolve()} "
                                           "(symlinks out of the folder are refused)")
-    not_regular, present = _kind_of(path)
+    not_regular, present = regular_status(path)
     if not_regular:  # a FIFO would block the read below forever: refused before any read
         return ImageProblem(NOT_REGULAR, f"image {shown} is {not_regular}; only regular files "
                                          "are read as images")
     if not present:
         return ImageProblem(MISSING, f"image missing: {shown}")
     return _header_and_pixels(root, rel, path, decode, max_pixels)
-
-
-def _kind_of(path: Path) -> tuple[str | None, bool]:
-    """(:func:`foilbench.regular_files.not_regular_reason`, ``path.is_file()``) from one
-    ``stat``. A stat that fails but for a loop asks ``is_file`` itself, so a missing file is
-    missing and any other error is raised or not as this Python's ``is_file`` does."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            return "a symlink loop", False
-        return None, path.is_file()
-    except ValueError:  # a NUL byte in the name
-        return "a path holding a NUL byte", False
-    return (None, True) if stat.S_ISREG(mode) else (file_kind(mode), False)
 
 
 def _plain_regular(root: Path, rel: str, resolved_root: Path | None,

@@ -51,8 +51,7 @@ def held_item_results(result: Any) -> pd.DataFrame | None:
     # values as it does for the store's list of parsed dicts (the test holds the two equal)
     table = pd.DataFrame({k: cells[k] for k in sorted(names)})
     table["item_id"] = items["item_id"].astype(str).tolist()
-    table["scores"] = [np.asarray(np.asarray(s, dtype=np.float64).tolist(), dtype=np.float64)
-                       for s in result.scores]
+    table["scores"] = [np.array(s, dtype=np.float64) for s in result.scores]
     for metric in result.metrics:
         table[metric] = np.asarray(result.outcomes[metric], dtype=np.float64)
         table[f"tie_{metric}"] = np.asarray(result.ties[metric], dtype=bool)
