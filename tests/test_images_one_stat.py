@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
+from foilbench import regular_files
 from foilbench.data import images, validate
 from foilbench.data.images import check_image
-from foilbench import regular_files
 from foilbench.regular_files import not_regular_reason, regular_status
 
 
