@@ -93,22 +93,17 @@ def shared_tokenizer(arch: str) -> Any:
     (:mod:`.importer`): a process that only counts tokens (``construct``'s caption checks)
     skips ``transformers``, ``timm`` and torch's compiler, most of open_clip's import time
     (an architecture open_clip does not ship imports everything, as before). An open_clip
-    already imported is used as it is."""
+    already imported is used as it is (a config read from a file is not shipped, so it
+    would ask for every package back)."""
     import json
     import sys
 
     open_clip = sys.modules.get("open_clip")
     if open_clip is None:
-        from foilbench.models.openclip.importer import (
-            config_needs_timm,
-            config_needs_transformers,
-            import_open_clip,
-            packaged_config,
-        )
+        from foilbench.models.openclip.importer import import_open_clip
+        from foilbench.models.openclip.spec import needs_packages
 
-        shipped = packaged_config(arch)
-        open_clip = import_open_clip(config_needs_transformers(shipped),
-                                     config_needs_timm(shipped))
+        open_clip = import_open_clip(*needs_packages(arch))
     cfg = open_clip.get_model_config(arch)
     key = plain_tokenizer_key(arch, cfg) or \
         json.dumps([arch, cfg], sort_keys=True, default=repr)
