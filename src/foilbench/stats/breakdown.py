@@ -138,10 +138,7 @@ def group_labels(values: pd.Series) -> pd.Series:
     value (``pd.factorize``; values it counts as one, ``0.0`` and ``-0.0``, share a label as
     they do when each is labelled), not once per row of a run's long table. Any other column
     is labelled value by value."""
-    dtype = values.dtype
-    if (isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype)
-                                              and dtype.kind in "biuf")) \
-            and not values.isna().any():
+    if _labelled_by_value(values) and not values.isna().any():
         codes, uniques = pd.factorize(values)
         labels = np.array([group_label(v) for v in uniques], dtype=object)
         return pd.Series(labels[codes], index=values.index, dtype=object)
@@ -155,11 +152,17 @@ def _label_count(values: pd.Series) -> int:
     ``-0.0``, the missing ones) share a label. Any other column (an object column may mix
     ``True`` and ``1``, equal but labelled apart; a categorical maps its categories only)
     has every value labelled."""
-    dtype = values.dtype
-    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype)
-                                             and dtype.kind in "biuf"):
+    if _labelled_by_value(values):
         return len({group_label(v) for v in values.unique()})
     return values.map(group_label).nunique()
+
+
+def _labelled_by_value(values: pd.Series) -> bool:
+    """Whether ``values`` (strings, or NumPy numbers or booleans) may be labelled once per
+    distinct value: pandas' equal values then get equal labels (see :func:`_label_count`)."""
+    dtype = values.dtype
+    return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype)
+                                                 and dtype.kind in "biuf")
 
 
 def group_label(value: object) -> str:
