@@ -1,7 +1,8 @@
 """Validation inside a run reads each image file once: its bytes give the header, the
 sha256 and the engine's decode. Pinned against the path that opened the file for each
-(the check given no bytes): the same problems, word for word, the same remembered hashes
-and the same prepared pixels; and the file is opened once, not three times."""
+(the check given no bytes and no opened image): the same problems, word for word, the same
+remembered hashes and the same prepared pixels; and the file is opened once, not three
+times, and its header parsed once, not twice."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_one_read_gives_the_same_problems_hashes_and_pixels_as_separate_opens(tm
     old = prepared.SharedPreparation([_preparer()])
     got, got_hashes = _checked(tmp_path, rels, new.check_pixels)
     want, want_hashes = _checked(tmp_path, rels,
-                                 lambda path, opened: old.check_pixels(path))
+                                 lambda path, opened, image: old.check_pixels(path))
     assert got == want
     assert [p and p[0] for p in got] == [None, None, None, None, "corrupt_image",
                                          "corrupt_image", "unreadable_image",
@@ -82,9 +83,11 @@ def test_a_file_is_opened_once_for_header_hash_and_decode(tmp_path, monkeypatch)
         return real_open(path)
 
     real_image_open = Image.open
+    parsed: list[object] = []
 
     def image_open(fp, *args, **kwargs):
         assert not isinstance(fp, (str, Path)), f"a second open of {fp}"
+        parsed.append(fp)
         return real_image_open(fp, *args, **kwargs)
 
     monkeypatch.setattr(images, "open_regular", counting)
@@ -96,6 +99,7 @@ def test_a_file_is_opened_once_for_header_hash_and_decode(tmp_path, monkeypatch)
         assert sha256_file(tmp_path / "good.jpg") == hashlib.sha256(
             (tmp_path / "good.jpg").read_bytes()).hexdigest()  # remembered: no open
     assert opened == ["good.jpg"] and shared.counts["decoded"] == 1
+    assert len(parsed) == 1  # the header is parsed once: the decode loads that same image
 
 
 def test_a_file_over_the_whole_read_limit_is_streamed_as_before(tmp_path, monkeypatch):
@@ -115,8 +119,8 @@ def test_a_file_over_the_whole_read_limit_is_streamed_as_before(tmp_path, monkey
             reads.append(len(got))
             return got
 
-    def check(path, opened):
-        return shared.check_pixels(path, Counted(opened))
+    def check(path, opened, image):
+        return shared.check_pixels(path, Counted(opened), image)
 
     with remembered_file_hashes(), pixels_checked_by(check):
         assert check_image(tmp_path, "good.jpg") is None

@@ -17,9 +17,10 @@ Three levels, cheapest first, each naming the file in its message:
    the compressed stream. Inside :func:`pixels_checked_by` (a run or sweep whose models share
    their image preparation) the decode is instead the engine's own, full one: the image is
    decoded and prepared for the models there, once (:mod:`foilbench.scoring.prepared`), so a
-   run never decodes an image twice. There the file is also opened once: the check reads
-   the bytes of the file opened for the header, and they give the sha256 (remembered for
-   the run's checksum, duplicate check and engine) and the decode.
+   run never decodes an image twice. There the file is also opened once and its header
+   parsed once: the check reads the bytes of the file opened for the header, for the
+   sha256 (remembered for the run's checksum, duplicate check and engine), and decodes the
+   image opened for the header.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from foilbench.limits import MAX_IMAGE_PIXELS_ENV, max_image_pixels
 from foilbench.regular_files import not_regular_reason, open_regular, regular_status
@@ -46,21 +47,23 @@ CORRUPT = "corrupt_image"
 NOT_REGULAR = "not_a_regular_file"  # a FIFO, device, socket or symlink loop
 
 
-# decode(path, opened) -> True when it decoded the pixels in full (a failure raises), False
-# when it leaves the check to check_image's own reduced decode. ``opened``: the regular file
-# check_image opened for the header (read it from its start; check_image closes it), so the
-# header, the hash and the decode are one open of the file, not three
-PixelCheck = Callable[[Path, "BinaryIO | None"], bool]
+# decode(path, opened, image) -> True when it decoded the pixels in full (a failure raises),
+# False when it leaves the check to check_image's own reduced decode. ``opened``: the regular
+# file check_image opened for the header (read it from its start; check_image closes it);
+# ``image``: the PIL image opened on it, its header read and its pixels not yet decoded
+# (``load()`` seeks to them itself). The header, the hash and the decode are one open of the
+# file and one parse of its header, not three opens and two parses
+PixelCheck = Callable[[Path, "BinaryIO | None", Any], bool]
 _PIXEL_CHECK: contextvars.ContextVar[PixelCheck | None] = contextvars.ContextVar(
     "foilbench_pixel_check", default=None)
 
 
 @contextlib.contextmanager
 def pixels_checked_by(check: PixelCheck | None) -> Iterator[None]:
-    """Inside the block, level 3 of :func:`check_image` calls ``check(path)`` (None: the
-    reduced decode, as outside any block). A run passes the decode that prepares each image
-    for its models, so validating the pixels is the engine's decode done early, not a
-    second one."""
+    """Inside the block, level 3 of :func:`check_image` calls ``check(path, opened, image)``
+    (:data:`PixelCheck`; None: the reduced decode, as outside any block). A run passes the
+    decode that prepares each image for its models, so validating the pixels is the
+    engine's decode done early, not a second one."""
     token = _PIXEL_CHECK.set(check)
     try:
         yield
@@ -214,7 +217,7 @@ def _header_and_pixels(root: Path, rel: str, path: Path, decode: bool,
             width, height = im.size
             if width * height > limit:
                 return ImageProblem(TOO_LARGE, _too_large(root / rel, width, height, limit))
-            if check is not None and check(path, fp):
+            if check is not None and check(path, fp, im):
                 pass  # decoded in full (and prepared for the run's models)
             elif decode:
                 if im.format == "JPEG":

@@ -172,7 +172,8 @@ class SharedPreparation:
             fp for fp in list(self.preparers)
             if fp == fingerprint or not self._has(fp, image_hash)]).get(fingerprint)
 
-    def check_pixels(self, path: Path, opened: BinaryIO | None = None) -> bool:
+    def check_pixels(self, path: Path, opened: BinaryIO | None = None,
+                     image: Any = None) -> bool:
         """Validation's pixel check done as the engine's decode (the run installs it with
         :func:`foilbench.data.images.pixels_checked_by`): the image decoded in full, in its
         own mode as the engine decodes it, and prepared for every registered fingerprint,
@@ -184,7 +185,10 @@ class SharedPreparation:
         would decode the image again anyway. ``opened``: the file as validation opened
         it for the header (:func:`foilbench.data.images.check_image`); its bytes, read once
         from the start (at most :data:`READ_WHOLE_AT_MOST`, else streamed as without it),
-        are hashed and decoded from memory instead of opening the file twice more."""
+        are hashed and decoded from memory instead of opening the file twice more.
+        ``image``: the PIL image validation opened on ``opened`` (header read, pixels not
+        decoded), decoded here instead of parsing the header a second time; its ``load``
+        seeks to the pixel data itself, so the read for the hash does not disturb it."""
         if not self.preparers or (self.disk is None and self._evicted):
             return False
         from foilbench.hashing import sha256_file, sha256_read
@@ -193,11 +197,11 @@ class SharedPreparation:
         try:
             st = os.fstat(opened.fileno()) if opened is not None else None
             if opened is None or st is None or st.st_size > READ_WHOLE_AT_MOST:
-                self._check(path, sha256_file(path))
+                self._check(path, sha256_file(path), image=image)
             else:
                 opened.seek(0)
                 data = opened.read()
-                self._check(path, sha256_read(st, data), data)
+                self._check(path, sha256_read(st, data), data, image)
         finally:
             spent = time.thread_time() - started
             with self._lock:
@@ -212,21 +216,22 @@ class SharedPreparation:
             return {**self.counts, "preprocessings": len(self.preparers),
                     "check_cpu_seconds": round(self.check_cpu_seconds, 3)}
 
-    def _check(self, path: Path, image_hash: str, data: bytes | None = None) -> None:
+    def _check(self, path: Path, image_hash: str, data: bytes | None = None,
+               image: Any = None) -> None:
         """:meth:`_check_one` with the image's lock held (another thread checking a file
         with the same bytes is waited for, then this one finds the pixels kept)."""
         with self._lock:
             lock = self._checking.setdefault(image_hash, threading.Lock())
         with lock:
-            self._check_one(path, image_hash, data)
+            self._check_one(path, image_hash, data, image)
         with self._lock:
             if self._checking.get(image_hash) is lock and not lock.locked():
                 del self._checking[image_hash]  # a waiter still holds the object it needs
 
-    def _check_one(self, path: Path, image_hash: str, data: bytes | None = None) -> None:
-        import io
-
-        from PIL import Image
+    def _check_one(self, path: Path, image_hash: str, data: bytes | None = None,
+                   image: Any = None) -> None:
+        """Decode the image once (``image``, already opened, else from ``data`` or the file)
+        and prepare it for each fingerprint that holds it neither in memory nor on disk."""
 
         missing = []
         for fp in list(self.preparers):
@@ -239,8 +244,10 @@ class SharedPreparation:
             self._remember((fp, image_hash), hit)
             self._count("disk_hits")
         if missing:
-            with Image.open(path if data is None else io.BytesIO(data)) as image:
-                image.load()
+            if image is not None:
+                image.load()  # the caller's image: it closes it
+            else:
+                image = _decoded(path, data)
             self._count("decoded")
             self._prepare_all(image_hash, image, missing)
 
@@ -278,6 +285,17 @@ class SharedPreparation:
                 self._evicted = True
                 _, old = self._memory.popitem(last=False)
                 self._bytes -= old.nbytes
+
+
+def _decoded(path: Path, data: bytes | None) -> Any:
+    """The image at ``path`` (or in ``data``, its bytes) decoded in full, its file closed."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(path if data is None else io.BytesIO(data)) as image:
+        image.load()
+    return image
 
 
 @dataclass(frozen=True)
