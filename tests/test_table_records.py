@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foilbench.table_records import table_records
+from foilbench.table_records import table_columns, table_records
 
 
 def _same(a, b) -> bool:
@@ -31,6 +31,10 @@ def _check(frame: pd.DataFrame) -> None:
         assert list(g) == list(w)
         for key in w:
             assert _same(g[key], w[key]), (key, g[key], w[key])
+    names = list(dict.fromkeys(frame.columns))  # table_columns: the same cells, by column
+    for name, cells in zip(names, table_columns(frame, names), strict=True):
+        assert len(cells) == len(want)
+        assert all(_same(c, w[name]) for c, w in zip(cells, want, strict=True)), name
 
 
 def test_every_kind_of_column_matches_pandas():

@@ -22,15 +22,25 @@ from pandas.api.extensions import ExtensionDtype
 def table_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """``frame.to_dict(orient="records")``, built column by column."""
     columns = frame.columns.tolist()
-    cells = []
-    for k, dtype in enumerate(frame.dtypes.tolist()):
-        values = frame.iloc[:, k].tolist()
-        if dtype == np.dtype(object) or isinstance(dtype, ExtensionDtype):
-            values = [v if type(v) is str else _native(v) for v in values]
-        cells.append(values)
+    cells = [_cells(frame.iloc[:, k], dtype) for k, dtype in enumerate(frame.dtypes.tolist())]
     if not columns:  # pandas gives an empty dict per row
         return [{} for _ in range(len(frame))]
     return [dict(zip(columns, row, strict=True)) for row in zip(*cells, strict=True)]
+
+
+def table_columns(frame: pd.DataFrame, names: list[str]) -> list[list[Any]]:
+    """The cells of the columns ``names`` (each a column of ``frame``), one list per column,
+    each cell as :func:`table_records` gives it: for a caller that reads whole columns."""
+    columns = [frame[name] for name in names]  # a repeated name: the last column, as above
+    columns = [c.iloc[:, -1] if isinstance(c, pd.DataFrame) else c for c in columns]
+    return [_cells(column, column.dtype) for column in columns]
+
+
+def _cells(column: pd.Series, dtype: Any) -> list[Any]:
+    values = column.tolist()
+    if dtype == np.dtype(object) or isinstance(dtype, ExtensionDtype):
+        values = [v if type(v) is str else _native(v) for v in values]
+    return values
 
 
 def _native(value: Any) -> Any:

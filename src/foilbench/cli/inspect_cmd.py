@@ -27,7 +27,8 @@ from foilbench.data.format import (
 )
 from foilbench.data.kinds import METADATA_COLUMNS
 from foilbench.data.registry import benchmark_names, resolve_benchmarks, suites
-from foilbench.data.validate import Problem, format_problems, suspicious, validate
+from foilbench.data.suspicious import suspicious
+from foilbench.data.validate import Problem, format_problems, validate
 from foilbench.display import safe_markup
 from foilbench.stats.breakdown import group_label
 
@@ -46,7 +47,7 @@ def load_for_inspection(spec: str) -> list[tuple[Benchmark, list]]:
 def content_problems(bench: Benchmark, *, check_images: bool) -> list[Problem]:
     """What loads but should not be trusted: a manifest checksum that is not true of the
     files (checked with the images), a non-finite ``unit_chance``, items whose candidates
-    are identical (:func:`foilbench.data.validate.suspicious`)."""
+    are identical (:func:`foilbench.data.suspicious.suspicious`)."""
     found = list(suspicious(bench, check_images=check_images))
     own_manifest = (bench.root / MANIFEST_FILE).exists() and not bench.dropped
     note = (checked_checksum(bench) if check_images and own_manifest

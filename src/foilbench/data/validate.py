@@ -27,8 +27,6 @@ from foilbench.data.readahead import ReadAhead
 from foilbench.data.table_checks import table_problems
 from foilbench.display import safe_text
 from foilbench.errors import BenchmarkError
-from foilbench.hashing import sha256_file
-from foilbench.table_records import table_records
 
 SHOW_AT_MOST = 10
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}  # controls, format characters, separators
@@ -268,61 +266,6 @@ def _check_list(add, col: str, values: object, what: str) -> bool:
             f"needs a positive and at least one negative, got {len(values)}")
         return False
     return True
-
-
-def suspicious(bench: Benchmark, *, check_images: bool = True) -> list[Problem]:
-    """What validates but makes numbers meaningless: a ``unit_chance`` that is not a finite
-    number in [0, 1] (every chance-relative number of the run would be NaN or infinite), and
-    items whose two captions or two images are the same (by text; by path, and with
-    ``check_images`` by file bytes), which a model can only tie on. ``inspect`` lists these
-    as problems; a run prints them as warnings and stores them with its notes."""
-    found: list[Problem] = []
-    spec, items = bench.spec, bench.items
-    if any(c not in items.columns for c in spec.required):
-        return found
-    digests: dict[str, str | None] = {}
-    for row_no, rec in enumerate(table_records(items[list(spec.required)])):
-        item_id = _item_id(rec["item_id"])
-        texts = [("+".join(spec.text_columns), [rec[c] for c in spec.text_columns])]
-        texts += [(c, _as_list(rec[c])) for c in spec.text_list_columns]
-        for col, values in texts:
-            if _repeats([v for v in values if isinstance(v, str)]):
-                found.append(Problem(item_id, col, "identical_captions",
-                                     "two captions of this item are identical: a model can "
-                                     "only tie on it", row_no))
-        images = [("+".join(spec.image_columns), [rec[c] for c in spec.image_columns])]
-        images += [(c, _as_list(rec[c])) for c in spec.image_list_columns]
-        for col, refs in images:
-            refs = [r for r in refs if isinstance(r, str)]
-            same = _repeats(refs)
-            if not same and check_images and len(refs) > 1:
-                same = _repeats([_digest(bench, r, digests) or r for r in refs])
-            if same:
-                found.append(Problem(item_id, col, "identical_images",
-                                     "two images of this item are identical: a model can "
-                                     "only tie on it", row_no))
-    from foilbench.data.context_check import past_context_problems
-
-    return found + past_context_problems(bench, Problem)
-
-
-def _as_list(value: object) -> list:
-    return list(value) if isinstance(value, (list, tuple, np.ndarray)) else []
-
-
-def _repeats(values: list) -> bool:
-    return len(values) > 1 and len(set(values)) < len(values)
-
-
-def _digest(bench: Benchmark, rel: str, seen: dict[str, str | None]) -> str | None:
-    """sha256 of an image file's bytes (None when it cannot be read), once per path."""
-    if rel not in seen:
-        try:
-            seen[rel] = "sha256:" + sha256_file(bench.image_path(rel)) if not _escapes_root(
-                rel) else None
-        except (OSError, ValueError):  # unreadable, not a regular file, a NUL in the name
-            seen[rel] = None
-    return seen[rel]
 
 
 def format_problems(problems: list[Problem], limit: int = SHOW_AT_MOST) -> str:

@@ -14,7 +14,7 @@ the runner as a warning, and stored with the run (``eval_stats``), so ``summary.
   give narrower intervals than the scenes justify.
 - ``data_note``: what validates but makes numbers meaningless (a non-finite ``unit_chance``,
   items whose two captions or two images are identical: every such item is a tie), from
-  :func:`foilbench.data.validate.suspicious`; ``inspect`` lists the same as problems.
+  :func:`foilbench.data.suspicious.suspicious`; ``inspect`` lists the same as problems.
 - ``image_note``: images holding several frames (an animated GIF, an APNG, a multi-page TIFF),
   each scored on its first frame (:func:`image_note`).
 - ``cluster_note``: the overall intervals rest on few scenes (fewer than
@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from foilbench.data.format import Benchmark
-from foilbench.data.validate import suspicious
+from foilbench.data.suspicious import suspicious
 from foilbench.display import safe_text
 from foilbench.models.text_limits import describe, text_report
 from foilbench.stats.breakdown import CLUSTER_COLUMN
