@@ -1,7 +1,13 @@
 """open_clip imported without ``timm`` (and ``transformers``) when the model has no use for them
 (issue 30, fixed costs: about half a second of every run of an open_clip-towered model), and
 a timm-towered model later in the same process still builds and embeds exactly as in a
-process that never hid it."""
+process that never hid it.
+
+What is imported is the thing under test, so each check reads a fresh interpreter. The
+facts of a run of an own-tower model (timm hidden, transformers hidden, the tokenizer report
+without transformers, then both brought back) come from ONE such process (:func:`hidden`):
+each is printed before anything could bring the hidden package back, so they do not
+interfere, and the process start (torch, open_clip, timm) is paid once, not per fact."""
 
 from __future__ import annotations
 
@@ -12,9 +18,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from _models_tiny import TINY_OPENCLIP_CFG
-from foilbench.models.openclip.importer import config_needs_timm
+from foilbench.models.openclip.importer import config_needs_timm, config_needs_transformers
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TIMM_CFG = {"embed_dim": 16,
@@ -22,6 +29,8 @@ TIMM_CFG = {"embed_dim": 16,
                            "timm_model_pretrained": False, "timm_pool": "avg",
                            "timm_proj": "linear", "image_size": 224},
             "text_cfg": TINY_OPENCLIP_CFG["text_cfg"]}
+HEAD = ("import sys, warnings\nwarnings.simplefilter('ignore')\n"
+        "from foilbench.models.registry import resolve_model\n")
 
 
 def test_config_needs_timm_only_for_a_timm_tower():
@@ -40,42 +49,88 @@ def _run(code: str) -> str:
     return out.stdout
 
 
-def test_timm_hidden_for_an_own_tower_and_brought_back_for_a_timm_tower(tmp_path):
+def _said(out: str, tag: str) -> str:
+    """The rest of the one line of ``out`` that starts with ``tag`` and a space."""
+    lines = [line[len(tag) + 1:] for line in out.splitlines() if line.startswith(tag + " ")]
+    assert len(lines) == 1, (tag, out)
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def towers(tmp_path_factory) -> dict:
+    """An own-tower config, a timm-tower config with seeded weights, and an image."""
     import open_clip
     import torch
+    from PIL import Image
     from safetensors.torch import save_file
 
-    plain, timm_cfg = tmp_path / "fb-notimm.json", tmp_path / "fb-timmtower.json"
+    tmp = tmp_path_factory.mktemp("towers")
+    plain, timm_cfg = tmp / "fb-notimm.json", tmp / "fb-timmtower.json"
     plain.write_text(json.dumps(TINY_OPENCLIP_CFG))
     timm_cfg.write_text(json.dumps(TIMM_CFG))
     open_clip.add_model_config(timm_cfg)
     torch.manual_seed(0)
     model = open_clip.create_model("fb-timmtower")
-    weights = tmp_path / "fb-timmtower.safetensors"
+    weights = tmp / "fb-timmtower.safetensors"
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
-    image = tmp_path / "x.png"
-    from PIL import Image
-
+    image = tmp / "x.png"
     Image.fromarray(np.random.default_rng(0).integers(0, 256, (40, 48, 3), np.uint8)).save(image)
     embed_timm = (
         f"b = resolve_model('openclip:{timm_cfg}:{weights}', device='cpu')\n"
         "from PIL import Image\n"
         f"e = b.embed_images([Image.open('{image}')])\n"
         "print('emb', ' '.join(repr(float(x)) for x in e[0]))\n")
-    head = ("import sys, warnings\nwarnings.simplefilter('ignore')\n"
-            "from foilbench.models.registry import resolve_model\n")
-    hidden = _run(head + f"a = resolve_model('openclip:{plain}', device='cpu')\n"
-                  "print('embeds', a.embed_texts(['a cat']).shape)\n"
-                  "print('timm', 'timm' in sys.modules)\n"
-                  "import open_clip\n"
-                  "print('none', open_clip.timm_model.timm is None)\n" + embed_timm
-                  + "print('back', open_clip.timm_model.timm is not None)\n")
-    assert "embeds (1, 16)" in hidden
-    assert "timm False" in hidden and "none True" in hidden and "back True" in hidden
-    never = _run(head + embed_timm)  # a process that imported timm from the start
-    pick = [next(line for line in out.splitlines() if line.startswith("emb "))
-            for out in (hidden, never)]
-    assert pick[0] == pick[1]
+    return {"plain": plain, "embed_timm": embed_timm}
+
+
+@pytest.fixture(scope="module")
+def hidden(towers) -> str:
+    """The output of one fresh process that runs an own-tower model, reports on its
+    tokenizer, then runs a timm-towered model and asks for transformers back."""
+    return _run(
+        HEAD + f"a = resolve_model('openclip:{towers['plain']}', device='cpu')\n"
+        "print('embeds', a.embed_texts(['a cat']).shape)\n"
+        "print('timm', 'timm' in sys.modules)\n"
+        "print('transformers', 'transformers' in sys.modules)\n"
+        "import open_clip\n"
+        "print('none', open_clip.timm_model.timm is None)\n"
+        # open_clip imported as a run of an open_clip-towered model imports it
+        "from foilbench.models.text_limits import text_report\n"
+        "oc = type('OC', (), {'tokenizer': open_clip.get_tokenizer('ViT-B-32')})()\n"
+        "before = 'transformers' in sys.modules\n"
+        "r = text_report(oc, ['a red cube', 'word ' * 100])\n"
+        "after = 'transformers' in sys.modules\n"
+        "print('report', before, after, r['n_truncated'], r['max_tokens'], r['longest'])\n"
+        + towers["embed_timm"]
+        + "print('back', open_clip.timm_model.timm is not None)\n"
+        "from foilbench.models.openclip.importer import import_open_clip\n"
+        "print('hf_back', import_open_clip(True).hf_model.transformers is not None)\n")
+
+
+def test_timm_hidden_for_an_own_tower_and_brought_back_for_a_timm_tower(towers, hidden):
+    assert _said(hidden, "embeds") == "(1, 16)"
+    assert _said(hidden, "timm") == "False" and _said(hidden, "none") == "True"
+    assert _said(hidden, "back") == "True"
+    never = _run(HEAD + towers["embed_timm"])  # a process that imported timm from the start
+    assert _said(hidden, "emb") == _said(never, "emb")
+
+
+def test_open_clip_is_imported_without_transformers_only_when_unneeded(hidden):
+    assert not config_needs_transformers({"text_cfg": {"width": 8}, "vision_cfg": {}})
+    assert config_needs_transformers({"text_cfg": {"hf_model_name": "roberta-base"}})
+    assert config_needs_transformers({"text_cfg": {}, "multimodal_cfg": {}})
+    assert config_needs_transformers(None)
+    assert _said(hidden, "embeds") == "(1, 16)"
+    assert _said(hidden, "transformers") == "False"
+    assert _said(hidden, "hf_back") == "True"
+
+
+def test_text_report_of_an_open_clip_tokenizer_does_not_import_transformers_tokenizers(hidden):
+    """The open_clip branch gives the same report without importing transformers' tokenizer
+    module (0.2 s of every open_clip run); an HF tokenizer is still recognised once loaded
+    (tests/test_reliability_notes.py). In a fresh interpreter, so no other test has imported
+    it first."""
+    assert _said(hidden, "report").split() == ["False", "False", "1", "77", "102"]
 
 
 def test_counting_clip_tokens_imports_open_clip_without_timm_transformers_or_the_compiler():

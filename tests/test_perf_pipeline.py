@@ -174,36 +174,3 @@ def test_exit_now_keeps_the_normal_exit_while_a_thread_runs():
     finally:
         stop.set()
         worker.join()
-
-
-def test_open_clip_is_imported_without_transformers_only_when_unneeded(tmp_path):
-    from foilbench.models.openclip.importer import config_needs_transformers
-
-    assert not config_needs_transformers({"text_cfg": {"width": 8}, "vision_cfg": {}})
-    assert config_needs_transformers({"text_cfg": {"hf_model_name": "roberta-base"}})
-    assert config_needs_transformers({"text_cfg": {}, "multimodal_cfg": {}})
-    assert config_needs_transformers(None)
-    import json
-
-    from _models_tiny import TINY_OPENCLIP_CFG
-
-    cfg = tmp_path / "fb-noimport.json"
-    cfg.write_text(json.dumps(TINY_OPENCLIP_CFG))
-    code = (
-        "import sys, warnings\n"
-        "warnings.simplefilter('ignore')\n"
-        "from foilbench.models.registry import resolve_model\n"
-        f"a = resolve_model('openclip:{cfg}', device='cpu')\n"
-        "print('embeds', a.embed_texts(['a cat']).shape)\n"
-        "print('transformers', 'transformers' in sys.modules)\n"
-        "from foilbench.models.openclip.importer import import_open_clip\n"
-        "print('back', import_open_clip(True).hf_model.transformers is not None)\n")
-    import os
-
-    env = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "embeds (1, 16)" in out.stdout
-    assert "transformers False" in out.stdout
-    assert "back True" in out.stdout

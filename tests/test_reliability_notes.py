@@ -92,25 +92,3 @@ def test_a_null_scene_id_says_why_the_interval_is_wilson(env, capsys):
     # 4 scenes: the few-cluster interval, named in the table's caption, and a warning
     assert "CI: cluster-wilson:scene_id (4 scenes < 30)" in " ".join(stdout.split())
     assert "few scenes: the intervals are cluster-wilson" in " ".join(err.split())
-
-
-def test_text_report_of_an_open_clip_tokenizer_does_not_import_transformers_tokenizers():
-    """The open_clip branch gives the same report without importing transformers' tokenizer
-    module (0.2 s of every open_clip run); an HF tokenizer is still recognised once loaded
-    (test above). In a fresh interpreter, so no other test has imported it first."""
-    import subprocess
-    import sys
-
-    code = (  # open_clip imported as a run of an open_clip-towered model imports it
-        "import sys\n"
-        "from foilbench.models.openclip.importer import import_open_clip\n"
-        "from foilbench.models.text_limits import text_report\n"
-        "open_clip = import_open_clip(needs_transformers=False)\n"
-        "oc = type('OC', (), {'tokenizer': open_clip.get_tokenizer('ViT-B-32')})()\n"
-        "before = 'transformers' in sys.modules\n"
-        "r = text_report(oc, ['a red cube', 'word ' * 100])\n"
-        "after = 'transformers' in sys.modules\n"
-        "print(before, after, r['n_truncated'], r['max_tokens'], r['longest'])\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["False", "False", "1", "77", "102"]
