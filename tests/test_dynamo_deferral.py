@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
@@ -59,8 +61,14 @@ def test_roi_align_runs_as_without_the_deferral():
     assert deferred == plain and len(plain) == 8
 
 
-def test_any_other_name_asked_of_a_stand_in_gets_the_real_module():
-    lines = _run(
+@pytest.fixture(scope="module")
+def stand_in_then_real() -> list[str]:
+    """One fresh interpreter: a stand-in asked for another name (which imports the real
+    compiler), then, with the real compiler imported, a second deferral that must defer
+    nothing. The second reads only what the first leaves behind (the real module in
+    ``sys.modules``, no torchvision), the state its own test needs, so one process start
+    answers both."""
+    return _run(
         "import sys, torch\n"
         "from foilbench.models.dynamo_deferral import dynamo_deferred\n"
         "with dynamo_deferred():\n"
@@ -70,16 +78,16 @@ def test_any_other_name_asked_of_a_stand_in_gets_the_real_module():
         "    print('torch._dynamo.eval_frame' in sys.modules)\n"
         "import torch._dynamo.utils as real\n"
         "print(counters is real.counters, type(sys.modules['torch._dynamo']).__name__)\n"
-    )
-    assert lines == ["False", "True", "True", "module"]
-
-
-def test_nothing_is_deferred_once_the_compiler_is_imported():
-    lines = _run(
-        "import sys, torch, torch._dynamo\n"
+        "assert 'torchvision' not in sys.modules\n"
         "real = sys.modules['torch._dynamo']\n"
-        "from foilbench.models.dynamo_deferral import dynamo_deferred\n"
         "with dynamo_deferred():\n"
         "    print(sys.modules['torch._dynamo'] is real)\n"
     )
-    assert lines == ["True"]
+
+
+def test_any_other_name_asked_of_a_stand_in_gets_the_real_module(stand_in_then_real):
+    assert stand_in_then_real[:4] == ["False", "True", "True", "module"]
+
+
+def test_nothing_is_deferred_once_the_compiler_is_imported(stand_in_then_real):
+    assert stand_in_then_real[4:] == ["True"]
