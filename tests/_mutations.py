@@ -133,14 +133,25 @@ def mutated_copy(pkg: Path, dest: Path, rel: Path | None, text: str | None) -> P
 
 
 # A job server: one interpreter that imports what every job imports anyway (numpy, pandas,
-# pytest: about half of a job's CPU time) but never foilbench, then forks a child per job.
+# pytest, and PRELOAD: the pytest plugins every pytest run loads, scipy.special that the
+# stats jobs import, the stdlib modules foilbench imports: over half of a job's CPU time) but
+# never foilbench, then forks a child per job.
 # The child puts the copy first on sys.path, checks foilbench really comes from it and runs
 # pytest, its output into a file; the server answers with the child's exit code. So each
 # job still gets a foilbench imported afresh from its own copy, without paying the
 # interpreter and library start-up again.
+PRELOAD = ("asyncio", "anyio", "anyio.pytest_plugin", "xdist.plugin", "xdist.looponfail",
+           "execnet", "unittest", "doctest", "pdb", "platformdirs", "statistics",
+           "xml.etree.ElementTree", "numpy.testing", "pyarrow.parquet", "PIL.Image",
+           "scipy.special")
 SERVER = r"""
-import json, os, sys, traceback
+import importlib, json, os, sys, traceback
 import numpy, pandas, pytest
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except ImportError:  # not installed here: the jobs that need it import it themselves
+        pass
 assert "foilbench" not in sys.modules
 for line in sys.stdin:
     root, log, args = json.loads(line)
@@ -175,7 +186,8 @@ class JobServer:
 
     def __init__(self) -> None:
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        self.proc = subprocess.Popen([sys.executable, "-c", SERVER], cwd=TESTS_DIR.parent,
+        self.proc = subprocess.Popen([sys.executable, "-c", SERVER, *PRELOAD],
+                                     cwd=TESTS_DIR.parent,
                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True)
 
