@@ -13,6 +13,7 @@ from foilbench.construct.composet.pairs import build_pairs
 from foilbench.data.format import load_benchmark, write_benchmark
 from foilbench.world.captions import TIERS
 from foilbench.world.edits import EDIT_TYPES
+from foilbench.world.sample import scene_signature
 
 N_SCENES, FOILS, SIZE = 3, 15, 96
 
@@ -80,3 +81,23 @@ def test_signatures_cover_the_benchmark_scenes(built):
     other = benchmark_scene_signatures(seed=6, n_scenes=N_SCENES, foils_per_scene=FOILS,
                                        include_foils=False)
     assert not other & sigs
+
+
+def test_signatures_are_planned_once_per_arguments_and_frozen(monkeypatch):
+    """One training run asks twice; the second answer is the first, unchangeable, and the
+    same as a fresh plan's."""
+    import foilbench.construct.composet.pair_plan as pair_plan
+
+    benchmark_scene_signatures.cache_clear()
+    plans = []
+    real = pair_plan.plan_benchmark
+    monkeypatch.setattr(pair_plan, "plan_benchmark", lambda *a: plans.append(a) or real(*a))
+    first = benchmark_scene_signatures(seed=7, n_scenes=2, foils_per_scene=FOILS)
+    again = benchmark_scene_signatures(seed=7, n_scenes=2, foils_per_scene=FOILS)
+    assert again is first and isinstance(first, frozenset) and len(plans) == 1
+    bases = benchmark_scene_signatures(seed=7, n_scenes=2, foils_per_scene=FOILS,
+                                       include_foils=False)
+    assert len(plans) == 2 and bases < first  # other arguments: planned for them
+    assert first == {s for p in real(7, 2, FOILS)
+                     for s in (scene_signature(p.scene), *(scene_signature(e.foil)
+                                                            for e in p.edits))}

@@ -30,7 +30,7 @@ class WorldSource:
     render: Callable  # (scene, size) -> PIL.Image
     describe_scene: Callable  # (scene) -> str
     scene_signature: Callable  # (scene) -> str
-    benchmark_signatures: Callable  # () -> set[str]
+    benchmark_signatures: Callable  # () -> a set (or frozenset) of str
     make_twin: Callable  # (scene, rng, counts) -> (foil, edit type, [(base, foil) texts]) | None
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -137,14 +138,19 @@ def plan_benchmark(seed: int = 0, n_scenes: int = 80, foils_per_scene: int = 16,
     return planned
 
 
+@lru_cache(maxsize=8)
 def benchmark_scene_signatures(seed: int = 0, n_scenes: int = 80, foils_per_scene: int = 16,
-                               include_foils: bool = True) -> set[str]:
+                               include_foils: bool = True) -> frozenset[str]:
     """Signatures (:func:`foilbench.world.sample.scene_signature`) of the benchmark's base
     scenes and, with ``include_foils``, of every planned foil scene. A training set is disjoint
-    from the benchmark when none of its scene signatures is in this set."""
+    from the benchmark when none of its scene signatures is in this set.
+
+    Planning the default benchmark takes seconds and one training run asks twice (the
+    training scenes, then the twins), so the answer, which depends on the arguments alone, is
+    kept; frozen, so no caller can change what the next one gets."""
     out = set()
     for p in plan_benchmark(seed, n_scenes, foils_per_scene):
         out.add(scene_signature(p.scene))
         if include_foils:
             out.update(scene_signature(e.foil) for e in p.edits)
-    return out
+    return frozenset(out)
