@@ -1,14 +1,10 @@
-"""The Python API leaves its caller's process as it found it: torch threads, environment,
-logging configuration; progress draws no carriage-return frames into a pipe; the command's
+"""The Python API leaves its caller's process as it found it: torch threads, environment
+(in a fresh interpreter: tests/test_run_deferred_imports.py), logging configuration; progress draws no carriage-return frames into a pipe; the command's
 ``--log-level`` is honoured."""
 
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -16,8 +12,6 @@ from click.testing import CliRunner
 
 from foilbench import runner
 from foilbench.cli.main import cli
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.fixture(autouse=True)
@@ -48,30 +42,6 @@ def test_torch_thread_count_before_and_after_a_run_are_equal(tmp_path):
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
-
-
-def test_a_run_leaves_os_environ_unchanged_even_before_torch_is_imported(tmp_path):
-    """In a fresh process that has not imported torch (where the old runner set
-    OMP_WAIT_POLICY), nothing in os.environ changes."""
-    code = (
-        "import os, sys\n"
-        "os.environ.pop('OMP_WAIT_POLICY', None)\n"
-        "before = dict(os.environ)\n"
-        "from foilbench import runner\n"
-        "assert 'torch' not in sys.modules\n"
-        f"runner.run(['tiny-random'], ['tiny-builtin'], {str(tmp_path / 'o')!r}, n_boot=200,"
-        " report=False, progress=False, log=lambda level, msg: None)\n"
-        "assert 'torch' in sys.modules\n"
-        "diff = {k for k in set(os.environ) | set(before) if os.environ.get(k) != before.get(k)}\n"
-        "print(sorted(diff))\n")
-    env = {**os.environ, "PYTHONPATH": str(SRC), "FOILBENCH_HOME": str(tmp_path / "home")}
-    env.pop("OMP_WAIT_POLICY", None)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
-
-
 def test_no_carriage_return_in_a_pipe_and_one_line_per_stage(tmp_path, capfd):
     said = _run(tmp_path)  # the default: bars only on a terminal; pytest's stderr is a pipe
     err = capfd.readouterr().err
