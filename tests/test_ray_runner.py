@@ -132,6 +132,7 @@ def test_ray_sweep_stores_what_the_sequential_sweep_stores_then_resumes(world, c
     out, lines = ray_sweep(world, world["models"], world["benches"], "ray")
     assert out.failures == [] and out.computed == 12
     assert out.ray_stats.model_loads == 4 and out.ray_stats.cells == 12
+    assert out.ray_stats.cache_servers == 1
     got = stored(world["root"] / "ray" / DB_FILE)
     assert set(got) == set(world["want"]) and len(got) == 12
     same_cells(got, world["want"], got)
@@ -141,8 +142,13 @@ def test_ray_sweep_stores_what_the_sequential_sweep_stores_then_resumes(world, c
     assert any((world["root"] / "cache-ray").rglob("emb-*.safetensors"))  # the driver's node
 
     before = len(calls(cluster))
-    again, lines = ray_sweep(world, world["models"], world["benches"], "ray")
+    # one worker describes the 4 models in turn (a second worker process would only start
+    # torch again); a run that reuses every cell starts no cache process
+    again, lines = ray_sweep(world, world["models"], world["benches"], "ray",
+                             ray_options(max_workers=1))
     assert again.computed == 0 and again.reused == 12 and again.ray_stats.cells == 0
+    assert again.ray_stats.model_loads == 4 and again.ray_stats.actors == 1
+    assert again.ray_stats.cache_servers == 0
     assert len(calls(cluster)) == before  # faulty-tiny embedded nothing: nothing recomputed
     assert again.cells["run_id"].tolist() == out.cells["run_id"].tolist()
     assert len(stored(world["root"] / "ray" / DB_FILE)) == 12
@@ -158,8 +164,10 @@ def test_a_worker_killed_mid_cell_is_retried_with_the_same_result(world, cluster
                         lambda ray, node: (probes.append(node), real_probe(ray, node))[1])
     (cluster / "die").touch()
     before = calls(cluster)
+    # no embedding cache: the killed worker wrote nothing to it, and its process would be one
+    # more start-up beside the two workers this test is about
     out, lines = ray_sweep(world, ["faulty-tiny"], ["tiny-builtin"], "fault",
-                           ray_options(retries=2))
+                           ray_options(retries=2), use_cache=False)
     assert not (cluster / "die").exists()  # the fault fired
     # the worker died on the driver's own node: judged a process death at once, no probe
     # (runner/ray/recover.py); a probe is for a worker on another node (test_ray_node_loss)
@@ -176,7 +184,7 @@ def test_a_cell_whose_worker_always_dies_fails_alone(world, cluster):
     (cluster / "die-always").touch()
     try:
         out, lines = ray_sweep(world, ["faulty-tiny", "tiny-random", missing], ["tiny-builtin"],
-                               "dies", ray_options(retries=1))
+                               "dies", ray_options(retries=1), use_cache=False)
     finally:
         (cluster / "die-always").unlink()
     assert sorted(out.failures) == sorted([f"{missing} x tiny-builtin",
@@ -203,8 +211,9 @@ def test_a_large_cell_split_in_shards_gives_the_same_result(world):
 
 
 def test_cli_sweep_and_run_with_ray(world, tmp_path):
+    # the smallest Ray run: one worker, no cache process (the cache on Ray: the first test)
     args = ["--model", "tiny-random", "--benchmark", "tiny-builtin", "--n-boot", "200", "--quiet",
-            "--ray", "--ray-max-workers", "1"]
+            "--ray", "--ray-max-workers", "1", "--no-cache"]
     res = CliRunner().invoke(sweep_cmd, [*args, "--out", str(tmp_path / "s")])
     assert res.exit_code == 0, res.output
     assert "1 run(s) computed" in res.output and "[ray] cells: 1/1 done" in res.output

@@ -3,7 +3,8 @@
 Two ways, chosen by :attr:`~foilbench.runner.ray.cluster.RayOptions.shared_cache`:
 
 - default: one :class:`CacheServer` actor on the driver's node owns the
-  :class:`~foilbench.store.cache.EmbeddingCache` folder, and workers reach it through
+  :class:`~foilbench.store.cache.EmbeddingCache` folder (started with the first cell the
+  driver sends: a run that only reuses finished cells starts none), and workers reach it through
   :class:`RemoteCache` (``get_many``/``put_many`` and the pair-score calls as remote calls).
   Every encoded batch is still written as one atomic shard the moment it is done, so a run
   killed midway (driver or worker) keeps every finished batch, exactly as a sequential run

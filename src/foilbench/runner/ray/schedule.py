@@ -69,6 +69,7 @@ class RayStats:
 
     slots: int = 0
     actors: int = 0  # worker processes started (slots, plus replacements of dead ones)
+    cache_servers: int = 0  # embedding cache processes started (0 when nothing computed)
     model_loads: int = 0
     works: int = 0
     worker_seconds: float = 0.0
@@ -134,23 +135,32 @@ class Scheduler(Recovering):
         self.stats.slots = worker_slots(self.options, self.per_actor, cluster)
         device = worker_device(self.settings.device, self.per_actor["num_gpus"])
         self.worker_settings = {**self.settings.to_dict(), "device": device}
-        self.cache_server = None
+        self.cache_server = None  # its name; the actor starts with the first cell sent
+        self._cache_actor = None
         if self.settings.use_cache and not self.options.shared_cache:
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-            here = self.home
-            root = str(EmbeddingCache(self.settings.cache_dir).root)
             self.cache_server = f"foilbench-cache-{uuid.uuid4().hex[:12]}"
-            self._cache_actor = ray.remote(CacheServer).options(
-                name=self.cache_server, num_cpus=0, max_restarts=3, max_task_retries=3,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
-            ).remote(root)
         self.worker_class = ray.remote(ModelWorker)
         self.bench_refs = [ray.put(b) for b in self.benches]
         self.log("info", f"[ray] {len(self.models)} model(s) x {len(self.benches)} "
                          f"benchmark(s) on {self.stats.slots} worker slot(s) of "
                          f"{self.per_actor['num_cpus']:g} CPU / "
                          f"{self.per_actor['num_gpus']:g} GPU each")
+
+    def _cache_up(self) -> None:
+        """Start the cache actor (on the driver's node) before the first call that computes:
+        a run whose every cell is reused never starts that process, and the workers'
+        start-ups do not share the machine with it. Named actors are registered before
+        ``.remote()`` returns, so a worker finds it by name at its first lookup."""
+        if self.cache_server is None or self._cache_actor is not None:
+            return
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        root = str(EmbeddingCache(self.settings.cache_dir).root)
+        self._cache_actor = self.ray.remote(CacheServer).options(
+            name=self.cache_server, num_cpus=0, max_restarts=3, max_task_retries=3,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(self.home, soft=False),
+        ).remote(root)
+        self.stats.cache_servers += 1
 
     def _new_worker(self) -> Worker:
         actor = self.worker_class.options(
@@ -206,6 +216,7 @@ class Scheduler(Recovering):
                 self._send(worker, model, None, worker.actor.describe.remote(model.spec))
                 return
         work = model.queue.popleft()
+        self._cache_up()
         bench = self.bench_refs[work.bench]
         actor, spec = worker.actor, model.spec
         if work.kind == "cell":
