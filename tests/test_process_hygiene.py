@@ -1,6 +1,7 @@
 """The Python API leaves its caller's process as it found it: torch threads, environment
-(in a fresh interpreter: tests/test_run_deferred_imports.py), logging configuration; progress draws no carriage-return frames into a pipe; the command's
-``--log-level`` is honoured."""
+(in a fresh interpreter: tests/test_run_deferred_imports.py), logging configuration;
+progress draws no carriage-return frames into a pipe; the command's ``--log-level`` is
+honoured."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def test_torch_thread_count_before_and_after_a_run_are_equal(tmp_path):
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
+
+
 def test_no_carriage_return_in_a_pipe_and_one_line_per_stage(tmp_path, capfd):
     said = _run(tmp_path)  # the default: bars only on a terminal; pytest's stderr is a pipe
     err = capfd.readouterr().err
