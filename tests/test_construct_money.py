@@ -270,40 +270,64 @@ def test_four_capped_resumes_never_bill_past_the_cap(strict, tmp_path):
 
 
 def test_two_concurrent_processes_share_one_cap(strict, tmp_path):
+    """Two processes building into one folder share its cap: together they bill no more than
+    it, and both pay for requests. The same build makes the same requests, and a process
+    waits for a request another one has claimed (one request, one payment), so a follower
+    that stayed behind would only read the leader's replies and never pay. So the leader
+    makes one call at a time and starts first; its first answer is held until the follower
+    is in the build (it printed its spend bound, just before its first request; at most
+    60 s); every answer takes 0.3 s. The follower, four calls at a time and reading the
+    leader's finished replies from the cache, catches up and pays for the requests of the
+    first multi-request stage (the images of the two scenes) that the leader has not
+    reached."""
     out = tmp_path / "o"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    # slow answers keep the first process busy while the second starts, and the very first
-    # answer waits (at most 20 s) until the second process has written to the ledger: on a
-    # loaded machine the first could otherwise finish, or reserve the whole cap, before the
-    # second had even imported foilbench, and no two processes would share the cap
-    held = threading.Event()
+    held, follower_up = threading.Event(), threading.Event()
 
-    def pids_in_ledger() -> set:
-        # reservations, not claims: a process that has only claimed requests may still lose
-        # them all to the other, and the assertion below is about reservations
+    def rows(op: str) -> list[dict]:
         try:
-            return {r["pid"] for r in ledger_rows(out) if r.get("op") == "reserve"}
+            return [r for r in ledger_rows(out) if r.get("op") == op]
         except (OSError, ValueError):  # not written yet, or a line being written
-            return set()
+            return []
 
     def slow_answer(path):
         if not held.is_set():
             held.set()
-            deadline = time.monotonic() + 20
-            while len(pids_in_ledger()) < 2 and time.monotonic() < deadline:
-                time.sleep(0.1)
+            follower_up.wait(timeout=60)
         time.sleep(0.3)
 
+    def start(concurrency: str) -> subprocess.Popen:
+        cmd = args(out, "--max-spend", "0.30", "--concurrency", concurrency)
+        return subprocess.Popen([sys.executable, "-m", "foilbench", *cmd], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def read(proc: subprocess.Popen, lines: list[str], up: threading.Event | None) -> None:
+        for line in proc.stdout:
+            lines.append(line.decode())
+            if up is not None and "spend bound per stage" in lines[-1]:
+                up.set()
+
     strict.on_request = slow_answer
-    procs = [subprocess.Popen([sys.executable, "-m", "foilbench", *args(out, "--max-spend",
-                                                                       "0.30")],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-             for _ in range(2)]
-    logs = [p.communicate(timeout=300)[0].decode() for p in procs]
+    leader = start("1")
+    deadline = time.monotonic() + 120
+    while not rows("claim") and leader.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    follower = start("4")
+    said: list[list[str]] = [[], []]
+    readers = [threading.Thread(target=read, args=(proc, lines, up), daemon=True)
+               for proc, lines, up in zip((leader, follower), said, (None, follower_up),
+                                          strict=True)]
+    for reader in readers:
+        reader.start()
+    for proc, reader in zip((leader, follower), readers, strict=True):
+        proc.wait(timeout=300)
+        reader.join(timeout=60)
+    logs = ["".join(lines) for lines in said]
+    assert follower_up.is_set(), logs
     assert strict.billed_usd <= 0.30, logs
     led = SpendLedger(out, 0.30)
     assert led.settled == pytest.approx(strict.billed_usd) and led.reserved == 0
-    assert len({r["pid"] for r in ledger_rows(out) if r["op"] == "reserve"}) == 2
+    assert {r["pid"] for r in rows("reserve")} == {leader.pid, follower.pid}, logs
     print(f"two concurrent processes: billed ${strict.billed_usd:.4f}, cap $0.30")
 
 

@@ -58,12 +58,16 @@ def _said(out: str, tag: str) -> str:
 
 @pytest.fixture(scope="module")
 def towers(tmp_path_factory) -> dict:
-    """An own-tower config, a timm-tower config with seeded weights, and an image."""
-    import open_clip
+    """An own-tower config, a timm-tower config with seeded weights, and an image. open_clip
+    comes through foilbench's importer with timm asked for: an earlier test on this worker may
+    have imported it with timm hidden (the importer brings timm back then)."""
     import torch
     from PIL import Image
     from safetensors.torch import save_file
 
+    from foilbench.models.openclip.importer import import_open_clip
+
+    open_clip = import_open_clip()  # transformers and timm both, as a plain import
     tmp = tmp_path_factory.mktemp("towers")
     plain, timm_cfg = tmp / "fb-notimm.json", tmp / "fb-timmtower.json"
     plain.write_text(json.dumps(TINY_OPENCLIP_CFG))
