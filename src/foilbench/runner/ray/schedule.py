@@ -153,6 +153,7 @@ class Scheduler(Recovering):
         ``.remote()`` returns, so a worker finds it by name at its first lookup."""
         if self.cache_server is None or self._cache_actor is not None:
             return
+        assert self.home is not None  # set when Ray was joined, before any work is sent
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         root = str(EmbeddingCache(self.settings.cache_dir).root)
