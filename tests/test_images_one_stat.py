@@ -104,3 +104,26 @@ def _escapes_by_parts(rel: str) -> bool:  # the rule, walked part by part for ev
                                  "a..b/c.png", "a/b..", "x:", ":x"])
 def test_escape_rule_is_the_part_by_part_one(rel):
     assert validate._escapes_root.__wrapped__(rel) == _escapes_by_parts(rel)
+
+
+def test_a_stat_refused_by_permissions_is_no_reason_and_costs_one_stat(tree, monkeypatch):
+    """``not_regular_reason`` leaves a failed ``stat`` to the caller's open: it neither raises
+    (``Path.is_file`` raises for EACCES) nor stats a second time; ``regular_status`` raises
+    as ``is_file`` does."""
+    import errno
+    import os
+
+    real, calls = os.stat, []
+
+    def refusing(path, *args, **kwargs):
+        calls.append(path)
+        if str(path).endswith("one.png"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", refusing)
+    assert not_regular_reason(tree / "a" / "one.png") is None and len(calls) == 1
+    with pytest.raises(PermissionError):
+        (tree / "a" / "one.png").is_file()
+    with pytest.raises(PermissionError):
+        regular_status(tree / "a" / "one.png")

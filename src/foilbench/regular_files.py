@@ -52,20 +52,26 @@ def open_regular(path: str | Path) -> BinaryIO:
 def not_regular_reason(path: str | Path) -> str | None:
     """Why ``path`` cannot be read as a data file ('a FIFO (named pipe)', 'a symlink loop',
     ...), or None when it is a regular file or does not exist (missing is the caller's case).
-    Reads no byte."""
-    return regular_status(path)[0]
+    Reads no byte, and raises for no failed ``stat`` (the caller's open says what failed)."""
+    return _reason_and_mode(path)[0]
 
 
 def regular_status(path: str | Path) -> tuple[str | None, bool]:
     """(:func:`not_regular_reason`, ``Path(path).is_file()``) from one ``stat``: a caller that
     needs both asks once. A stat that fails but for a loop asks ``is_file`` itself, so a
     missing file is missing and any other error is raised or not as ``is_file`` does."""
+    reason, mode = _reason_and_mode(path)
+    if mode is not None or reason is not None:
+        return reason, mode is not None and reason is None
+    return None, Path(path).is_file()
+
+
+def _reason_and_mode(path: str | Path) -> tuple[str | None, int | None]:
+    """(:func:`not_regular_reason`, ``st_mode`` or None when the ``stat`` failed)."""
     try:
         mode = os.stat(path).st_mode
     except OSError as e:
-        if e.errno == errno.ELOOP:
-            return "a symlink loop", False
-        return None, Path(path).is_file()
+        return ("a symlink loop" if e.errno == errno.ELOOP else None), None
     except ValueError:  # a NUL byte in the name
-        return "a path holding a NUL byte", False
-    return (None, True) if stat.S_ISREG(mode) else (file_kind(mode), False)
+        return "a path holding a NUL byte", None
+    return (None if stat.S_ISREG(mode) else file_kind(mode)), mode
